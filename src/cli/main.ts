@@ -1,0 +1,377 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Service, type WispEvent } from '../control/protocol.js';
+import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
+import { formatDuration, showArg, table } from './format.js';
+import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
+
+interface GlobalOptions {
+  socket?: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+export interface CliIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+const defaultIo: CliIo = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+function errorCodeHelp(): string {
+  const rows = Object.entries(ERROR_CATALOG).map(([code, entry]) => `  ${code.padEnd(20)} exit ${entry.exit}`);
+  return `\nExit statuses: 0 ok, 1 failure, 2 bad usage or input, 3 no daemon, 4 not found, 5 conflict, 6 limit reached, 7 refused.\nError codes (docs/errors.md explains each):\n${rows.join('\n')}\n`;
+}
+
+export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<void> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    if (error instanceof WispError) {
+      io.err(`wispctl: ${error.message} (${error.code})`);
+      const details = error.details.errors;
+      if (Array.isArray(details)) for (const d of details as { path: string; message: string }[]) io.err(`  ${d.path}: ${d.message}`);
+      process.exitCode = exitStatusFor(error.code);
+      return;
+    }
+    io.err(`wispctl: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = EXIT.failure;
+  }
+}
+
+function buildProgram(io: CliIo): Command {
+  const program = new Command('wispctl')
+    .description('Control wispd, the Wisp Host daemon, over its socket.')
+    .version(packageVersion())
+    .option('--socket <path>', 'daemon socket (default: WISP_SOCKET, else derived from the data dir)')
+    .option('--data-dir <dir>', 'data directory of the daemon to talk to (default: WISP_HOME, else the platform data dir)')
+    .option('--json', 'machine-readable JSON output')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .addHelpText('after', errorCodeHelp())
+    .showHelpAfterError();
+
+  const globals = (): GlobalOptions => program.opts<GlobalOptions>();
+  const paths = (): WispPaths => resolvePaths({ socket: globals().socket, dataDir: globals().dataDir });
+  const print = (value: unknown, human: () => string): void => io.out(globals().json === true ? JSON.stringify(value, null, 2) : human());
+  const withClient = async <T>(fn: (client: WispClient) => Promise<T>): Promise<T> => {
+    const client = await WispClient.connect(paths().socket);
+    try {
+      return await fn(client);
+    } finally {
+      await client.close();
+    }
+  };
+
+  program
+    .command('status')
+    .description('show the daemon: version, pid, uptime, paths, counts')
+    .action(() =>
+      withClient(async (client) => {
+        const status = await client.call('daemon.status');
+        print(status, () => {
+          const lines = [
+            `wispd ${status.version} running (pid ${status.pid}, up ${formatDuration(status.uptimeMs)})`,
+            `socket:    ${status.paths.socket}`,
+            `data dir:  ${status.paths.dataDir}`,
+            `services:  ${status.counts.services} (${status.counts.enabledServices} enabled)`,
+            `clients:   ${status.counts.clients} (${status.counts.subscribers} following events)`,
+          ];
+          if (status.registryLoadError !== null) {
+            lines.push(
+              `warning:   mcp-servers.json was unreadable at start (${status.registryLoadError.message}); it was moved to ${status.registryLoadError.movedTo}`,
+            );
+          }
+          return lines.join('\n');
+        });
+      }),
+    );
+
+  program
+    .command('events')
+    .description('print the events the daemon still holds; with --follow, keep printing new ones')
+    .option('-f, --follow', 'keep following until interrupted or the daemon stops')
+    .option('--since <seq>', 'only events after this seq', (v) => parseNonNegative(v, '--since'))
+    .action(async (opts: { follow?: boolean; since?: number }) => {
+      const client = await WispClient.connect(paths().socket);
+      const json = globals().json === true;
+      const printEvent = (event: WispEvent): void => io.out(json ? JSON.stringify(event) : describeEvent(event));
+      client.onEvent(printEvent);
+      const ended = new Promise<void>((resolve) => client.onClose(() => resolve()));
+      await client.call('events.subscribe', { since: opts.since ?? 0 });
+      if (opts.follow !== true) {
+        // Replayed events were written right after the answer; a status round trip flushes them.
+        await client.call('daemon.status');
+        await client.close();
+        return;
+      }
+      const stop = (): void => void client.close();
+      process.once('SIGINT', stop);
+      await ended;
+      process.off('SIGINT', stop);
+    });
+
+  const mcp = program.command('mcp').description('manage MCP server registrations');
+
+  mcp
+    .command('add')
+    .description('register a stdio MCP server (stored disabled; nothing runs)')
+    .argument('<name>', 'unique name: 1-64 of A-Z a-z 0-9 . _ -')
+    .argument('[command]', 'executable: an absolute path is best (a bare name is looked up on the daemon\'s PATH)')
+    .argument('[args...]', 'arguments, passed item by item (put them after --)')
+    .option('--args-json <json>', 'arguments as a JSON array of strings, instead of after --')
+    .option('--cwd <dir>', 'absolute working directory')
+    .addHelpText('after', '\nExample:\n  wispctl mcp add files -- /usr/local/bin/node /opt/mcp/files/server.js --root /home/me/docs')
+    .action((name: string, command: string | undefined, args: string[], opts: { argsJson?: string; cwd?: string }) =>
+      withClient(async (client) => {
+        if (command === undefined) throw new WispError('INVALID_PARAMS', 'give the command after the name: wispctl mcp add NAME -- COMMAND [ARGS...]');
+        const argList = opts.argsJson !== undefined ? parseArgsJson(opts.argsJson, args) : args;
+        const { service } = await client.call('services.register', {
+          name,
+          command,
+          args: argList,
+          ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+        });
+        print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${describeService(service)}`);
+      }),
+    );
+
+  mcp
+    .command('list')
+    .description('list registered services')
+    .action(() =>
+      withClient(async (client) => {
+        const { services } = await client.call('services.list');
+        print(services, () =>
+          services.length === 0
+            ? 'no services registered (add one with: wispctl mcp add NAME -- COMMAND [ARGS...])'
+            : table(
+                ['NAME', 'STATE', 'VERSION', 'COMMAND'],
+                services.map((s) => [s.name, s.enabled ? 'enabled' : 'disabled', String(s.configVersion), commandLine(s)]),
+              ),
+        );
+      }),
+    );
+
+  mcp
+    .command('show')
+    .description('show one service')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.get', ref(name));
+        print(service, () => describeService(service));
+      }),
+    );
+
+  mcp
+    .command('edit')
+    .description('edit a service; it is disabled and must be trusted again')
+    .argument('<name>', 'service name (or id)')
+    .argument('[command]', 'new command (put it after --, followed by its arguments)')
+    .argument('[args...]', 'new arguments')
+    .option('--name <new>', 'rename')
+    .option('--args-json <json>', 'new arguments as a JSON array of strings')
+    .option('--cwd <dir>', 'new absolute working directory')
+    .option('--no-cwd', 'clear the working directory')
+    .action(
+      (name: string, command: string | undefined, args: string[], opts: { name?: string; argsJson?: string; cwd?: string | false }) =>
+        withClient(async (client) => {
+          const set: { name?: string; command?: string; args?: string[]; cwd?: string | null } = {};
+          if (opts.name !== undefined) set.name = opts.name;
+          if (command !== undefined) {
+            set.command = command;
+            set.args = args;
+          }
+          if (opts.argsJson !== undefined) set.args = parseArgsJson(opts.argsJson, command !== undefined ? args : []);
+          if (opts.cwd === false) set.cwd = null;
+          else if (opts.cwd !== undefined) set.cwd = opts.cwd;
+          if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --cwd, --no-cwd, --args-json or -- COMMAND [ARGS...]');
+          const { service } = await client.call('services.update', { ...ref(name), set });
+          print(service, () => `updated ${service.name} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`);
+        }),
+    );
+
+  mcp
+    .command('remove')
+    .alias('rm')
+    .description('remove a service from the registry')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const { deleted } = await client.call('services.delete', ref(name));
+        print(deleted, () => `removed ${deleted.name} (${deleted.id})`);
+      }),
+    );
+
+  program
+    .command('call')
+    .description('send one raw request to the daemon and print the result (for scripts)')
+    .argument('<method>', 'method name, e.g. daemon.status (rpc.discover lists them all)')
+    .argument('[params]', 'params as a JSON object', '{}')
+    .action((method: string, params: string) =>
+      withClient(async (client) => {
+        const parsed = parseJson(params, 'params');
+        const result = await (client.call as (m: string, p: unknown) => Promise<unknown>)(method, parsed);
+        io.out(JSON.stringify(result, null, 2));
+      }),
+    );
+
+  const daemon = program.command('daemon').description('start, stop and install the daemon');
+
+  daemon
+    .command('start')
+    .description('start wispd in the background and wait until its socket answers')
+    .action(async () => {
+      const p = paths();
+      const flags = [...(globals().dataDir !== undefined ? ['--data-dir', p.dataDir] : []), ...(globals().socket !== undefined ? ['--socket', p.socket] : [])];
+      const result = await startDaemon(p, flags);
+      print(result, () =>
+        result.alreadyRunning
+          ? `wispd is already running (pid ${result.pid}, socket ${result.socket})`
+          : `wispd started (pid ${result.pid}, socket ${result.socket}, log ${String(result.logFile)})`,
+      );
+    });
+
+  daemon
+    .command('stop')
+    .description('ask wispd to shut down and wait until it has exited')
+    .action(async () => {
+      const result = await stopDaemon(paths().socket);
+      print(result, () => (result.wasRunning ? `wispd stopped (pid ${String(result.pid)})` : 'wispd is not running'));
+    });
+
+  daemon
+    .command('status')
+    .description('is wispd running, and is it installed as a user service?')
+    .action(async () => {
+      const p = paths();
+      const status = await statusOrNull(p.socket);
+      const plan = await planUnit(defaultPlanInputs());
+      const installed = await fs.access(plan.file).then(() => true, () => false);
+      const value = { running: status !== null, pid: status?.pid ?? null, socket: p.socket, serviceManager: plan.manager, unitFile: plan.file, installed };
+      print(value, () =>
+        [
+          status !== null ? `running (pid ${status.pid}, up ${formatDuration(status.uptimeMs)}, socket ${p.socket})` : `not running (socket ${p.socket})`,
+          installed ? `installed as a ${plan.manager} user service: ${plan.file}` : `not installed as a ${plan.manager} user service (wispctl daemon install)`,
+        ].join('\n'),
+      );
+      if (status === null) process.exitCode = EXIT.noDaemon;
+    });
+
+  daemon
+    .command('install')
+    .description('install wispd as a user service (launchd on macOS, systemd --user on Linux) and start it')
+    .option('--dry-run', 'print the unit file and the commands without writing or running anything')
+    .action(async (opts: { dryRun?: boolean }) => {
+      const plan = await planUnit(defaultPlanInputs());
+      if (opts.dryRun === true) {
+        print({ ...plan, dryRun: true }, () =>
+          [`would write ${plan.file}:`, plan.content, 'would run:', ...plan.install.map((c) => `  ${c.join(' ')}`)].join('\n'),
+        );
+        return;
+      }
+      await fs.mkdir(path.dirname(plan.file), { recursive: true });
+      await fs.writeFile(plan.file, plan.content, { mode: 0o644 });
+      io.err(`wrote ${plan.file}`);
+      await runAll(plan.install, io);
+    });
+
+  daemon
+    .command('uninstall')
+    .description('stop and remove the user service')
+    .option('--dry-run', 'print the commands and the file to remove without doing anything')
+    .action(async (opts: { dryRun?: boolean }) => {
+      const plan = await planUnit(defaultPlanInputs());
+      if (opts.dryRun === true) {
+        print({ file: plan.file, commands: plan.uninstall, dryRun: true }, () =>
+          ['would run:', ...plan.uninstall.map((c) => `  ${c.join(' ')}`), `would remove ${plan.file}`].join('\n'),
+        );
+        return;
+      }
+      await runAll(plan.uninstall.slice(0, 1), io);
+      await fs.rm(plan.file, { force: true });
+      io.err(`removed ${plan.file}`);
+      await runAll(plan.uninstall.slice(1), io);
+    });
+
+  return program;
+}
+
+async function runAll(commands: readonly (readonly string[])[], io: CliIo): Promise<void> {
+  for (const argv of commands) {
+    const outcome = await runCommand(argv);
+    io.err(`ran: ${argv.join(' ')} -> ${outcome.ok ? 'ok' : 'failed'}${outcome.output !== '' ? `\n${outcome.output}` : ''}`);
+    if (!outcome.ok) throw new WispError('INTERNAL_ERROR', `${argv.join(' ')} failed; run it yourself to see why`);
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function ref(nameOrId: string): { id: string } | { name: string } {
+  return UUID.test(nameOrId) ? { id: nameOrId } : { name: nameOrId };
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new WispError('INVALID_PARAMS', `${what} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function parseArgsJson(text: string, trailing: readonly string[]): string[] {
+  if (trailing.length > 0) throw new WispError('INVALID_PARAMS', 'give arguments either after -- or with --args-json, not both');
+  const parsed = parseJson(text, '--args-json');
+  if (!Array.isArray(parsed) || !parsed.every((a): a is string => typeof a === 'string')) {
+    throw new WispError('INVALID_PARAMS', '--args-json must be a JSON array of strings');
+  }
+  return parsed;
+}
+
+function parseNonNegative(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new WispError('INVALID_PARAMS', `${flag} must be a non-negative integer`);
+  return n;
+}
+
+function commandLine(service: Service): string {
+  return [service.command, ...service.args].map(showArg).join(' ');
+}
+
+function describeService(service: Service): string {
+  return [
+    `name:     ${service.name}`,
+    `id:       ${service.id}`,
+    `state:    ${service.enabled ? 'enabled' : 'disabled'}`,
+    `command:  ${showArg(service.command)}`,
+    `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+    `cwd:      ${service.cwd ?? '(daemon default)'}`,
+    `version:  ${service.configVersion}`,
+    `updated:  ${service.updatedAt}`,
+  ].join('\n');
+}
+
+function describeEvent(event: WispEvent): string {
+  const head = `${String(event.seq).padStart(5)}  ${event.at}  ${event.type}`;
+  switch (event.type) {
+    case 'service.registered':
+    case 'service.updated':
+      return `${head}  ${event.service.name} (v${event.service.configVersion})`;
+    case 'service.deleted':
+      return `${head}  ${event.service.name}`;
+    case 'daemon.stopping':
+      return head;
+  }
+}
+

@@ -1,0 +1,163 @@
+/**
+ * The one catalog of error codes. Every error that crosses the socket carries one of these
+ * in `error.data.code`; wispctl maps them to exit statuses. Codes are part of the public
+ * protocol: add, never rename or remove. docs/errors.md is generated from this table and a
+ * test keeps the two in step.
+ */
+
+/** JSON-RPC 2.0 reserved codes, plus the one code we use for every application error. */
+export const JSONRPC_PARSE_ERROR = -32700;
+export const JSONRPC_INVALID_REQUEST = -32600;
+export const JSONRPC_METHOD_NOT_FOUND = -32601;
+export const JSONRPC_INVALID_PARAMS = -32602;
+export const JSONRPC_INTERNAL_ERROR = -32603;
+export const JSONRPC_APPLICATION_ERROR = -32000;
+
+/** wispctl exit statuses. */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  noDaemon: 3,
+  notFound: 4,
+  conflict: 5,
+  limit: 6,
+  refused: 7,
+} as const;
+
+interface CatalogEntry {
+  readonly rpcCode: number;
+  readonly exit: number;
+  readonly description: string;
+}
+
+export const ERROR_CATALOG = {
+  PARSE_ERROR: {
+    rpcCode: JSONRPC_PARSE_ERROR,
+    exit: EXIT.failure,
+    description: 'The frame was not valid UTF-8 JSON.',
+  },
+  INVALID_REQUEST: {
+    rpcCode: JSONRPC_INVALID_REQUEST,
+    exit: EXIT.failure,
+    description: 'The frame was JSON but not a JSON-RPC 2.0 request (missing "jsonrpc":"2.0", bad id or method).',
+  },
+  METHOD_NOT_FOUND: {
+    rpcCode: JSONRPC_METHOD_NOT_FOUND,
+    exit: EXIT.failure,
+    description: 'No method of that name. rpc.discover lists every method.',
+  },
+  INVALID_PARAMS: {
+    rpcCode: JSONRPC_INVALID_PARAMS,
+    exit: EXIT.usage,
+    description: 'The params failed the method\'s schema; data.errors lists each failure (path and message).',
+  },
+  INTERNAL_ERROR: {
+    rpcCode: JSONRPC_INTERNAL_ERROR,
+    exit: EXIT.failure,
+    description: 'A bug in the daemon. The daemon log has the details; the request had no effect unless stated.',
+  },
+  FRAME_TOO_LARGE: {
+    rpcCode: JSONRPC_INVALID_REQUEST,
+    exit: EXIT.failure,
+    description: 'A frame (one line) exceeded the 1 MB limit. The daemon answers once with this error and closes that connection.',
+  },
+  SLOW_CONSUMER: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The client stopped reading and its unread output passed the limit; the daemon dropped the connection.',
+  },
+  CANCELLED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The work was cancelled (its client disconnected, or the daemon is stopping).',
+  },
+  DAEMON_STOPPING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'The daemon is shutting down and accepts no new work.',
+  },
+  DAEMON_NOT_RUNNING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.noDaemon,
+    description: 'Client side: nothing answers on the socket. Start the daemon with `wispctl daemon start`.',
+  },
+  ALREADY_RUNNING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'Startup: another wispd already owns this data directory or socket (its pid and socket are named).',
+  },
+  PATH_TOO_LONG: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.usage,
+    description: 'Startup: the socket path is longer than the platform allows (107 bytes on Linux, 103 on macOS). Use a shorter --data-dir or --socket.',
+  },
+  UNSAFE_DIRECTORY: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Startup: the socket directory belongs to another user or cannot be made private (0700).',
+  },
+  SERVICE_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'No service with that id or name.',
+  },
+  SERVICE_NAME_TAKEN: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'Another service already has that name (names are unique).',
+  },
+  VERSION_CONFLICT: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'services.update named a configVersion that is no longer current: someone else edited the service. Fetch it again.',
+  },
+  INVALID_CONFIG: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.usage,
+    description: 'The service configuration is not acceptable (for example a relative cwd); the message says which field.',
+  },
+  LIMIT_EXCEEDED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.limit,
+    description: 'A documented limit would be exceeded (for example a 17th service); data.limit and data.max say which.',
+  },
+  EVENTS_UNAVAILABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'events.subscribe: `since` is ahead of the daemon\'s newest event.',
+  },
+  STORAGE_FAILED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The daemon could not write its data directory (disk full, permissions). Nothing was changed.',
+  },
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
+}
+
+export function exitStatusFor(code: string): number {
+  return isErrorCode(code) ? ERROR_CATALOG[code].exit : EXIT.failure;
+}
+
+/** An error with a stable code. Thrown inside the daemon, re-created by the client. */
+export class WispError extends Error {
+  override readonly name = 'WispError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+
+  get rpcCode(): number {
+    return ERROR_CATALOG[this.code].rpcCode;
+  }
+}

@@ -1,0 +1,6 @@
+export * from './protocol.js';
+export { WispClient } from './client.js';
+export { RpcServer, type CallContext, type MethodEntry, type RpcConnection, type RpcLogger } from './server.js';
+export { EventHub, type Replay } from './event-hub.js';
+export { resolvePaths, checkSocketPath, maxSocketPathBytes, SOCKET_NAME, type WispPaths, type PathInputs } from './paths.js';
+export { packageVersion } from './version.js';

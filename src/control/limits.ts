@@ -1,0 +1,36 @@
+/**
+ * Every documented limit, in one place (docs/limits.md is generated from this table).
+ * Persisted data and the protocol depend on these: raise with care, never lower silently.
+ */
+export const LIMITS = {
+  /** Services in the registry. */
+  maxServices: 16,
+  /** Tools one service may offer. */
+  maxToolsPerService: 64,
+  /** Active tools across every service. */
+  maxActiveTools: 96,
+  /** One tool's input schema, serialized. */
+  maxInputSchemaBytes: 16 * 1024,
+  /** One call's arguments, serialized. */
+  maxCallArgumentBytes: 32 * 1024,
+  /** One frame (line) on the control socket. */
+  maxControlFrameBytes: 1024 * 1024,
+  /** One stdio protocol frame from an MCP server. */
+  maxStdioFrameBytes: 1024 * 1024,
+  /** Result text given to the model, in characters. */
+  maxResultChars: 32_000,
+  /** Discovery and tool-call timeout, in milliseconds. */
+  defaultTimeoutMs: 10_000,
+  /** One npm install, end to end, in milliseconds. */
+  installTimeoutMs: 180_000,
+  /** Unread bytes queued for one socket client before it is dropped as a slow consumer. */
+  maxClientBacklogBytes: 8 * 1024 * 1024,
+  /** Events the daemon keeps for clients that reconnect with `since`. */
+  eventHistory: 2048,
+  /** Service name length. */
+  maxServiceNameChars: 64,
+  /** Command, argument and cwd length, in characters. */
+  maxCommandChars: 4096,
+  /** Arguments per service. */
+  maxArgs: 256,
+} as const;

@@ -1,0 +1,270 @@
+/**
+ * The control protocol: every method, its params and result, every event. This is the one
+ * source of truth: the server validates against these schemas, the client is typed from
+ * them, rpc.discover serves them as OpenRPC and docs/protocol.md is generated from them.
+ *
+ * Everything here is sent over the socket: changes must be additive.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ERROR_CATALOG, ERROR_CODES } from './errors.js';
+import { LIMITS } from './limits.js';
+
+export { ERROR_CATALOG, ERROR_CODES, EXIT, WispError, exitStatusFor, isErrorCode, type ErrorCode } from './errors.js';
+export { LIMITS } from './limits.js';
+
+export const PROTOCOL_VERSION = '1';
+
+/** Service names: 1-64 characters, letters, digits, '.', '_' and '-', starting with a letter or digit. */
+export const SERVICE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+
+const NoParams = Type.Object({}, { additionalProperties: false });
+const Timestamp = Type.String({ description: 'ISO 8601 UTC timestamp' });
+const NoNul = '^[^\\u0000]*$';
+
+export const ServiceName = Type.String({
+  pattern: SERVICE_NAME_PATTERN,
+  description: 'Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.',
+});
+const Command = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.maxCommandChars,
+  pattern: NoNul,
+  description: 'Executable: an absolute path, or a bare name looked up on the daemon\'s PATH at activation. Never shell text.',
+});
+const Args = Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars, pattern: NoNul }), {
+  maxItems: LIMITS.maxArgs,
+  description: 'Arguments passed to the program item by item; no shell ever parses them.',
+});
+const Cwd = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.maxCommandChars,
+  pattern: NoNul,
+  description: 'Absolute working directory (a relative one is refused with INVALID_CONFIG). It is not a sandbox.',
+});
+
+export const Service = Type.Object({
+  id: Type.String({ description: 'Stable UUID assigned at registration.' }),
+  name: ServiceName,
+  command: Type.String(),
+  args: Type.Array(Type.String()),
+  cwd: Type.Union([Type.String(), Type.Null()]),
+  enabled: Type.Boolean({ description: 'False until a human trusts and activates it; false after every edit and every daemon restart.' }),
+  configVersion: Type.Integer({ minimum: 1, description: 'Bumped on every edit; a trust decision is bound to it.' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Service = Static<typeof Service>;
+
+const ServiceRefProps = {
+  id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Service id. Give id or name, not both.' })),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Service name. Give id or name, not both.' })),
+};
+const ServiceRef = Type.Object(ServiceRefProps, { additionalProperties: false });
+export type ServiceRef = Static<typeof ServiceRef>;
+
+const RegistryLoadError = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  movedTo: Type.String({ description: 'Where the unreadable file was moved, intact.' }),
+  at: Timestamp,
+});
+
+export const DaemonStatus = Type.Object({
+  version: Type.String(),
+  protocolVersion: Type.String(),
+  pid: Type.Integer(),
+  runId: Type.String({ description: 'Changes on every daemon start; event seq numbers are per run.' }),
+  startedAt: Timestamp,
+  uptimeMs: Type.Integer(),
+  nodeVersion: Type.String(),
+  paths: Type.Object({
+    dataDir: Type.String(),
+    runtimeDir: Type.String(),
+    socket: Type.String(),
+    registryFile: Type.String(),
+  }),
+  counts: Type.Object({
+    services: Type.Integer(),
+    enabledServices: Type.Integer(),
+    clients: Type.Integer(),
+    subscribers: Type.Integer(),
+  }),
+  lastSeq: Type.Integer(),
+  registryLoadError: Type.Union([RegistryLoadError, Type.Null()], {
+    description: 'Set when mcp-servers.json could not be read at start and was moved aside.',
+  }),
+});
+export type DaemonStatus = Static<typeof DaemonStatus>;
+
+interface MethodDef {
+  readonly summary: string;
+  readonly params: TSchema;
+  readonly result: TSchema;
+  readonly errors: readonly (keyof typeof ERROR_CATALOG)[];
+}
+
+function method<P extends TSchema, R extends TSchema>(def: {
+  summary: string;
+  params: P;
+  result: R;
+  errors?: (keyof typeof ERROR_CATALOG)[];
+}): { summary: string; params: P; result: R; errors: readonly (keyof typeof ERROR_CATALOG)[] } {
+  return { ...def, errors: def.errors ?? [] };
+}
+
+export const methods = {
+  'daemon.status': method({
+    summary: 'Version, pid, uptime, paths and counts.',
+    params: NoParams,
+    result: DaemonStatus,
+  }),
+  'daemon.shutdown': method({
+    summary: 'Stop the daemon: stop accepting, cancel in-flight work, flush state, remove the socket, exit 0.',
+    params: NoParams,
+    result: Type.Object({ stopping: Type.Literal(true) }),
+  }),
+  'rpc.discover': method({
+    summary: 'This protocol as an OpenRPC 1.3 document.',
+    params: NoParams,
+    result: Type.Object({ openrpc: Type.String() }, { additionalProperties: true }),
+  }),
+  'events.subscribe': method({
+    summary:
+      'Receive events as `event` notifications. With `since`, first replays held events with seq > since (from this run). ' +
+      '`missed` is true when some were no longer held or `runId` names an earlier run.',
+    params: Type.Object(
+      {
+        since: Type.Optional(Type.Integer({ minimum: 0, description: 'Last seq this client saw.' })),
+        runId: Type.Optional(Type.String({ description: 'The runId that `since` belongs to.' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({
+      runId: Type.String(),
+      lastSeq: Type.Integer(),
+      replayed: Type.Integer(),
+      missed: Type.Boolean(),
+    }),
+    errors: ['EVENTS_UNAVAILABLE'],
+  }),
+  'events.unsubscribe': method({
+    summary: 'Stop receiving events on this connection.',
+    params: NoParams,
+    result: Type.Object({ subscribed: Type.Literal(false) }),
+  }),
+  'services.register': method({
+    summary: 'Register a stdio MCP server. It is stored disabled; nothing runs.',
+    params: Type.Object(
+      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
+  'services.list': method({
+    summary: 'Every registered service, in registration order.',
+    params: NoParams,
+    result: Type.Object({ services: Type.Array(Service) }),
+  }),
+  'services.get': method({
+    summary: 'One service, by id or name.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND'],
+  }),
+  'services.update': method({
+    summary:
+      'Edit a service. The service is disabled and its configVersion bumped. With configVersion, refused if the service changed since.',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        configVersion: Type.Optional(Type.Integer({ minimum: 1, description: 'The version the caller looked at.' })),
+        set: Type.Object(
+          {
+            name: Type.Optional(ServiceName),
+            command: Type.Optional(Command),
+            args: Type.Optional(Args),
+            cwd: Type.Optional(Type.Union([Cwd, Type.Null()], { description: 'null clears it.' })),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
+  'services.delete': method({
+    summary: 'Remove a service from the registry.',
+    params: ServiceRef,
+    result: Type.Object({ deleted: Type.Object({ id: Type.String(), name: Type.String() }) }),
+    errors: ['SERVICE_NOT_FOUND', 'STORAGE_FAILED'],
+  }),
+} as const satisfies Record<string, MethodDef>;
+
+export type Methods = typeof methods;
+export type MethodName = keyof Methods;
+export type Params<M extends MethodName> = Static<Methods[M]['params']>;
+export type Result<M extends MethodName> = Static<Methods[M]['result']>;
+
+function event<T extends string, P extends Record<string, TSchema>>(type: T, summary: string, payload: P) {
+  return Type.Object(
+    { seq: Type.Integer({ minimum: 1 }), type: Type.Literal(type), at: Timestamp, ...payload },
+    { description: summary },
+  );
+}
+
+export const events = {
+  'service.registered': event('service.registered', 'A service was registered (disabled).', { service: Service }),
+  'service.updated': event('service.updated', 'A service was edited (and so disabled).', { service: Service }),
+  'service.deleted': event('service.deleted', 'A service was removed.', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+  }),
+  'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
+} as const;
+
+export type EventType = keyof typeof events;
+export type WispEvent = { [K in EventType]: Static<(typeof events)[K]> }[EventType];
+/** An event before the daemon stamps it with seq and time. */
+export type EventPayload = { [K in EventType]: Omit<Static<(typeof events)[K]>, 'seq' | 'at'> }[EventType];
+
+/** The OpenRPC document served by rpc.discover (and rendered into docs/protocol.md). */
+export function openRpcDocument(version: string): { openrpc: string } & Record<string, unknown> {
+  const json = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
+  return {
+    openrpc: '1.3.2',
+    info: {
+      title: 'wispd control protocol',
+      version,
+      description:
+        'JSON-RPC 2.0 over a Unix domain socket, one JSON message per line (max 1 MB per line). ' +
+        'Application errors use code -32000 with a stable string code in error.data.code.',
+    },
+    methods: Object.entries(methods).map(([name, def]) => ({
+      name,
+      summary: def.summary,
+      paramStructure: 'by-name',
+      params: Object.entries((def.params as { properties?: Record<string, TSchema> }).properties ?? {}).map(
+        ([param, schema]) => ({
+          name: param,
+          required: ((def.params as { required?: string[] }).required ?? []).includes(param),
+          schema: json(schema),
+        }),
+      ),
+      result: { name: 'result', schema: json(def.result) },
+      errors: def.errors.map((code) => ({
+        code: ERROR_CATALOG[code].rpcCode,
+        message: code,
+        data: { code },
+      })),
+    })),
+    components: {
+      schemas: { Service: json(Service), DaemonStatus: json(DaemonStatus) },
+    },
+    'x-events': Object.fromEntries(Object.entries(events).map(([type, schema]) => [type, json(schema)])),
+    'x-errors': Object.fromEntries(
+      ERROR_CODES.map((code) => [code, { rpcCode: ERROR_CATALOG[code].rpcCode, description: ERROR_CATALOG[code].description }]),
+    ),
+    'x-limits': LIMITS,
+  };
+}

@@ -1,0 +1,192 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import {
+  EventHub,
+  LIMITS,
+  PROTOCOL_VERSION,
+  RpcServer,
+  WispError,
+  checkSocketPath,
+  methods,
+  openRpcDocument,
+  type CallContext,
+  type MethodEntry,
+  type MethodName,
+  type Params,
+  type Result,
+  type WispPaths,
+} from '../control/index.js';
+import { ServiceRegistry, ServiceStore, type LoadProblem } from '../mcp/index.js';
+import type { Redactor } from '../secrets/index.js';
+import { clearStaleSocket, ensurePrivateDir } from './directories.js';
+import { InstanceLock } from './instance-lock.js';
+
+export interface DaemonOptions {
+  readonly paths: WispPaths;
+  readonly logger: Logger;
+  readonly redactor: Redactor;
+  readonly version: string;
+  readonly now?: () => Date;
+  /** How long stop() waits for in-flight work and for clients to read their last bytes. */
+  readonly stopGraceMs?: number;
+}
+
+type Handlers = { [M in MethodName]: (params: Params<M>, ctx: CallContext) => Result<M> | Promise<Result<M>> };
+
+/**
+ * The composition root: builds every area, wires them together and owns start and stop.
+ * Nothing here is global: two daemons can run in one process (on different data dirs).
+ */
+export class Daemon {
+  private readonly startedAt: Date;
+  private readonly events: EventHub;
+  private readonly store: ServiceStore;
+  private readonly registry: ServiceRegistry;
+  private readonly server: RpcServer;
+  private readonly locks: InstanceLock[] = [];
+  private loadProblem: LoadProblem | null = null;
+  private stopping: Promise<void> | undefined;
+  private resolveStopped!: () => void;
+  /** Resolves once the daemon has fully stopped (by signal, by daemon.shutdown or by stop()). */
+  readonly stopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+
+  private constructor(private readonly options: DaemonOptions) {
+    const now = options.now ?? (() => new Date());
+    this.startedAt = now();
+    this.events = new EventHub(LIMITS.eventHistory, now);
+    this.store = new ServiceStore(options.paths.dataDir, now);
+    this.registry = new ServiceRegistry(this.store, (event) => this.events.emit(event), now);
+    this.server = new RpcServer({
+      methods: this.methodTable(),
+      maxFrameBytes: LIMITS.maxControlFrameBytes,
+      maxBacklogBytes: LIMITS.maxClientBacklogBytes,
+      logger: options.logger,
+    });
+    this.events.onEvent((event) => this.server.broadcast('event', event));
+  }
+
+  get paths(): WispPaths {
+    return this.options.paths;
+  }
+
+  get registryFile(): string {
+    return this.store.file;
+  }
+
+  static async start(options: DaemonOptions): Promise<Daemon> {
+    const daemon = new Daemon(options);
+    try {
+      await daemon.open();
+    } catch (error) {
+      await daemon.releaseLocks();
+      throw error;
+    }
+    return daemon;
+  }
+
+  private async open(): Promise<void> {
+    const { paths, logger } = this.options;
+    checkSocketPath(paths.socket);
+    await ensurePrivateDir(paths.dataDir);
+    await ensurePrivateDir(paths.runtimeDir);
+    this.locks.push(await InstanceLock.acquire(path.join(paths.dataDir, 'wispd.lock'), paths.socket));
+    this.locks.push(await InstanceLock.acquire(`${paths.socket}.lock`, paths.socket));
+    await clearStaleSocket(paths.socket);
+
+    const loaded = await this.store.load();
+    if (loaded.sweptTempFiles.length > 0) logger.info({ files: loaded.sweptTempFiles }, 'removed temp files left by an interrupted write');
+    if (loaded.problem !== null) {
+      this.loadProblem = loaded.problem;
+      logger.error({ ...loaded.problem }, 'mcp-servers.json could not be used; moved it aside and started with an empty registry');
+    }
+    this.registry.adopt(loaded.services);
+
+    await this.server.listen(paths.socket);
+    await fs.chmod(paths.socket, 0o600);
+    logger.info({ socket: paths.socket, dataDir: paths.dataDir, services: this.registry.count, version: this.options.version }, 'wispd ready');
+  }
+
+  /** Stops accepting, cancels in-flight work, flushes state, removes the socket. Idempotent. */
+  stop(reason: string): Promise<void> {
+    this.stopping ??= this.close(reason);
+    return this.stopping;
+  }
+
+  private async close(reason: string): Promise<void> {
+    const grace = this.options.stopGraceMs ?? 2000;
+    this.options.logger.info({ reason }, 'wispd stopping');
+    await this.server.stopAccepting(grace);
+    this.events.emit({ type: 'daemon.stopping' });
+    await this.registry.flush();
+    await this.server.closeConnections(grace);
+    await fs.rm(this.options.paths.socket, { force: true });
+    await this.releaseLocks();
+    this.options.logger.info({}, 'wispd stopped');
+    this.resolveStopped();
+  }
+
+  private async releaseLocks(): Promise<void> {
+    for (const lock of this.locks.reverse()) await lock.release();
+    this.locks.length = 0;
+  }
+
+  private methodTable(): Record<string, MethodEntry> {
+    const handlers: Handlers = {
+      'daemon.status': () => ({
+        version: this.options.version,
+        protocolVersion: PROTOCOL_VERSION,
+        pid: process.pid,
+        runId: this.events.runId,
+        startedAt: this.startedAt.toISOString(),
+        uptimeMs: Math.max(0, Math.round((this.options.now?.() ?? new Date()).getTime() - this.startedAt.getTime())),
+        nodeVersion: process.version,
+        paths: { ...this.options.paths, registryFile: this.registryFile },
+        counts: {
+          services: this.registry.count,
+          enabledServices: this.registry.enabledCount,
+          clients: this.server.clientCount,
+          subscribers: this.server.subscriberCount,
+        },
+        lastSeq: this.events.lastSeq,
+        registryLoadError: this.loadProblem,
+      }),
+      'daemon.shutdown': (_params, ctx) => {
+        ctx.afterResponse(() => void this.stop('daemon.shutdown requested'));
+        return { stopping: true as const };
+      },
+      'rpc.discover': () => openRpcDocument(this.options.version),
+      'events.subscribe': (params, ctx) => {
+        const sameRun = params.runId === undefined || params.runId === this.events.runId;
+        if (sameRun && params.since !== undefined && params.since > this.events.lastSeq) {
+          throw new WispError('EVENTS_UNAVAILABLE', `since ${params.since} is ahead of the newest event (${this.events.lastSeq})`, {
+            lastSeq: this.events.lastSeq,
+          });
+        }
+        // Computed and sent in the same tick as the response, so no event is missed or repeated.
+        const replay = this.events.replay(params.since, params.runId);
+        ctx.afterResponse(() => {
+          for (const event of replay.events) ctx.connection.notify('event', event);
+          ctx.connection.subscribed = true;
+        });
+        return { runId: this.events.runId, lastSeq: this.events.lastSeq, replayed: replay.events.length, missed: replay.missed };
+      },
+      'events.unsubscribe': (_params, ctx) => {
+        ctx.connection.subscribed = false;
+        return { subscribed: false as const };
+      },
+      'services.register': async (params) => ({ service: await this.registry.register(params) }),
+      'services.list': () => ({ services: this.registry.list() }),
+      'services.get': (params) => ({ service: this.registry.get(params) }),
+      'services.update': async (params) => ({
+        service: await this.registry.update({ id: params.id, name: params.name }, params.set, params.configVersion),
+      }),
+      'services.delete': async (params) => ({ deleted: await this.registry.delete(params) }),
+    };
+    const table: Record<string, MethodEntry> = {};
+    for (const name of Object.keys(methods) as MethodName[]) {
+      table[name] = { paramsSchema: methods[name].params, handle: handlers[name] as MethodEntry['handle'] };
+    }
+    return table;
+  }
+}

@@ -1,0 +1,2 @@
+export { Daemon, type DaemonOptions } from './daemon.js';
+export { createLogger, type LoggerOptions } from './logger.js';

@@ -1,0 +1,114 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+import { LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
+import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
+
+/**
+ * mcp-servers.json: non-sensitive service configuration only. This is persisted, so
+ * changes to its shape are additive and bump SCHEMA_VERSION with a migration.
+ */
+export const REGISTRY_FILE = 'mcp-servers.json';
+export const SCHEMA_VERSION = 1;
+
+const StoredService = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128 }),
+    name: Type.String({ pattern: SERVICE_NAME_PATTERN }),
+    command: Type.String({ minLength: 1, maxLength: LIMITS.maxCommandChars }),
+    args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
+    cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
+    enabled: Type.Boolean(),
+    configVersion: Type.Integer({ minimum: 1 }),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type StoredService = Static<typeof StoredService>;
+
+const RegistryDocument = Type.Object(
+  {
+    schemaVersion: Type.Literal(SCHEMA_VERSION),
+    services: Type.Array(StoredService, { maxItems: LIMITS.maxServices }),
+  },
+  { additionalProperties: false },
+);
+type RegistryDocument = Static<typeof RegistryDocument>;
+
+export interface LoadProblem {
+  readonly code: 'REGISTRY_UNREADABLE' | 'REGISTRY_INVALID';
+  readonly message: string;
+  readonly movedTo: string;
+  readonly at: string;
+}
+
+export interface LoadResult {
+  readonly services: StoredService[];
+  readonly problem: LoadProblem | null;
+  readonly sweptTempFiles: string[];
+}
+
+/** Reads and writes mcp-servers.json. Every write is atomic; a bad file is moved aside, never overwritten. */
+export class ServiceStore {
+  readonly file: string;
+  private readonly validate = new Ajv({ allErrors: true, strict: true }).compile<RegistryDocument>(RegistryDocument);
+
+  constructor(
+    dataDir: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.file = path.join(dataDir, REGISTRY_FILE);
+  }
+
+  async load(): Promise<LoadResult> {
+    const sweptTempFiles = await sweepTempFiles(this.file);
+    let text: string;
+    try {
+      text = await fs.readFile(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { services: [], problem: null, sweptTempFiles };
+      throw error;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return { services: [], problem: await this.moveAside('REGISTRY_UNREADABLE', `not valid JSON: ${String(error)}`), sweptTempFiles };
+    }
+    if (!this.validate(parsed)) {
+      const why = (this.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ');
+      return { services: [], problem: await this.moveAside('REGISTRY_INVALID', `fails the schema: ${why}`), sweptTempFiles };
+    }
+    const duplicate = findDuplicate(parsed.services);
+    if (duplicate !== undefined) {
+      return { services: [], problem: await this.moveAside('REGISTRY_INVALID', duplicate), sweptTempFiles };
+    }
+    return { services: parsed.services, problem: null, sweptTempFiles };
+  }
+
+  async save(services: readonly StoredService[]): Promise<void> {
+    const document: RegistryDocument = { schemaVersion: SCHEMA_VERSION, services: [...services] };
+    await writeFileAtomic(this.file, `${JSON.stringify(document, null, 2)}\n`);
+  }
+
+  private async moveAside(code: LoadProblem['code'], message: string): Promise<LoadProblem> {
+    const at = this.now().toISOString();
+    const movedTo = `${this.file}.corrupt-${at.replace(/[:.]/g, '-')}`;
+    await fs.rename(this.file, movedTo);
+    return { code, message, movedTo, at };
+  }
+}
+
+function findDuplicate(services: readonly StoredService[]): string | undefined {
+  const ids = new Set<string>();
+  const names = new Set<string>();
+  for (const service of services) {
+    if (ids.has(service.id)) return `duplicate service id ${service.id}`;
+    if (names.has(service.name)) return `duplicate service name ${service.name}`;
+    ids.add(service.id);
+    names.add(service.name);
+  }
+  return undefined;
+}

@@ -1,0 +1,1 @@
+export { Redactor } from './redactor.js';

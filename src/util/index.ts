@@ -1,0 +1,4 @@
+export { writeFileAtomic, fsyncDirectory, sweepTempFiles } from './atomic-file.js';
+export { LineSplitter } from './line-splitter.js';
+export { sha256Hex, canonicalJson } from './digest.js';
+export { assertNever } from './assert-never.js';
