@@ -55,13 +55,13 @@ export class ServiceRegistry {
 
   register(input: RegisterInput): Promise<Service> {
     return this.serialize(async () => {
+      this.assertNameFree(input.name);
       if (this.services.length >= LIMITS.maxServices) {
         throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxServices} services may be registered`, {
           limit: 'maxServices',
           max: LIMITS.maxServices,
         });
       }
-      this.assertNameFree(input.name);
       assertAbsoluteCwd(input.cwd);
       const at = this.now().toISOString();
       const service: StoredService = {

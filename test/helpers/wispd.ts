@@ -1,0 +1,184 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WispClient } from '../../src/control/client.js';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export const wispdBin = path.join(repoRoot, 'bin', 'wispd.js');
+export const wispctlBin = path.join(repoRoot, 'bin', 'wispctl.js');
+
+/** A temp dir under /tmp (short, so socket paths stay under the platform limit). */
+export function tempDir(prefix = 'wisp-'): { path: string; remove: () => void } {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+  return { path: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RunningDaemon {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly dataDir: string;
+  readonly socket: string;
+  /** Resolves with the exit code (or signal) when the process ends. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output(): string;
+  connect(): Promise<WispClient>;
+}
+
+const live = new Set<ChildProcess>();
+
+/** Kills every daemon a test started and did not stop (call from afterEach). */
+export function killLeftovers(): void {
+  for (const child of live) child.kill('SIGKILL');
+  live.clear();
+}
+
+/** Minimal environment for a spawned daemon: no inherited WISP_* or XDG runtime settings. */
+export function daemonEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...extra };
+  return env;
+}
+
+/** Starts bin/wispd.js and waits until it reports its socket listening (via --ready-fd). */
+export async function startWispd(
+  dataDir: string,
+  options: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningDaemon> {
+  const child = spawn(process.execPath, [wispdBin, '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    env: options.env ?? daemonEnv(),
+  });
+  live.add(child);
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  const ready = await new Promise<{ socket: string } | undefined>((resolve) => {
+    let text = '';
+    const pipe = child.stdio[3] as NodeJS.ReadableStream;
+    pipe.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const line = text.split('\n')[0];
+      if (text.includes('\n') && line !== undefined) resolve(JSON.parse(line) as { socket: string });
+    });
+    pipe.on('end', () => resolve(undefined));
+    pipe.on('error', () => resolve(undefined));
+  });
+  if (ready === undefined) {
+    const exit = await exited;
+    throw new Error(`wispd did not start (exit ${String(exit.code)}): ${out}`);
+  }
+  return {
+    child,
+    pid: child.pid ?? 0,
+    dataDir,
+    socket: ready.socket,
+    exited,
+    output: () => out,
+    connect: () => WispClient.connect(ready.socket),
+  };
+}
+
+/** Runs bin/wispd.js expecting it to fail at start; returns its exit code and output. */
+export function runWispdExpectingExit(dataDir: string, args: string[] = [], env = daemonEnv()): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [wispdBin, '--data-dir', dataDir, '--no-log-pretty', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    live.add(child);
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('close', (code) => {
+      live.delete(child);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** Runs bin/wispctl.js to completion. */
+export function runWispctl(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [wispctlBin, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? daemonEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(options.input ?? '');
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A raw socket that sends bytes and collects parsed response lines, for protocol-level tests. */
+export class RawClient {
+  private buffer = '';
+  private readonly messages: unknown[] = [];
+  private waiters: { count: number; resolve: () => void }[] = [];
+  readonly closed: Promise<void>;
+
+  private constructor(readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffer += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = this.buffer.indexOf('\n')) !== -1) {
+        const line = this.buffer.slice(0, newline);
+        this.buffer = this.buffer.slice(newline + 1);
+        this.messages.push(JSON.parse(line));
+      }
+      this.wake();
+    });
+    socket.on('error', () => undefined);
+    this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
+    void this.closed.then(() => this.wake(true));
+  }
+
+  static connect(socketPath: string): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const socket = net.createConnection(socketPath);
+      socket.once('connect', () => resolve(new RawClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  send(data: string | Buffer): void {
+    this.socket.write(data);
+  }
+
+  request(id: number, method: string, params?: unknown): void {
+    this.send(`${JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) })}\n`);
+  }
+
+  /** Waits until `count` messages have arrived in total (or the socket closed). */
+  async waitFor(count: number): Promise<unknown[]> {
+    if (this.messages.length < count && !this.socket.destroyed) {
+      await new Promise<void>((resolve) => this.waiters.push({ count, resolve }));
+    }
+    return [...this.messages];
+  }
+
+  get received(): readonly unknown[] {
+    return this.messages;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private wake(all = false): void {
+    this.waiters = this.waiters.filter((waiter) => {
+      if (all || this.messages.length >= waiter.count) {
+        waiter.resolve();
+        return false;
+      }
+      return true;
+    });
+  }
+}
