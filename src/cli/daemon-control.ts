@@ -93,12 +93,21 @@ export async function stopDaemon(socket: string): Promise<{ wasRunning: boolean;
 async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let wait = 10; Date.now() < deadline; wait = Math.min(wait * 2, 200)) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
+    if (!(await isRunning(pid))) return;
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
   throw new WispError('INTERNAL_ERROR', `wispd (pid ${pid}) was asked to stop but is still running after ${timeoutMs / 1000}s`);
+}
+
+/** A zombie (exited, not yet reaped by whoever adopted it) counts as exited. */
+async function isRunning(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X' && stat !== '';
 }

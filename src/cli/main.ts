@@ -64,6 +64,13 @@ function buildProgram(io: CliIo): Command {
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
   const paths = (): WispPaths => resolvePaths({ socket: globals().socket, dataDir: globals().dataDir });
   const print = (value: unknown, human: () => string): void => io.out(globals().json === true ? JSON.stringify(value, null, 2) : human());
+  // Flags that make a started or installed daemon use the same data dir and socket as this CLI.
+  const daemonFlags = (): string[] => {
+    const p = paths();
+    const explicitData = globals().dataDir !== undefined || (process.env.WISP_HOME ?? '') !== '';
+    const explicitSocket = globals().socket !== undefined || (process.env.WISP_SOCKET ?? '') !== '';
+    return [...(explicitData ? ['--data-dir', p.dataDir] : []), ...(explicitSocket ? ['--socket', p.socket] : [])];
+  };
   const withClient = async <T>(fn: (client: WispClient) => Promise<T>): Promise<T> => {
     const client = await WispClient.connect(paths().socket);
     try {
@@ -233,9 +240,7 @@ function buildProgram(io: CliIo): Command {
     .command('start')
     .description('start wispd in the background and wait until its socket answers')
     .action(async () => {
-      const p = paths();
-      const flags = [...(globals().dataDir !== undefined ? ['--data-dir', p.dataDir] : []), ...(globals().socket !== undefined ? ['--socket', p.socket] : [])];
-      const result = await startDaemon(p, flags);
+      const result = await startDaemon(paths(), daemonFlags());
       print(result, () =>
         result.alreadyRunning
           ? `wispd is already running (pid ${result.pid}, socket ${result.socket})`
@@ -257,7 +262,7 @@ function buildProgram(io: CliIo): Command {
     .action(async () => {
       const p = paths();
       const status = await statusOrNull(p.socket);
-      const plan = await planUnit(defaultPlanInputs());
+      const plan = await planUnit(defaultPlanInputs([]));
       const installed = await fs.access(plan.file).then(() => true, () => false);
       const value = { running: status !== null, pid: status?.pid ?? null, socket: p.socket, serviceManager: plan.manager, unitFile: plan.file, installed };
       print(value, () =>
@@ -274,7 +279,7 @@ function buildProgram(io: CliIo): Command {
     .description('install wispd as a user service (launchd on macOS, systemd --user on Linux) and start it')
     .option('--dry-run', 'print the unit file and the commands without writing or running anything')
     .action(async (opts: { dryRun?: boolean }) => {
-      const plan = await planUnit(defaultPlanInputs());
+      const plan = await planUnit(defaultPlanInputs(daemonFlags()));
       if (opts.dryRun === true) {
         print({ ...plan, dryRun: true }, () =>
           [`would write ${plan.file}:`, plan.content, 'would run:', ...plan.install.map((c) => `  ${c.join(' ')}`)].join('\n'),
@@ -292,7 +297,7 @@ function buildProgram(io: CliIo): Command {
     .description('stop and remove the user service')
     .option('--dry-run', 'print the commands and the file to remove without doing anything')
     .action(async (opts: { dryRun?: boolean }) => {
-      const plan = await planUnit(defaultPlanInputs());
+      const plan = await planUnit(defaultPlanInputs([]));
       if (opts.dryRun === true) {
         print({ file: plan.file, commands: plan.uninstall, dryRun: true }, () =>
           ['would run:', ...plan.uninstall.map((c) => `  ${c.join(' ')}`), `would remove ${plan.file}`].join('\n'),

@@ -20,6 +20,8 @@ export interface PlanInputs {
   readonly homedir: string;
   readonly uid: number;
   readonly nodePath: string;
+  /** Extra wispd arguments (e.g. --data-dir when WISP_HOME or --data-dir was given). */
+  readonly daemonArgs: readonly string[];
 }
 
 const LABEL = 'dev.wisp.wispd';
@@ -48,6 +50,7 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
     const content = template
       .replaceAll('{{NODE}}', escapeXml(inputs.nodePath))
       .replaceAll('{{WISPD}}', escapeXml(wispd))
+      .replaceAll('\n    {{ARGS}}', inputs.daemonArgs.map((arg) => `\n    <string>${escapeXml(arg)}</string>`).join(''))
       .replaceAll('{{LOG}}', escapeXml(log));
     const domain = `gui/${inputs.uid}`;
     return {
@@ -67,6 +70,7 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
   const content = template
     .replaceAll('{{NODE}}', systemdWord(inputs.nodePath))
     .replaceAll('{{WISPD}}', systemdWord(wispd))
+    .replaceAll(' {{ARGS}}', inputs.daemonArgs.map((arg) => ` ${systemdWord(arg)}`).join(''))
     .replaceAll('{{README}}', path.join(packageRoot, 'README.md'));
   return {
     manager: 'systemd',
@@ -83,8 +87,9 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
   };
 }
 
-export function defaultPlanInputs(): PlanInputs {
+export function defaultPlanInputs(daemonArgs: readonly string[]): PlanInputs {
   return {
+    daemonArgs,
     platform: process.platform,
     env: process.env,
     homedir: os.homedir(),

@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src/control/protocol.js';
+import { daemonEnv, isRunning, runWispctl, tempDir, wispctlBin } from '../helpers/wispd.js';
+
+const home = tempDir();
+const env = daemonEnv({ WISP_HOME: home.path });
+const ctl = (...args: string[]) => runWispctl(args, { env });
+
+afterAll(async () => {
+  await ctl('daemon', 'stop');
+  home.remove();
+});
+
+describe('wispctl against a daemon it starts', () => {
+  it('says clearly when no daemon runs', async () => {
+    const result = await ctl('status');
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('no daemon answers on');
+    expect(result.stderr).toContain('wispctl daemon start');
+  });
+
+  it('starts the daemon in the background and waits for its socket', async () => {
+    const started = await ctl('daemon', 'start');
+    expect(started.code).toBe(0);
+    expect(started.stdout).toMatch(/^wispd started \(pid \d+, socket .*wispd\.sock, log .*wispd\.log\)/);
+    const again = await ctl('daemon', 'start');
+    expect(again.stdout).toMatch(/^wispd is already running \(pid \d+/);
+    const status = await ctl('status');
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`data dir:  ${home.path}`);
+  });
+
+  it('registers, lists, shows, edits and removes a service', async () => {
+    const add = await ctl('mcp', 'add', 'files', '--cwd', '/tmp', '--', '/usr/bin/node', '/srv/files.js', '--root', 'a dir');
+    expect(add.code).toBe(0);
+    expect(add.stdout).toContain('registered files (disabled');
+    expect(add.stdout).toContain('args:     /srv/files.js --root "a dir"');
+
+    const list = await ctl('--json', 'mcp', 'list');
+    const services = JSON.parse(list.stdout) as { name: string; args: string[]; enabled: boolean; cwd: string }[];
+    expect(services).toEqual([expect.objectContaining({ name: 'files', args: ['/srv/files.js', '--root', 'a dir'], enabled: false, cwd: '/tmp' })]);
+    expect((await ctl('mcp', 'list')).stdout).toMatch(/^NAME\s+STATE\s+VERSION\s+COMMAND\nfiles\s+disabled\s+1\s+\/usr\/bin\/node \/srv\/files\.js --root "a dir"$/m);
+
+    const edit = await ctl('mcp', 'edit', 'files', '--name', 'docs', '--no-cwd', '--args-json', '["/srv/docs.js"]');
+    expect(edit.code).toBe(0);
+    const shown = JSON.parse((await ctl('--json', 'mcp', 'show', 'docs')).stdout) as { args: string[]; cwd: null; configVersion: number };
+    expect(shown).toMatchObject({ args: ['/srv/docs.js'], cwd: null, configVersion: 2 });
+
+    const events = await ctl('events');
+    expect(events.stdout).toMatch(/service\.registered\s+files \(v1\)\n.*service\.updated\s+docs \(v2\)/);
+
+    const removed = await ctl('mcp', 'remove', 'docs');
+    expect(removed.stdout).toMatch(/^removed docs/);
+    expect((await ctl('mcp', 'list')).stdout).toContain('no services registered');
+  });
+
+  it('maps error codes to documented exit statuses', async () => {
+    await ctl('mcp', 'add', 'dup', '--', '/bin/true');
+    const duplicate = await ctl('mcp', 'add', 'dup', '--', '/bin/true');
+    expect(duplicate.code).toBe(5);
+    expect(duplicate.stderr).toContain('(SERVICE_NAME_TAKEN)');
+    const missing = await ctl('mcp', 'show', 'nope');
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toContain('(SERVICE_NOT_FOUND)');
+    const relative = await ctl('mcp', 'add', 'rel', '--cwd', 'relative/dir', '--', '/bin/true');
+    expect(relative.code).toBe(2);
+    expect(relative.stderr).toContain('cwd must be an absolute path');
+    const badName = await ctl('mcp', 'add', 'bad name', '--', '/bin/true');
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('(INVALID_PARAMS)');
+    const usage = await ctl('mcp', 'frobnicate');
+    expect(usage.code).toBe(2);
+    await ctl('mcp', 'remove', 'dup');
+  });
+
+  it('follows events live with --follow --json', async () => {
+    const follower = spawn(process.execPath, [wispctlBin, '--json', 'events', '--follow'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const firstLine = new Promise<string>((resolve) => {
+      let text = '';
+      follower.stdout.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        const lines = text.split('\n').filter((l) => l.includes('"live-one"'));
+        if (lines[0] !== undefined) resolve(lines[0]);
+      });
+    });
+    // Even if this lands before the follower subscribes, it replays held events from seq 0.
+    await ctl('mcp', 'add', 'live-one', '--', '/bin/true');
+    const line = await firstLine;
+    expect(JSON.parse(line)).toMatchObject({ type: 'service.registered', service: { name: 'live-one' } });
+    follower.kill('SIGINT');
+    expect(await new Promise((resolve) => follower.once('exit', resolve))).toBe(0);
+    await ctl('mcp', 'remove', 'live-one');
+  });
+
+  it('stops the daemon and waits for it to exit', async () => {
+    const status = JSON.parse((await ctl('--json', 'status')).stdout) as { pid: number; paths: { socket: string } };
+    const stopped = await ctl('daemon', 'stop');
+    expect(stopped.stdout).toBe(`wispd stopped (pid ${status.pid})\n`);
+    expect(isRunning(status.pid)).toBe(false);
+    expect(existsSync(status.paths.socket)).toBe(false);
+    expect((await ctl('daemon', 'stop')).stdout).toBe('wispd is not running\n');
+    const daemonStatus = await ctl('daemon', 'status');
+    expect(daemonStatus.code).toBe(3);
+    expect(daemonStatus.stdout).toContain('not running');
+  });
+});
+
+describe('wispctl daemon install', () => {
+  it('prints the unit it would write, with absolute paths, and writes nothing on --dry-run', async () => {
+    const root = tempDir();
+    try {
+      const configHome = path.join(root.path, 'config');
+      mkdirSync(configHome);
+      const result = await runWispctl(['daemon', 'install', '--dry-run'], { env: { ...env, HOME: root.path, XDG_CONFIG_HOME: configHome } });
+      expect(result.code).toBe(0);
+      if (process.platform === 'darwin') {
+        expect(result.stdout).toContain(path.join(root.path, 'Library', 'LaunchAgents', 'dev.wisp.wispd.plist'));
+        expect(result.stdout).toContain('launchctl bootstrap gui/');
+      } else {
+        const unit = path.join(configHome, 'systemd', 'user', 'wispd.service');
+        expect(result.stdout).toContain(`would write ${unit}:`);
+        // WISP_HOME was set, so the unit pins the same data dir.
+        expect(result.stdout).toContain(`ExecStart=${process.execPath} ${path.resolve('bin/wispd.js')} --no-log-pretty --data-dir ${home.path}\n`);
+        expect(result.stdout).toContain('systemctl --user enable --now wispd.service');
+        expect(existsSync(unit)).toBe(false);
+      }
+      const uninstall = await runWispctl(['daemon', 'uninstall', '--dry-run'], { env: { ...env, HOME: root.path, XDG_CONFIG_HOME: configHome } });
+      expect(uninstall.stdout).toMatch(/would run:\n\s+(systemctl --user disable --now wispd\.service|launchctl bootout)/);
+    } finally {
+      root.remove();
+    }
+  });
+});
+
+describe('wispctl --help', () => {
+  it('documents every command and every error code', async () => {
+    const help = await runWispctl(['--help']);
+    for (const command of ['status', 'events', 'mcp', 'call', 'daemon']) expect(help.stdout).toContain(command);
+    for (const code of ERROR_CODES) expect(help.stdout).toContain(code);
+    const mcp = await runWispctl(['mcp', '--help']);
+    for (const command of ['add', 'list', 'show', 'edit', 'remove']) expect(mcp.stdout).toContain(command);
+    const daemon = await runWispctl(['daemon', '--help']);
+    for (const command of ['start', 'stop', 'status', 'install', 'uninstall']) expect(daemon.stdout).toContain(command);
+  });
+});

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { EventHub } from '../../../src/control/index.js';
+
+function hub(capacity: number): EventHub {
+  return new EventHub(capacity, () => new Date('2026-01-01T00:00:00Z'));
+}
+const deleted = (name: string) => ({ type: 'service.deleted' as const, service: { id: name, name } });
+
+describe('EventHub', () => {
+  it('numbers events from 1 and stamps them', () => {
+    const events = hub(10);
+    expect(events.emit(deleted('a'))).toEqual({ type: 'service.deleted', service: { id: 'a', name: 'a' }, seq: 1, at: '2026-01-01T00:00:00.000Z' });
+    expect(events.emit(deleted('b')).seq).toBe(2);
+    expect(events.lastSeq).toBe(2);
+  });
+
+  it('replays what came after `since`, and nothing without it', () => {
+    const events = hub(10);
+    for (const n of ['a', 'b', 'c']) events.emit(deleted(n));
+    expect(events.replay(undefined, undefined)).toEqual({ events: [], missed: false });
+    expect(events.replay(1, events.runId).events.map((e) => e.seq)).toEqual([2, 3]);
+    expect(events.replay(3, undefined)).toEqual({ events: [], missed: false });
+  });
+
+  it('says when events after `since` are no longer held', () => {
+    const events = hub(2);
+    for (const n of ['a', 'b', 'c', 'd']) events.emit(deleted(n));
+    const replay = events.replay(1, undefined);
+    expect(replay.events.map((e) => e.seq)).toEqual([3, 4]);
+    expect(replay.missed).toBe(true);
+    expect(events.replay(2, undefined).missed).toBe(false);
+  });
+
+  it('treats `since` from another run as missed and replays everything held', () => {
+    const events = hub(10);
+    events.emit(deleted('a'));
+    const replay = events.replay(5, 'an-earlier-run');
+    expect(replay.events.map((e) => e.seq)).toEqual([1]);
+    expect(replay.missed).toBe(true);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { checkSocketPath, resolvePaths } from '../../../src/control/index.js';
+
+describe('resolvePaths', () => {
+  const home = '/home/ada';
+
+  it('uses ~/Library/Application Support/Wisp on macOS', () => {
+    expect(resolvePaths({ platform: 'darwin', homedir: '/Users/ada', env: {} })).toEqual({
+      dataDir: '/Users/ada/Library/Application Support/Wisp',
+      runtimeDir: '/Users/ada/Library/Application Support/Wisp/run',
+      socket: '/Users/ada/Library/Application Support/Wisp/run/wispd.sock',
+    });
+  });
+
+  it('uses XDG_DATA_HOME and XDG_RUNTIME_DIR on Linux', () => {
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { XDG_DATA_HOME: '/d', XDG_RUNTIME_DIR: '/run/user/1000' } })).toEqual({
+      dataDir: '/d/wisp',
+      runtimeDir: '/run/user/1000/wisp',
+      socket: '/run/user/1000/wisp/wispd.sock',
+    });
+  });
+
+  it('falls back to ~/.local/share/wisp and a run dir inside it', () => {
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: {} })).toEqual({
+      dataDir: '/home/ada/.local/share/wisp',
+      runtimeDir: '/home/ada/.local/share/wisp/run',
+      socket: '/home/ada/.local/share/wisp/run/wispd.sock',
+    });
+  });
+
+  it('treats WISP_HOME or --data-dir as a separate instance with its own socket', () => {
+    const env = { WISP_HOME: '/w', XDG_RUNTIME_DIR: '/run/user/1000' };
+    expect(resolvePaths({ platform: 'linux', homedir: home, env }).socket).toBe('/w/run/wispd.sock');
+    expect(resolvePaths({ platform: 'linux', homedir: home, env, dataDir: '/flag' }).dataDir).toBe('/flag');
+  });
+
+  it('lets --socket and WISP_SOCKET override the socket', () => {
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { WISP_SOCKET: '/tmp/x/s.sock' } })).toMatchObject({ socket: '/tmp/x/s.sock', runtimeDir: '/tmp/x' });
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { WISP_SOCKET: '/a.sock' }, socket: '/b.sock' }).socket).toBe('/b.sock');
+  });
+});
+
+describe('checkSocketPath', () => {
+  it('allows 107 bytes on Linux and 103 on macOS, and refuses one more', () => {
+    expect(() => checkSocketPath(`/${'a'.repeat(106)}`, 'linux')).not.toThrow();
+    expect(() => checkSocketPath(`/${'a'.repeat(107)}`, 'linux')).toThrow(expect.objectContaining({ code: 'PATH_TOO_LONG' }));
+    expect(() => checkSocketPath(`/${'a'.repeat(102)}`, 'darwin')).not.toThrow();
+    expect(() => checkSocketPath(`/${'a'.repeat(103)}`, 'darwin')).toThrow(expect.objectContaining({ code: 'PATH_TOO_LONG' }));
+  });
+
+  it('counts bytes, not characters', () => {
+    expect(() => checkSocketPath(`/${'é'.repeat(54)}`, 'linux')).toThrow(expect.objectContaining({ code: 'PATH_TOO_LONG' }));
+  });
+});

@@ -1,0 +1,131 @@
+import net from 'node:net';
+import path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RpcServer, type CallContext, type RpcLogger } from '../../../src/control/index.js';
+import { RawClient, tempDir } from '../../helpers/wispd.js';
+
+interface Logged {
+  level: string;
+  obj: object;
+  msg?: string;
+}
+
+function recordingLogger(): RpcLogger & { lines: Logged[]; next: (level: string) => Promise<Logged> } {
+  const lines: Logged[] = [];
+  const waiters: { level: string; resolve: (l: Logged) => void }[] = [];
+  const at = (level: string) => (obj: object, msg?: string) => {
+    const line = { level, obj, msg };
+    lines.push(line);
+    for (const w of waiters.splice(0)) if (w.level === level) w.resolve(line); else waiters.push(w);
+  };
+  const next = (level: string) => new Promise<Logged>((resolve) => waiters.push({ level, resolve }));
+  return { lines, next, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+const servers: RpcServer[] = [];
+const dirs: { remove: () => void }[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    await server.stopAccepting(100);
+    await server.closeConnections(100);
+  }
+  for (const dir of dirs.splice(0)) dir.remove();
+});
+
+async function serve(methods: ConstructorParameters<typeof RpcServer>[0]['methods'], maxBacklogBytes = 1 << 20) {
+  const dir = tempDir();
+  dirs.push(dir);
+  const logger = recordingLogger();
+  const server = new RpcServer({ methods, maxFrameBytes: 1 << 20, maxBacklogBytes, logger });
+  servers.push(server);
+  const socket = path.join(dir.path, 's.sock');
+  await server.listen(socket);
+  return { server, socket, logger };
+}
+
+describe('RpcServer', () => {
+  it('aborts a request\'s work when its client disconnects mid-request', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const aborted = new Promise<unknown>((resolve) => {
+      void serveBlocking(resolve);
+    });
+    async function serveBlocking(onAbort: (reason: unknown) => void): Promise<void> {
+      const { socket } = await serve({
+        'work.wait': {
+          paramsSchema: Type.Object({}),
+          handle: (_params: unknown, ctx: CallContext) =>
+            new Promise((_resolve, reject) => {
+              started();
+              ctx.signal.addEventListener('abort', () => {
+                onAbort(ctx.signal.reason);
+                reject(ctx.signal.reason as Error);
+              });
+            }),
+        },
+      });
+      const client = await RawClient.connect(socket);
+      client.request(1, 'work.wait');
+      await running;
+      client.close();
+    }
+    expect(await aborted).toMatchObject({ code: 'CANCELLED' });
+  });
+
+  it('drops a client that stops reading once its backlog passes the limit, and serves the others', async () => {
+    const { server, socket, logger } = await serve(
+      {
+        'flood.start': {
+          paramsSchema: Type.Object({}),
+          handle: (_params: unknown, ctx: CallContext) => {
+            const chunk = 'x'.repeat(1024);
+            for (let i = 0; i < 512; i++) ctx.connection.notify('flood', { i, chunk });
+            return { sent: 512 };
+          },
+        },
+        ping: { paramsSchema: Type.Object({}), handle: () => 'pong' },
+      },
+      64 * 1024,
+    );
+    const slow = net.createConnection(socket);
+    await new Promise((resolve) => slow.once('connect', resolve));
+    slow.pause(); // never reads
+    slow.on('error', () => undefined);
+    const warned = logger.next('warn');
+    slow.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'flood.start' })}\n`);
+    expect(await warned).toMatchObject({ obj: { code: 'SLOW_CONSUMER' } });
+    slow.destroy();
+
+    const other = await RawClient.connect(socket);
+    other.request(2, 'ping');
+    expect(await other.waitFor(1)).toEqual([{ jsonrpc: '2.0', id: 2, result: 'pong' }]);
+    expect(server.clientCount).toBe(1);
+    other.close();
+  });
+
+  it('maps a thrown non-Wisp error to INTERNAL_ERROR without leaking its message', async () => {
+    const { socket, logger } = await serve({
+      boom: { paramsSchema: Type.Object({}), handle: () => { throw new Error('secret detail'); } },
+    });
+    const client = await RawClient.connect(socket);
+    client.request(1, 'boom');
+    const [reply] = await client.waitFor(1);
+    expect(reply).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'internal error (see the daemon log)', data: { code: 'INTERNAL_ERROR' } } });
+    expect(JSON.stringify(reply)).not.toContain('secret detail');
+    expect(logger.lines.some((l) => l.level === 'error')).toBe(true);
+    client.close();
+  });
+
+  it('runs notifications without answering them', async () => {
+    let calls = 0;
+    const { socket } = await serve({
+      count: { paramsSchema: Type.Object({}), handle: () => ++calls },
+    });
+    const client = await RawClient.connect(socket);
+    client.send('{"jsonrpc":"2.0","method":"count"}\n{"jsonrpc":"2.0","method":"missing"}\n');
+    client.request(7, 'count');
+    expect(await client.waitFor(1)).toEqual([{ jsonrpc: '2.0', id: 7, result: 2 }]);
+    client.close();
+  });
+});
