@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Service, type WispEvent } from '../control/protocol.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type ConnectionState, type Service, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { formatDuration, showArg, table } from './format.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
@@ -375,8 +375,26 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.service.name} (v${event.service.configVersion})`;
     case 'service.deleted':
       return `${head}  ${event.service.name}`;
+    case 'service.state':
+      return `${head}  ${event.service.name} ${describeConnection(event.connection)}`;
+    case 'service.tools':
+      return `${head}  ${event.service.name} ${event.toolCount} tools (list v${event.toolListVersion})`;
     case 'daemon.stopping':
       return head;
   }
 }
 
+function describeConnection(state: ConnectionState): string {
+  switch (state.status) {
+    case 'disabled':
+      return 'disabled';
+    case 'activating':
+      return `activating (${state.phase}${state.pid !== null ? `, pid ${state.pid}` : ''})`;
+    case 'active':
+      return `active (pid ${state.pid}, ${state.toolCount} tools)`;
+    case 'failed':
+      return `failed ${state.code}: ${state.message}`;
+    case 'stopping':
+      return 'stopping';
+  }
+}

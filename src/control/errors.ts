@@ -60,7 +60,7 @@ export const ERROR_CATALOG = {
   FRAME_TOO_LARGE: {
     rpcCode: JSONRPC_INVALID_REQUEST,
     exit: EXIT.failure,
-    description: 'A frame (one line) exceeded the 1 MB limit. The daemon answers once with this error and closes that connection.',
+    description: 'A frame (one line) exceeded the 1 MB limit: on the control socket the daemon answers once with this error and closes that connection; from an MCP server it fails the connection.',
   },
   SLOW_CONSUMER: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -131,6 +131,61 @@ export const ERROR_CATALOG = {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
     description: 'The daemon could not write its data directory (disk full, permissions). Nothing was changed.',
+  },
+  APPROVAL_STALE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'The decision was bound to something that has changed since it was shown (for activation: the service was edited; fetch it and show it again).',
+  },
+  SERVICE_BUSY: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'The service is activating or stopping; wait for it to settle (see its state) and try again.',
+  },
+  SERVICE_NOT_ACTIVE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'The request needs an active service (for example services.refreshTools) and this one is not.',
+  },
+  COMMAND_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'Activation: the command does not exist, or a bare name is not on the daemon\'s PATH (which differs from a terminal\'s). Register it by absolute path.',
+  },
+  COMMAND_NOT_EXECUTABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'Activation: the command is not an executable file.',
+  },
+  CWD_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'Activation: the working directory does not exist or is not a directory.',
+  },
+  SPAWN_FAILED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'Activation: the operating system refused to start the program; the message says why.',
+  },
+  TIMEOUT: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The server did not answer in time (initialize plus tool discovery share one deadline, 10 s by default).',
+  },
+  SERVER_EXITED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The server process exited or closed its pipes. It is never restarted automatically.',
+  },
+  PROTOCOL_ERROR: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The server broke the MCP protocol: non-JSON-RPC output on stdout, a malformed answer, a failed request, pages that never end, duplicate tool names.',
+  },
+  SCHEMA_INVALID: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'A tool\'s input schema does not compile (JSON Schema 2020-12, or draft-07 when its $schema says so), or it refers to an external $ref (schemas are never fetched). The message names the tool.',
   },
 } as const satisfies Record<string, CatalogEntry>;
 

@@ -42,14 +42,58 @@ const Cwd = Type.String({
   description: 'Absolute working directory (a relative one is refused with INVALID_CONFIG). It is not a sandbox.',
 });
 
+const TimeoutMs = Type.Integer({
+  minimum: 100,
+  maximum: 600_000,
+  description: 'Per-service timeout in ms for initialize + discovery together (and, later, for each call). Default 10000.',
+});
+
+const Generation = Type.Integer({ minimum: 1, description: 'Connection generation: every activation starts a new one.' });
+const Pid = Type.Integer({ minimum: 1 });
+
+export const ConnectionState = Type.Union(
+  [
+    Type.Object({ status: Type.Literal('disabled'), since: Timestamp }),
+    Type.Object({
+      status: Type.Literal('activating'),
+      phase: Type.Union([Type.Literal('spawning'), Type.Literal('initializing'), Type.Literal('discovering')]),
+      generation: Generation,
+      pid: Type.Union([Pid, Type.Null()]),
+      since: Timestamp,
+    }),
+    Type.Object({
+      status: Type.Literal('active'),
+      generation: Generation,
+      pid: Pid,
+      toolCount: Type.Integer({ minimum: 0 }),
+      toolListVersion: Type.Integer({ minimum: 1, description: 'Bumped on every tool discovery of this connection.' }),
+      server: Type.Object({ name: Type.String(), version: Type.String() }, { description: 'What the server says it is: untrusted.' }),
+      since: Timestamp,
+    }),
+    Type.Object({
+      status: Type.Literal('failed'),
+      generation: Generation,
+      code: Type.String({ description: 'An error code from the catalog.' }),
+      message: Type.String(),
+      at: Timestamp,
+    }),
+    Type.Object({ status: Type.Literal('stopping'), generation: Generation, pid: Type.Union([Pid, Type.Null()]), since: Timestamp }),
+  ],
+  { description: 'disabled -> activating(spawning|initializing|discovering) -> active; any step may end in failed; stopping -> disabled.' },
+);
+export type ConnectionState = Static<typeof ConnectionState>;
+
 export const Service = Type.Object({
   id: Type.String({ description: 'Stable UUID assigned at registration.' }),
   name: ServiceName,
+  transport: Type.Literal('stdio'),
   command: Type.String(),
   args: Type.Array(Type.String()),
   cwd: Type.Union([Type.String(), Type.Null()]),
-  enabled: Type.Boolean({ description: 'False until a human trusts and activates it; false after every edit and every daemon restart.' }),
+  timeoutMs: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default (10000).' }),
+  enabled: Type.Boolean({ description: 'True while activating or active. Every edit and every daemon restart disables a service.' }),
   configVersion: Type.Integer({ minimum: 1, description: 'Bumped on every edit; a trust decision is bound to it.' }),
+  connection: ConnectionState,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -60,6 +104,20 @@ const ServiceRefProps = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Service name. Give id or name, not both.' })),
 };
 const ServiceRef = Type.Object(ServiceRefProps, { additionalProperties: false });
+
+export const ToolInfo = Type.Object({
+  serviceId: Type.String(),
+  serviceName: Type.String(),
+  name: Type.String({ description: 'The server\'s own tool name: untrusted text.' }),
+  modelName: Type.String({ description: 'Stable name for model APIs, from the service id and a digest of the tool name.' }),
+  title: Type.Union([Type.String(), Type.Null()]),
+  description: Type.String({ description: 'Untrusted text from the server.' }),
+  inputSchema: Type.Object({}, { additionalProperties: true }),
+  annotations: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Untrusted hints: shown, never obeyed.' }),
+  generation: Generation,
+  toolListVersion: Type.Integer(),
+});
+export type ToolInfo = Static<typeof ToolInfo>;
 export type ServiceRef = Static<typeof ServiceRef>;
 
 const RegistryLoadError = Type.Object({
@@ -86,6 +144,7 @@ export const DaemonStatus = Type.Object({
   counts: Type.Object({
     services: Type.Integer(),
     enabledServices: Type.Integer(),
+    activeTools: Type.Integer(),
     clients: Type.Integer(),
     subscribers: Type.Integer(),
   }),
@@ -153,9 +212,9 @@ export const methods = {
     result: Type.Object({ subscribed: Type.Literal(false) }),
   }),
   'services.register': method({
-    summary: 'Register a stdio MCP server. It is stored disabled; nothing runs.',
+    summary: 'Register a stdio MCP server. It is stored disabled; nothing runs. The command must be absolute or a bare program name.',
     params: Type.Object(
-      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd) },
+      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs) },
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
@@ -174,7 +233,7 @@ export const methods = {
   }),
   'services.update': method({
     summary:
-      'Edit a service. The service is disabled and its configVersion bumped. With configVersion, refused if the service changed since.',
+      'Edit a service. It is stopped (its tools withdrawn at once), disabled, and its configVersion bumped. With configVersion, refused if the service changed since.',
     params: Type.Object(
       {
         ...ServiceRefProps,
@@ -185,6 +244,7 @@ export const methods = {
             command: Type.Optional(Command),
             args: Type.Optional(Args),
             cwd: Type.Optional(Type.Union([Cwd, Type.Null()], { description: 'null clears it.' })),
+            timeoutMs: Type.Optional(Type.Union([TimeoutMs, Type.Null()], { description: 'null restores the default.' })),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -195,10 +255,44 @@ export const methods = {
     errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED'],
   }),
   'services.delete': method({
-    summary: 'Remove a service from the registry.',
+    summary: 'Stop a service (if running) and remove it from the registry.',
     params: ServiceRef,
     result: Type.Object({ deleted: Type.Object({ id: Type.String(), name: Type.String() }) }),
     errors: ['SERVICE_NOT_FOUND', 'STORAGE_FAILED'],
+  }),
+  'services.activate': method({
+    summary:
+      'Trust and activate: start the program, initialize, discover every page of tools. Bound to the configVersion the human was shown. ' +
+      'Answers when activation has ended, with the resulting state (active, or failed with a code). Nothing restarts it automatically.',
+    params: Type.Object(
+      { ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1, description: 'The version whose command, args and cwd were shown.' }) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'SERVICE_BUSY', 'DAEMON_STOPPING'],
+  }),
+  'services.disable': method({
+    summary: 'Stop a service: its tools are withdrawn at once, then stdin is closed, then SIGTERM and SIGKILL go to its process group. A second disable forces it.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND'],
+  }),
+  'services.refreshTools': method({
+    summary: 'Discover the tools of an active service again (all pages). On failure the service goes to failed and its tools are withdrawn.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NOT_ACTIVE'],
+  }),
+  'services.logs': method({
+    summary: 'The tail of what the service wrote to stderr (kept in memory only, never on disk).',
+    params: ServiceRef,
+    result: Type.Object({ stderr: Type.String(), droppedChars: Type.Integer({ description: 'Older output no longer held.' }) }),
+    errors: ['SERVICE_NOT_FOUND'],
+  }),
+  'tools.list': method({
+    summary: 'The catalog of active tools, across services or for one.',
+    params: Type.Object({ serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) }, { additionalProperties: false }),
+    result: Type.Object({ tools: Type.Array(ToolInfo) }),
   }),
 } as const satisfies Record<string, MethodDef>;
 
@@ -219,6 +313,15 @@ export const events = {
   'service.updated': event('service.updated', 'A service was edited (and so disabled).', { service: Service }),
   'service.deleted': event('service.deleted', 'A service was removed.', {
     service: Type.Object({ id: Type.String(), name: Type.String() }),
+  }),
+  'service.state': event('service.state', 'A service\'s connection state changed.', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+    connection: ConnectionState,
+  }),
+  'service.tools': event('service.tools', 'A service\'s tools were discovered (at activation, on list_changed or refresh).', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+    toolListVersion: Type.Integer(),
+    toolCount: Type.Integer(),
   }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
 } as const;
@@ -259,7 +362,7 @@ export function openRpcDocument(version: string): { openrpc: string } & Record<s
       })),
     })),
     components: {
-      schemas: { Service: json(Service), DaemonStatus: json(DaemonStatus) },
+      schemas: { Service: json(Service), ConnectionState: json(ConnectionState), ToolInfo: json(ToolInfo), DaemonStatus: json(DaemonStatus) },
     },
     'x-events': Object.fromEntries(Object.entries(events).map(([type, schema]) => [type, json(schema)])),
     'x-errors': Object.fromEntries(

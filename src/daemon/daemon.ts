@@ -15,9 +15,11 @@ import {
   type MethodName,
   type Params,
   type Result,
+  type Service,
+  type ToolInfo,
   type WispPaths,
 } from '../control/index.js';
-import { ServiceRegistry, ServiceStore, type LoadProblem } from '../mcp/index.js';
+import { ServiceRegistry, ServiceStore, Supervisor, type CatalogTool, type LoadProblem, type RegistryChange, type StopLadder, type StoredService } from '../mcp/index.js';
 import type { Redactor } from '../secrets/index.js';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
@@ -30,7 +32,13 @@ export interface DaemonOptions {
   readonly now?: () => Date;
   /** How long stop() waits for in-flight work and for clients to read their last bytes. */
   readonly stopGraceMs?: number;
+  /** The stop ladder for MCP servers (stdin closed -> SIGTERM -> SIGKILL). */
+  readonly ladder?: StopLadder;
+  /** PATH used to resolve bare command names (default: the daemon's own PATH). */
+  readonly searchPath?: string;
 }
+
+export const DEFAULT_LADDER: StopLadder = { stdinGraceMs: 2000, termGraceMs: 2000 };
 
 type Handlers = { [M in MethodName]: (params: Params<M>, ctx: CallContext) => Result<M> | Promise<Result<M>> };
 
@@ -43,6 +51,7 @@ export class Daemon {
   private readonly events: EventHub;
   private readonly store: ServiceStore;
   private readonly registry: ServiceRegistry;
+  private readonly supervisor: Supervisor;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
   private loadProblem: LoadProblem | null = null;
@@ -56,7 +65,15 @@ export class Daemon {
     this.startedAt = now();
     this.events = new EventHub(LIMITS.eventHistory, now);
     this.store = new ServiceStore(options.paths.dataDir, now);
-    this.registry = new ServiceRegistry(this.store, (event) => this.events.emit(event), now);
+    this.supervisor = new Supervisor({
+      version: options.version,
+      ladder: options.ladder ?? DEFAULT_LADDER,
+      searchPath: options.searchPath ?? process.env.PATH,
+      emit: (event) => this.events.emit(event),
+      redact: (text) => options.redactor.redact(text),
+      now,
+    });
+    this.registry = new ServiceRegistry(this.store, (change) => this.onRegistryChange(change), now);
     this.server = new RpcServer({
       methods: this.methodTable(),
       maxFrameBytes: LIMITS.maxControlFrameBytes,
@@ -118,6 +135,7 @@ export class Daemon {
     this.options.logger.info({ reason }, 'wispd stopping');
     await this.server.stopAccepting(grace);
     this.events.emit({ type: 'daemon.stopping' });
+    await this.supervisor.stopAll();
     await this.registry.flush();
     await this.server.closeConnections(grace);
     await fs.rm(this.options.paths.socket, { force: true });
@@ -129,6 +147,42 @@ export class Daemon {
   private async releaseLocks(): Promise<void> {
     for (const lock of this.locks.reverse()) await lock.release();
     this.locks.length = 0;
+  }
+
+  /** A configuration change stops the service at once (its tools vanish before the process does). */
+  private onRegistryChange(change: RegistryChange): void {
+    switch (change.type) {
+      case 'registered':
+        this.events.emit({ type: 'service.registered', service: this.view(change.service) });
+        return;
+      case 'updated':
+        this.supervisor.rename(change.service.id, change.service.name);
+        void this.supervisor.stop(change.service.id);
+        this.events.emit({ type: 'service.updated', service: this.view(change.service) });
+        return;
+      case 'deleted':
+        void this.supervisor.remove(change.service.id);
+        this.events.emit({ type: 'service.deleted', service: change.service });
+        return;
+    }
+  }
+
+  private view(config: StoredService): Service {
+    const connection = this.supervisor.state(config.id);
+    return {
+      id: config.id,
+      name: config.name,
+      transport: 'stdio',
+      command: config.command,
+      args: [...config.args],
+      cwd: config.cwd,
+      timeoutMs: config.timeoutMs ?? null,
+      enabled: connection.status === 'activating' || connection.status === 'active',
+      configVersion: config.configVersion,
+      connection,
+      createdAt: config.createdAt,
+      updatedAt: config.updatedAt,
+    };
   }
 
   private methodTable(): Record<string, MethodEntry> {
@@ -144,7 +198,8 @@ export class Daemon {
         paths: { ...this.options.paths, registryFile: this.registryFile },
         counts: {
           services: this.registry.count,
-          enabledServices: this.registry.enabledCount,
+          enabledServices: this.supervisor.runningCount,
+          activeTools: this.supervisor.activeToolCount,
           clients: this.server.clientCount,
           subscribers: this.server.subscriberCount,
         },
@@ -175,13 +230,36 @@ export class Daemon {
         ctx.connection.subscribed = false;
         return { subscribed: false as const };
       },
-      'services.register': async (params) => ({ service: await this.registry.register(params) }),
-      'services.list': () => ({ services: this.registry.list() }),
-      'services.get': (params) => ({ service: this.registry.get(params) }),
-      'services.update': async (params) => ({
-        service: await this.registry.update({ id: params.id, name: params.name }, params.set, params.configVersion),
-      }),
-      'services.delete': async (params) => ({ deleted: await this.registry.delete(params) }),
+      'services.register': async (params) => ({ service: this.view(await this.registry.register(params)) }),
+      'services.list': () => ({ services: this.registry.list().map((config) => this.view(config)) }),
+      'services.get': (params) => ({ service: this.view(this.registry.get(params)) }),
+      'services.update': async (params) => {
+        const config = await this.registry.update({ id: params.id, name: params.name }, params.set, params.configVersion);
+        await this.supervisor.stop(config.id);
+        return { service: this.view(config) };
+      },
+      'services.delete': async (params) => {
+        const deleted = await this.registry.delete(params);
+        await this.supervisor.remove(deleted.id);
+        return { deleted };
+      },
+      'services.activate': async (params, ctx) => {
+        const config = this.registry.get({ id: params.id, name: params.name });
+        await this.supervisor.activate(config, params.configVersion, ctx.signal);
+        return { service: this.view(this.registry.get({ id: config.id })) };
+      },
+      'services.disable': async (params) => {
+        const config = this.registry.get(params);
+        await this.supervisor.stop(config.id, this.supervisor.state(config.id).status === 'stopping');
+        return { service: this.view(config) };
+      },
+      'services.refreshTools': async (params) => {
+        const config = this.registry.get(params);
+        await this.supervisor.refresh(config.id, config.name);
+        return { service: this.view(config) };
+      },
+      'services.logs': (params) => this.supervisor.logs(this.registry.get(params).id),
+      'tools.list': (params) => ({ tools: this.supervisor.tools(params.serviceId).map(toolInfo) }),
     };
     const table: Record<string, MethodEntry> = {};
     for (const name of Object.keys(methods) as MethodName[]) {
@@ -189,4 +267,19 @@ export class Daemon {
     }
     return table;
   }
+}
+
+function toolInfo(tool: CatalogTool): ToolInfo {
+  return {
+    serviceId: tool.serviceId,
+    serviceName: tool.serviceName,
+    name: tool.name,
+    modelName: tool.modelName,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: tool.annotations,
+    generation: tool.generation,
+    toolListVersion: tool.toolListVersion,
+  };
 }

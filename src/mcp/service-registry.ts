@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { LIMITS, WispError, type EventPayload, type Service, type ServiceRef } from '../control/index.js';
+import { LIMITS, WispError, type ServiceRef } from '../control/index.js';
 import type { ServiceStore, StoredService } from './service-store.js';
 
 export interface RegisterInput {
@@ -8,6 +8,7 @@ export interface RegisterInput {
   readonly command: string;
   readonly args?: readonly string[] | undefined;
   readonly cwd?: string | undefined;
+  readonly timeoutMs?: number | undefined;
 }
 
 export interface UpdateInput {
@@ -15,12 +16,17 @@ export interface UpdateInput {
   readonly command?: string | undefined;
   readonly args?: readonly string[] | undefined;
   readonly cwd?: string | null | undefined;
+  readonly timeoutMs?: number | null | undefined;
 }
 
+export type RegistryChange =
+  | { readonly type: 'registered' | 'updated'; readonly service: StoredService }
+  | { readonly type: 'deleted'; readonly service: { readonly id: string; readonly name: string } };
+
 /**
- * The registry of services: one writer, every change persisted (atomically) before it is
- * acknowledged or announced. Every new or edited service is disabled, and every service is
- * disabled when the daemon starts: nothing runs without a fresh trust decision.
+ * The registry of service configurations: one writer, every change persisted (atomically)
+ * before it is applied, acknowledged or announced. It holds configuration only; whether a
+ * service runs is the supervisor's business, and nothing here ever starts anything.
  */
 export class ServiceRegistry {
   private services: StoredService[] = [];
@@ -28,32 +34,28 @@ export class ServiceRegistry {
 
   constructor(
     private readonly store: ServiceStore,
-    private readonly announce: (event: EventPayload) => void,
+    private readonly onChange: (change: RegistryChange) => void,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Adopts what was loaded from disk, every service disabled. */
+  /** Adopts what was loaded from disk. Every service starts disabled. */
   adopt(services: readonly StoredService[]): void {
     this.services = services.map((service) => ({ ...service, enabled: false }));
   }
 
-  list(): Service[] {
-    return this.services.map(toView);
+  list(): readonly StoredService[] {
+    return this.services;
   }
 
-  get(ref: ServiceRef): Service {
-    return toView(this.find(ref));
+  get(ref: ServiceRef): StoredService {
+    return this.find(ref);
   }
 
   get count(): number {
     return this.services.length;
   }
 
-  get enabledCount(): number {
-    return this.services.filter((service) => service.enabled).length;
-  }
-
-  register(input: RegisterInput): Promise<Service> {
+  register(input: RegisterInput): Promise<StoredService> {
     return this.serialize(async () => {
       this.assertNameFree(input.name);
       if (this.services.length >= LIMITS.maxServices) {
@@ -62,6 +64,7 @@ export class ServiceRegistry {
           max: LIMITS.maxServices,
         });
       }
+      assertCommand(input.command);
       assertAbsoluteCwd(input.cwd);
       const at = this.now().toISOString();
       const service: StoredService = {
@@ -70,19 +73,19 @@ export class ServiceRegistry {
         command: input.command,
         args: [...(input.args ?? [])],
         cwd: input.cwd ?? null,
+        timeoutMs: input.timeoutMs ?? null,
         enabled: false,
         configVersion: 1,
         createdAt: at,
         updatedAt: at,
       };
       await this.commit([...this.services, service]);
-      const view = toView(service);
-      this.announce({ type: 'service.registered', service: view });
-      return view;
+      this.onChange({ type: 'registered', service });
+      return service;
     });
   }
 
-  update(ref: ServiceRef, set: UpdateInput, expectedVersion?: number): Promise<Service> {
+  update(ref: ServiceRef, set: UpdateInput, expectedVersion?: number): Promise<StoredService> {
     return this.serialize(async () => {
       const current = this.find(ref);
       if (expectedVersion !== undefined && expectedVersion !== current.configVersion) {
@@ -93,6 +96,7 @@ export class ServiceRegistry {
         );
       }
       if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name);
+      if (set.command !== undefined) assertCommand(set.command);
       assertAbsoluteCwd(set.cwd);
       const next: StoredService = {
         ...current,
@@ -100,14 +104,14 @@ export class ServiceRegistry {
         command: set.command ?? current.command,
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,
+        timeoutMs: set.timeoutMs !== undefined ? set.timeoutMs : (current.timeoutMs ?? null),
         enabled: false,
         configVersion: current.configVersion + 1,
         updatedAt: this.now().toISOString(),
       };
       await this.commit(this.services.map((service) => (service.id === current.id ? next : service)));
-      const view = toView(next);
-      this.announce({ type: 'service.updated', service: view });
-      return view;
+      this.onChange({ type: 'updated', service: next });
+      return next;
     });
   }
 
@@ -116,7 +120,7 @@ export class ServiceRegistry {
       const current = this.find(ref);
       await this.commit(this.services.filter((service) => service.id !== current.id));
       const deleted = { id: current.id, name: current.name };
-      this.announce({ type: 'service.deleted', service: deleted });
+      this.onChange({ type: 'deleted', service: deleted });
       return deleted;
     });
   }
@@ -163,12 +167,17 @@ export class ServiceRegistry {
   }
 }
 
+/** A command is an absolute path or a bare program name (looked up on PATH at activation). */
+function assertCommand(command: string): void {
+  if (!path.isAbsolute(command) && command.includes('/')) {
+    throw new WispError('INVALID_CONFIG', `command must be an absolute path or a bare program name, not ${JSON.stringify(command)}`, {
+      field: 'command',
+    });
+  }
+}
+
 function assertAbsoluteCwd(cwd: string | null | undefined): void {
   if (typeof cwd === 'string' && !path.isAbsolute(cwd)) {
     throw new WispError('INVALID_CONFIG', `cwd must be an absolute path, not ${JSON.stringify(cwd)}`, { field: 'cwd' });
   }
-}
-
-function toView(service: StoredService): Service {
-  return { ...service, args: [...service.args] };
 }

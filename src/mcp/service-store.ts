@@ -19,6 +19,7 @@ const StoredService = Type.Object(
     command: Type.String({ minLength: 1, maxLength: LIMITS.maxCommandChars }),
     args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
     cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
+    timeoutMs: Type.Optional(Type.Union([Type.Integer({ minimum: 100, maximum: 600_000 }), Type.Null()])),
     enabled: Type.Boolean(),
     configVersion: Type.Integer({ minimum: 1 }),
     createdAt: Type.String(),

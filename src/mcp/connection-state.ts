@@ -1,0 +1,75 @@
+import type { ConnectionState } from '../control/index.js';
+import { assertNever } from '../util/index.js';
+
+export type { ConnectionState };
+
+/** Everything that can happen to a connection. Each maps to at most one next state. */
+export type ConnectionEvent =
+  | { readonly type: 'activate'; readonly generation: number }
+  | { readonly type: 'spawned'; readonly pid: number }
+  | { readonly type: 'initialized' }
+  | {
+      readonly type: 'discovered';
+      readonly toolCount: number;
+      readonly toolListVersion: number;
+      readonly server: { readonly name: string; readonly version: string };
+    }
+  | { readonly type: 'failed'; readonly code: string; readonly message: string }
+  | { readonly type: 'stop' }
+  | { readonly type: 'stopped' };
+
+export class InvalidTransition extends Error {
+  constructor(state: ConnectionState, event: ConnectionEvent) {
+    super(`connection cannot go from ${state.status} on ${event.type}`);
+  }
+}
+
+/**
+ * The one transition function of the connection state machine:
+ * disabled -> activating(spawning -> initializing -> discovering) -> active; any of those
+ * may end in failed; activating/active -> stopping -> disabled; failed -> stopping or a new
+ * activation. Anything else is a bug and throws.
+ */
+export function transition(state: ConnectionState, event: ConnectionEvent, at: string): ConnectionState {
+  switch (event.type) {
+    case 'activate':
+      if (state.status === 'disabled' || state.status === 'failed') {
+        return { status: 'activating', phase: 'spawning', generation: event.generation, pid: null, since: at };
+      }
+      break;
+    case 'spawned':
+      if (state.status === 'activating' && state.phase === 'spawning') {
+        return { ...state, phase: 'initializing', pid: event.pid, since: at };
+      }
+      break;
+    case 'initialized':
+      if (state.status === 'activating' && state.phase === 'initializing') return { ...state, phase: 'discovering', since: at };
+      break;
+    case 'discovered':
+      if (state.status === 'active') {
+        return { ...state, toolCount: event.toolCount, toolListVersion: event.toolListVersion, server: { ...event.server } };
+      }
+      if (state.status === 'activating' && state.phase === 'discovering' && state.pid !== null) {
+        const { generation, pid } = state;
+        return { status: 'active', generation, pid, toolCount: event.toolCount, toolListVersion: event.toolListVersion, server: { ...event.server }, since: at };
+      }
+      break;
+    case 'failed':
+      if (state.status === 'activating' || state.status === 'active') {
+        return { status: 'failed', generation: state.generation, code: event.code, message: event.message, at };
+      }
+      break;
+    case 'stop':
+      if (state.status === 'activating' || state.status === 'active') {
+        return { status: 'stopping', generation: state.generation, pid: state.pid, since: at };
+      }
+      if (state.status === 'failed') return { status: 'stopping', generation: state.generation, pid: null, since: at };
+      break;
+    case 'stopped':
+      if (state.status === 'stopping') return { status: 'disabled', since: at };
+      break;
+    default:
+      return assertNever(event);
+  }
+  throw new InvalidTransition(state, event);
+}

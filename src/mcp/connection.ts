@@ -1,0 +1,202 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
+import { buildCatalog, type CatalogTool } from './tool-catalog.js';
+import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
+import { StdioTransport, type StopLadder } from './stdio-transport.js';
+import type { StderrTail } from './stderr-tail.js';
+import type { StoredService } from './service-store.js';
+
+/** A server that keeps answering with a nextCursor is cut off here. */
+export const MAX_TOOL_PAGES = 100;
+
+/**
+ * The SDK validates tool outputs with draft-07 ajv, built from one page of listTools at a
+ * time; we validate ourselves, so its validator is switched off (getValidator -> undefined).
+ */
+const noSdkValidation: jsonSchemaValidator = { getValidator: () => undefined as never };
+
+export interface ConnectionHooks {
+  spawned(pid: number): void;
+  initialized(): void;
+  /** A complete, checked tool list; throws (LIMIT_EXCEEDED) to refuse it. */
+  discovered(tools: CatalogTool[], server: { name: string; version: string }, toolListVersion: number): void;
+  /** The connection failed on its own (exit, protocol error, failed refresh). */
+  failed(code: WispCode, message: string): void;
+}
+
+export interface ConnectionOptions {
+  readonly version: string;
+  readonly ladder: StopLadder;
+  readonly stderr: StderrTail;
+  readonly searchPath: string | undefined;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export class Failure extends Error {
+  constructor(
+    readonly code: WispCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * One connection generation of one service: spawn, initialize, paginated discovery,
+ * list_changed, stop. A generation never comes back: a new activation makes a new one.
+ * Every callback checks `closed`, so nothing late from this generation leaks into the next.
+ */
+export class Connection {
+  private transport: StdioTransport | undefined;
+  private client: Client | undefined;
+  private closed = false;
+  private toolListVersion = 0;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private server = { name: 'unknown', version: 'unknown' };
+
+  constructor(
+    readonly config: StoredService,
+    readonly generation: number,
+    private readonly hooks: ConnectionHooks,
+    private readonly options: ConnectionOptions,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.transport?.pid;
+  }
+
+  /** Runs activation to the end. Rejects with a Failure; the caller then stops the process. */
+  async activate(signal: AbortSignal): Promise<void> {
+    const timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    try {
+      await checkCwd(this.config.cwd);
+      const command = await resolveCommand(this.config.command, this.options.searchPath);
+      signal.throwIfAborted();
+      if (this.closed) return;
+      const transport = new StdioTransport(
+        { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
+        { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr },
+      );
+      this.transport = transport;
+      await transport.start();
+      if (this.closed) {
+        await transport.stop(true);
+        return;
+      }
+      this.hooks.spawned(transport.pid ?? 0);
+
+      const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities: {}, jsonSchemaValidator: noSdkValidation });
+      this.client = client;
+      client.onclose = () => this.onClosed();
+      client.onerror = () => undefined; // surfaced through the failing request or onclose
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+      await client.connect(transport, { timeout: remaining(deadline), signal });
+      if (this.closed) return;
+      this.server = { name: client.getServerVersion()?.name ?? 'unknown', version: client.getServerVersion()?.version ?? 'unknown' };
+      this.hooks.initialized();
+
+      const tools = await this.listAllTools(deadline, signal);
+      if (this.closed) return;
+      this.toolListVersion += 1;
+      this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
+    } catch (error) {
+      throw this.toFailure(error, signal);
+    }
+  }
+
+  /** Discovers every page again; on failure the hooks hear `failed`. */
+  refresh(): Promise<void> {
+    this.refreshAgain = true;
+    this.refreshing ??= this.runRefreshes().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  /** Stops the process (the ladder; `force` skips to SIGKILL). Idempotent. */
+  async stop(force: boolean): Promise<void> {
+    this.closed = true;
+    await this.transport?.stop(force);
+  }
+
+  private scheduleRefresh(): void {
+    if (this.closed) return;
+    void this.refresh();
+  }
+
+  private async runRefreshes(): Promise<void> {
+    while (this.refreshAgain && !this.closed) {
+      this.refreshAgain = false;
+      const timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs;
+      const controller = new AbortController();
+      try {
+        const tools = await this.listAllTools(Date.now() + timeoutMs, controller.signal);
+        if (this.closed) return;
+        this.toolListVersion += 1;
+        this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
+      } catch (error) {
+        if (this.closed) return;
+        const failure = this.toFailure(error, controller.signal);
+        this.closed = true;
+        this.hooks.failed(failure.code, `tool refresh failed: ${failure.message}`);
+        return;
+      }
+    }
+  }
+
+  private async listAllTools(deadline: number, signal: AbortSignal): Promise<Tool[]> {
+    const client = this.client;
+    if (client === undefined) throw new Failure('SERVER_EXITED', 'not connected');
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page >= MAX_TOOL_PAGES) {
+        throw new Failure('PROTOCOL_ERROR', `tools/list was still paging after ${MAX_TOOL_PAGES} pages`);
+      }
+      const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining(deadline), signal });
+      tools.push(...result.tools);
+      if (tools.length > LIMITS.maxToolsPerService) {
+        throw new WispError('LIMIT_EXCEEDED', `${this.config.name} offers more than ${LIMITS.maxToolsPerService} tools`, {
+          limit: 'maxToolsPerService',
+          max: LIMITS.maxToolsPerService,
+        });
+      }
+      if (result.nextCursor === undefined) return tools;
+      cursor = result.nextCursor;
+    }
+  }
+
+  private onClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const failure = this.transport?.failure;
+    if (failure !== undefined) this.hooks.failed(failure.code, failure.message);
+    else this.hooks.failed('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
+    // Sweep whatever the server left in its process group.
+    void this.transport?.stop(true);
+  }
+
+  private toFailure(error: unknown, signal: AbortSignal): Failure {
+    const transportFailure = this.transport?.failure;
+    if (transportFailure !== undefined) return new Failure(transportFailure.code, transportFailure.message);
+    if (error instanceof Failure) return error;
+    if (signal.aborted) return new Failure('CANCELLED', 'activation was cancelled (the client that asked went away, or the service was stopped)');
+    if (error instanceof WispError) return new Failure(error.code, error.message);
+    if (error instanceof McpError) {
+      if (error.code === (ErrorCode.RequestTimeout as number)) {
+        return new Failure('TIMEOUT', `the server did not answer within ${this.config.timeoutMs ?? LIMITS.defaultTimeoutMs} ms`);
+      }
+      if (error.code === (ErrorCode.ConnectionClosed as number)) {
+        return new Failure('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
+      }
+      return new Failure('PROTOCOL_ERROR', `the server answered with an error: ${error.message}`);
+    }
+    return new Failure('PROTOCOL_ERROR', error instanceof Error ? error.message : String(error));
+  }
+}
+
+function remaining(deadline: number): number {
+  return Math.max(1, deadline - Date.now());
+}

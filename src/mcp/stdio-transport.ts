@@ -1,0 +1,262 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { WispError, type ErrorCode } from '../control/index.js';
+import { LineSplitter } from '../util/index.js';
+import type { StderrTail } from './stderr-tail.js';
+
+export interface StdioLaunch {
+  /** Absolute path (resolved before launch). */
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd: string | undefined;
+  /** The complete environment of the child: nothing else is inherited. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface StopLadder {
+  /** After closing stdin, how long to wait before SIGTERM. */
+  readonly stdinGraceMs: number;
+  /** After SIGTERM, how long to wait before SIGKILL. */
+  readonly termGraceMs: number;
+}
+
+export interface TransportFailure {
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The stdio transport, our own rather than the SDK's StdioClientTransport:
+ * - an exact per-frame cap (the SDK bounds buffered bytes, not a frame) via LineSplitter;
+ * - the child is spawned in its own process group (detached) and stopped by signalling the
+ *   whole group, so npx-style wrappers and grandchildren do not survive as orphans;
+ * - stderr is always drained into a bounded tail (an undrained pipe deadlocks a server);
+ * - the environment is exactly what the caller passes, never the daemon's.
+ */
+export class StdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private started: Promise<void> | undefined;
+  private exited: Promise<void> | undefined;
+  private hasExited = false;
+  private exitDescription = '';
+  private stopping: Promise<void> | undefined;
+  private forceStop: (() => void) | undefined;
+  private closedReported = false;
+  /** Why the transport closed on its own (frame too large, garbage, exit), if it did. */
+  failure: TransportFailure | undefined;
+
+  constructor(
+    private readonly launch: StdioLaunch,
+    private readonly options: { readonly maxFrameBytes: number; readonly ladder: StopLadder; readonly stderr: StderrTail },
+  ) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get exitInfo(): string {
+    return this.exitDescription;
+  }
+
+  /** Spawns the server. Idempotent: we start it to see the pid, then the SDK's connect() calls it again. */
+  start(): Promise<void> {
+    this.started ??= this.spawnChild();
+    return this.started;
+  }
+
+  private spawnChild(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.launch.command, [...this.launch.args], {
+        cwd: this.launch.cwd,
+        env: { ...this.launch.env },
+        shell: false,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+      this.child = child;
+      this.exited = new Promise((resolveExit) => {
+        child.once('exit', (code, signal) => {
+          this.hasExited = true;
+          this.exitDescription = signal !== null ? `killed by ${signal}` : `exit status ${String(code)}`;
+          resolveExit();
+        });
+      });
+      child.once('spawn', () => resolve());
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        if (child.pid === undefined) {
+          this.hasExited = true;
+          reject(spawnError(error, this.launch.command));
+        } else this.onerror?.(error);
+      });
+      const splitter = new LineSplitter(
+        this.options.maxFrameBytes,
+        (frame) => this.onFrame(frame),
+        (bytes) =>
+          this.fail('FRAME_TOO_LARGE', `the server sent a frame of more than ${this.options.maxFrameBytes} bytes (${bytes} seen)`),
+      );
+      child.stdout.on('data', (chunk: Buffer) => splitter.push(chunk));
+      child.stderr.on('data', (chunk: Buffer) => this.options.stderr.push(chunk));
+      child.stdin.on('error', () => undefined); // EPIPE after the child exits: the exit is what we report
+      child.stdout.on('error', () => undefined);
+      child.stderr.on('error', () => undefined);
+      child.once('close', () => this.reportClosed());
+    });
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (stdin === undefined || stdin.destroyed || !stdin.writable || this.stopping !== undefined) {
+      throw new WispError('SERVER_EXITED', 'the server is not running');
+    }
+    if (!stdin.write(`${JSON.stringify(message)}\n`)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          stdin.off('drain', done);
+          stdin.off('close', done);
+          resolve();
+        };
+        stdin.on('drain', done);
+        stdin.on('close', done);
+      });
+    }
+  }
+
+  /** The stop ladder: stdin closed -> SIGTERM to the group -> SIGKILL to the group. */
+  close(): Promise<void> {
+    return this.stop(false);
+  }
+
+  /**
+   * Stops the server. A second call while stopping (or `force`) skips to SIGKILL. Resolves
+   * once the process has exited and its group is empty (or after the final SIGKILL).
+   */
+  stop(force: boolean): Promise<void> {
+    if (this.stopping !== undefined) {
+      if (force) this.forceStop?.();
+      return this.stopping;
+    }
+    this.stopping = this.runLadder(force).finally(() => this.reportClosed());
+    return this.stopping;
+  }
+
+  private async runLadder(force: boolean): Promise<void> {
+    const child = this.child;
+    if (child === undefined || child.pid === undefined) return;
+    const pid = child.pid;
+    let forced = force;
+    const forcedPromise = new Promise<void>((resolve) => {
+      this.forceStop = () => {
+        forced = true;
+        resolve();
+      };
+      if (force) resolve();
+    });
+    const waitExit = (ms: number): Promise<boolean> =>
+      this.hasExited ? Promise.resolve(true) : raceTimeout(this.exited ?? Promise.resolve(), ms, forcedPromise).then(() => this.hasExited);
+
+    if (!forced && !this.hasExited) {
+      child.stdin.end();
+      await waitExit(this.options.ladder.stdinGraceMs);
+    }
+    if (!forced && !this.hasExited) {
+      signalGroup(pid, 'SIGTERM');
+      await waitExit(this.options.ladder.termGraceMs);
+    }
+    if (!this.hasExited) {
+      signalGroup(pid, 'SIGKILL');
+      await raceTimeout(this.exited ?? Promise.resolve(), 5000);
+    }
+    // The leader is gone; whatever it left in its group (grandchildren) goes too.
+    if (groupAlive(pid)) {
+      signalGroup(pid, 'SIGTERM');
+      await waitGroupEmpty(pid, forced ? 0 : this.options.ladder.termGraceMs);
+      if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+    }
+  }
+
+  private onFrame(frame: Buffer): void {
+    if (this.failure !== undefined) return;
+    let text: string;
+    try {
+      text = decoder.decode(frame).trim();
+    } catch {
+      this.fail('PROTOCOL_ERROR', 'the server wrote invalid UTF-8 to stdout');
+      return;
+    }
+    if (text === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      this.fail('PROTOCOL_ERROR', `the server wrote something other than JSON-RPC to stdout: ${JSON.stringify(text.slice(0, 80))}`);
+      return;
+    }
+    const message = JSONRPCMessageSchema.safeParse(parsed);
+    if (!message.success) {
+      this.fail('PROTOCOL_ERROR', 'the server wrote a JSON value that is not a JSON-RPC message');
+      return;
+    }
+    this.onmessage?.(message.data);
+  }
+
+  /** A misbehaving server: remember why, stop it, and report the close. */
+  private fail(code: ErrorCode, message: string): void {
+    if (this.failure !== undefined) return;
+    this.failure = { code, message };
+    this.child?.stdout.pause();
+    void this.stop(true);
+  }
+
+  private reportClosed(): void {
+    if (this.closedReported) return;
+    this.closedReported = true;
+    this.onclose?.();
+  }
+}
+
+function spawnError(error: NodeJS.ErrnoException, command: string): WispError {
+  if (error.code === 'ENOENT') return new WispError('COMMAND_NOT_FOUND', `${command} does not exist`);
+  if (error.code === 'EACCES') return new WispError('COMMAND_NOT_EXECUTABLE', `${command} is not executable`);
+  return new WispError('SPAWN_FAILED', `could not start ${command}: ${error.message}`);
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already empty
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** No event says a process group became empty, so poll it, briefly. */
+async function waitGroupEmpty(pid: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (let wait = 5; groupAlive(pid) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+function raceTimeout(promise: Promise<unknown>, ms: number, also?: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, timeout, ...(also !== undefined ? [also] : [])]).then(() => clearTimeout(timer));
+}

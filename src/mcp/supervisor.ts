@@ -1,0 +1,249 @@
+import { LIMITS, WispError, type ConnectionState, type EventPayload } from '../control/index.js';
+import { Connection, Failure, type ConnectionHooks } from './connection.js';
+import { transition, type ConnectionEvent } from './connection-state.js';
+import { StderrTail } from './stderr-tail.js';
+import type { StoredService } from './service-store.js';
+import type { StopLadder } from './stdio-transport.js';
+import type { CatalogTool } from './tool-catalog.js';
+
+export interface SupervisorOptions {
+  readonly version: string;
+  readonly ladder: StopLadder;
+  /** The daemon's PATH, for bare command names. */
+  readonly searchPath: string | undefined;
+  readonly emit: (event: EventPayload) => void;
+  readonly redact: (text: string) => string;
+  readonly now: () => Date;
+}
+
+/** stderr kept per service, in characters. */
+export const STDERR_TAIL_CHARS = 64 * 1024;
+
+interface Entry {
+  readonly id: string;
+  name: string;
+  state: ConnectionState;
+  generation: number;
+  connection: Connection | undefined;
+  activation: AbortController | undefined;
+  stopping: Promise<void> | undefined;
+  stderr: StderrTail;
+}
+
+/**
+ * Runs services: one entry per service that was ever activated in this daemon run, holding
+ * its connection state and current connection, and the catalog of active tools. Nothing
+ * starts here unless `activate` is called; nothing is ever restarted automatically.
+ */
+export class Supervisor {
+  private readonly entries = new Map<string, Entry>();
+  private readonly catalog = new Map<string, CatalogTool>();
+  private readonly background = new Set<Promise<void>>();
+  private readonly startedAt: string;
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.startedAt = options.now().toISOString();
+  }
+
+  state(id: string): ConnectionState {
+    return this.entries.get(id)?.state ?? { status: 'disabled', since: this.startedAt };
+  }
+
+  get activeToolCount(): number {
+    return this.catalog.size;
+  }
+
+  get runningCount(): number {
+    let count = 0;
+    for (const entry of this.entries.values()) if (entry.state.status === 'activating' || entry.state.status === 'active') count += 1;
+    return count;
+  }
+
+  tools(serviceId?: string): CatalogTool[] {
+    return [...this.catalog.values()].filter((tool) => serviceId === undefined || tool.serviceId === serviceId);
+  }
+
+  tool(modelName: string): CatalogTool | undefined {
+    return this.catalog.get(modelName);
+  }
+
+  logs(id: string): { stderr: string; droppedChars: number } {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return { stderr: '', droppedChars: 0 };
+    const { text, droppedChars } = entry.stderr.snapshot();
+    return { stderr: text, droppedChars };
+  }
+
+  /**
+   * Trust and activate, bound to the configVersion the human was shown. Resolves with the
+   * resulting state once activation has ended (active, or failed with the process gone).
+   */
+  async activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
+    if (config.configVersion !== configVersion) {
+      throw new WispError(
+        'APPROVAL_STALE',
+        `${config.name} was edited since it was shown (configVersion ${config.configVersion}, not ${configVersion}); show its command, args and cwd again`,
+        { id: config.id, configVersion: config.configVersion },
+      );
+    }
+    const entry = this.entryFor(config);
+    if (entry.state.status === 'active') return entry.state;
+    if (entry.state.status === 'activating' || entry.state.status === 'stopping') {
+      throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
+    }
+    entry.generation += 1;
+    entry.stderr = new StderrTail(STDERR_TAIL_CHARS, this.options.redact);
+    const connection = new Connection(config, entry.generation, this.hooks(entry, entry.generation), {
+      version: this.options.version,
+      ladder: this.options.ladder,
+      stderr: entry.stderr,
+      searchPath: this.options.searchPath,
+      env: {},
+    });
+    entry.connection = connection;
+    const controller = new AbortController();
+    entry.activation = controller;
+    this.apply(entry, { type: 'activate', generation: entry.generation });
+    try {
+      await connection.activate(AbortSignal.any([signal, controller.signal]));
+    } catch (error) {
+      const failure = error instanceof Failure ? error : new Failure('INTERNAL_ERROR', String(error));
+      // Re-read the state: stop() or a failure hook may have moved it meanwhile.
+      if (this.isCurrent(entry, connection) && statusOf(entry) === 'activating') {
+        this.withdraw(entry.id);
+        await connection.stop(true);
+        if (this.isCurrent(entry, connection) && statusOf(entry) === 'activating') {
+          this.apply(entry, { type: 'failed', code: failure.code, message: failure.message });
+        }
+      }
+    } finally {
+      if (entry.activation === controller) entry.activation = undefined;
+    }
+    return entry.state;
+  }
+
+  /**
+   * Stops a service: tools withdrawn at once, then the stop ladder. `force` (a second
+   * request from a human) skips to SIGKILL; otherwise a stop already under way is joined.
+   */
+  async stop(id: string, force = false): Promise<ConnectionState> {
+    const entry = this.entries.get(id);
+    if (entry === undefined || entry.state.status === 'disabled') return this.state(id);
+    if (entry.state.status === 'stopping') {
+      if (force) void entry.connection?.stop(true);
+      await entry.stopping;
+      return entry.state;
+    }
+    this.withdraw(id);
+    entry.activation?.abort();
+    this.apply(entry, { type: 'stop' });
+    const connection = entry.connection;
+    entry.stopping = (async () => {
+      await connection?.stop(force);
+      this.apply(entry, { type: 'stopped' });
+    })();
+    await entry.stopping;
+    entry.stopping = undefined;
+    return entry.state;
+  }
+
+  async refresh(id: string, name: string): Promise<ConnectionState> {
+    const entry = this.entries.get(id);
+    if (entry?.state.status !== 'active' || entry.connection === undefined) {
+      throw new WispError('SERVICE_NOT_ACTIVE', `${name} is not active (${this.state(id).status})`, { status: this.state(id).status });
+    }
+    await entry.connection.refresh();
+    return entry.state;
+  }
+
+  /** Keeps the name used in events current after a rename. */
+  rename(id: string, name: string): void {
+    const entry = this.entries.get(id);
+    if (entry !== undefined) entry.name = name;
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.stop(id);
+    this.entries.delete(id);
+  }
+
+  /** Daemon shutdown: every service down the ladder, in parallel. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.entries.keys()].map((id) => this.stop(id)));
+    await Promise.all([...this.background]);
+  }
+
+  private hooks(entry: Entry, generation: number): ConnectionHooks {
+    const current = (): boolean => entry.generation === generation && entry.stopping === undefined;
+    return {
+      spawned: (pid) => {
+        if (current() && entry.state.status === 'activating') this.apply(entry, { type: 'spawned', pid });
+      },
+      initialized: () => {
+        if (current() && entry.state.status === 'activating') this.apply(entry, { type: 'initialized' });
+      },
+      discovered: (tools, server, toolListVersion) => {
+        if (!current()) return;
+        const others = this.catalog.size - this.tools(entry.id).length;
+        if (others + tools.length > LIMITS.maxActiveTools) {
+          throw new WispError(
+            'LIMIT_EXCEEDED',
+            `${entry.name} offers ${tools.length} tools and ${others} are already active (at most ${LIMITS.maxActiveTools} in total)`,
+            { limit: 'maxActiveTools', max: LIMITS.maxActiveTools },
+          );
+        }
+        this.withdraw(entry.id);
+        for (const tool of tools) this.catalog.set(tool.modelName, tool);
+        this.apply(entry, { type: 'discovered', toolCount: tools.length, toolListVersion, server });
+        this.options.emit({ type: 'service.tools', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
+      },
+      failed: (code, message) => {
+        if (!current() || (entry.state.status !== 'active' && entry.state.status !== 'activating')) return;
+        this.withdraw(entry.id);
+        this.apply(entry, { type: 'failed', code, message });
+        // The process may still be running (a failed refresh): take it down the ladder.
+        const connection = entry.connection;
+        if (connection !== undefined) {
+          const stopping = connection.stop(false).finally(() => this.background.delete(stopping));
+          this.background.add(stopping);
+        }
+      },
+    };
+  }
+
+  private isCurrent(entry: Entry, connection: Connection): boolean {
+    return entry.connection === connection && entry.stopping === undefined;
+  }
+
+  private entryFor(config: StoredService): Entry {
+    let entry = this.entries.get(config.id);
+    if (entry === undefined) {
+      entry = {
+        id: config.id,
+        name: config.name,
+        state: { status: 'disabled', since: this.startedAt },
+        generation: 0,
+        connection: undefined,
+        activation: undefined,
+        stopping: undefined,
+        stderr: new StderrTail(STDERR_TAIL_CHARS, this.options.redact),
+      };
+      this.entries.set(config.id, entry);
+    }
+    entry.name = config.name;
+    return entry;
+  }
+
+  private withdraw(serviceId: string): void {
+    for (const [modelName, tool] of this.catalog) if (tool.serviceId === serviceId) this.catalog.delete(modelName);
+  }
+
+  private apply(entry: Entry, event: ConnectionEvent): void {
+    entry.state = transition(entry.state, event, this.options.now().toISOString());
+    this.options.emit({ type: 'service.state', service: { id: entry.id, name: entry.name }, connection: entry.state });
+  }
+}
+
+function statusOf(entry: Entry): ConnectionState['status'] {
+  return entry.state.status;
+}

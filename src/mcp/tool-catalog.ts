@@ -1,0 +1,110 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { LIMITS, WispError } from '../control/index.js';
+import { sha256Hex } from '../util/index.js';
+
+/** One tool of one active connection, as shown to humans and (later) to models. */
+export interface CatalogTool {
+  readonly serviceId: string;
+  readonly serviceName: string;
+  readonly generation: number;
+  readonly toolListVersion: number;
+  /** The server's own name for it: untrusted text, shown, never interpreted. */
+  readonly name: string;
+  readonly modelName: string;
+  readonly title: string | null;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  /** Untrusted hints: shown, never obeyed. */
+  readonly annotations: Record<string, unknown> | null;
+  readonly validate: ValidateFunction;
+}
+
+/**
+ * The model-facing name: stable across restarts and re-activations (it depends only on
+ * the service's UUID and the original tool name), and valid for model APIs
+ * (^[A-Za-z0-9_-]{1,64}$) whatever characters the server used.
+ */
+export function modelToolName(serviceId: string, toolName: string): string {
+  const service = serviceId.replace(/[^0-9a-f]/gi, '').slice(0, 12).toLowerCase();
+  return `mcp_${service}_${sha256Hex(toolName).slice(0, 16)}`;
+}
+
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+
+/**
+ * Compiles input schemas: JSON Schema 2020-12 unless `$schema` explicitly selects
+ * draft-07. No schema is ever fetched: an unresolvable (external) $ref fails compilation.
+ * One compiler pair per connection, so `$id`s of one server cannot collide with another's.
+ */
+export class SchemaCompiler {
+  private draft2020: Ajv2020 | undefined;
+  private draft07: Ajv | undefined;
+
+  compile(toolName: string, schema: Record<string, unknown>): ValidateFunction {
+    const size = Buffer.byteLength(JSON.stringify(schema));
+    if (size > LIMITS.maxInputSchemaBytes) {
+      throw new WispError('LIMIT_EXCEEDED', `tool ${JSON.stringify(toolName)} has an input schema of ${size} bytes (at most ${LIMITS.maxInputSchemaBytes})`, {
+        limit: 'maxInputSchemaBytes',
+        max: LIMITS.maxInputSchemaBytes,
+        tool: toolName,
+      });
+    }
+    const dialect = schema.$schema;
+    let ajv: Ajv | Ajv2020;
+    if (dialect === undefined || (typeof dialect === 'string' && DRAFT_2020.test(dialect))) {
+      ajv = this.draft2020 ??= new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    } else if (typeof dialect === 'string' && DRAFT_07.test(dialect)) {
+      ajv = this.draft07 ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    } else {
+      throw new WispError('SCHEMA_INVALID', `tool ${JSON.stringify(toolName)} uses an unsupported $schema ${JSON.stringify(dialect)} (2020-12 or draft-07 only)`, {
+        tool: toolName,
+      });
+    }
+    try {
+      return ajv.compile(schema);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new WispError('SCHEMA_INVALID', `tool ${JSON.stringify(toolName)} has an input schema that does not compile: ${reason}`, {
+        tool: toolName,
+      });
+    }
+  }
+}
+
+/** Checks a discovered tool list against the limits and compiles every input schema. */
+export function buildCatalog(
+  service: { id: string; name: string },
+  generation: number,
+  toolListVersion: number,
+  tools: readonly Tool[],
+): CatalogTool[] {
+  if (tools.length > LIMITS.maxToolsPerService) {
+    throw new WispError('LIMIT_EXCEEDED', `${service.name} offers ${tools.length} tools (at most ${LIMITS.maxToolsPerService} per service)`, {
+      limit: 'maxToolsPerService',
+      max: LIMITS.maxToolsPerService,
+    });
+  }
+  const seen = new Set<string>();
+  const compiler = new SchemaCompiler();
+  return tools.map((tool) => {
+    if (seen.has(tool.name)) throw new WispError('PROTOCOL_ERROR', `${service.name} lists the tool ${JSON.stringify(tool.name)} twice`);
+    seen.add(tool.name);
+    const inputSchema = tool.inputSchema as Record<string, unknown>;
+    return {
+      serviceId: service.id,
+      serviceName: service.name,
+      generation,
+      toolListVersion,
+      name: tool.name,
+      modelName: modelToolName(service.id, tool.name),
+      title: tool.title ?? null,
+      description: tool.description ?? '',
+      inputSchema,
+      annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
+      validate: compiler.compile(tool.name, inputSchema),
+    };
+  });
+}
