@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
 import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type ConnectionState, type Service, type WispEvent } from '../control/protocol.js';
@@ -138,8 +139,9 @@ function buildProgram(io: CliIo): Command {
     .argument('[args...]', 'arguments, passed item by item (put them after --)')
     .option('--args-json <json>', 'arguments as a JSON array of strings, instead of after --')
     .option('--cwd <dir>', 'absolute working directory')
+    .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000, default 10000)', (v) => parseNonNegative(v, '--timeout-ms'))
     .addHelpText('after', '\nExample:\n  wispctl mcp add files -- /usr/local/bin/node /opt/mcp/files/server.js --root /home/me/docs')
-    .action((name: string, command: string | undefined, args: string[], opts: { argsJson?: string; cwd?: string }) =>
+    .action((name: string, command: string | undefined, args: string[], opts: { argsJson?: string; cwd?: string; timeoutMs?: number }) =>
       withClient(async (client) => {
         if (command === undefined) throw new WispError('INVALID_PARAMS', 'give the command after the name: wispctl mcp add NAME -- COMMAND [ARGS...]');
         const argList = opts.argsJson !== undefined ? parseArgsJson(opts.argsJson, args) : args;
@@ -148,6 +150,7 @@ function buildProgram(io: CliIo): Command {
           command,
           args: argList,
           ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+          ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         });
         print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${describeService(service)}`);
       }),
@@ -155,7 +158,7 @@ function buildProgram(io: CliIo): Command {
 
   mcp
     .command('list')
-    .description('list registered services')
+    .description('list registered services with their state (the status panel)')
     .action(() =>
       withClient(async (client) => {
         const { services } = await client.call('services.list');
@@ -163,8 +166,16 @@ function buildProgram(io: CliIo): Command {
           services.length === 0
             ? 'no services registered (add one with: wispctl mcp add NAME -- COMMAND [ARGS...])'
             : table(
-                ['NAME', 'STATE', 'VERSION', 'COMMAND'],
-                services.map((s) => [s.name, s.enabled ? 'enabled' : 'disabled', String(s.configVersion), commandLine(s)]),
+                ['NAME', 'STATE', 'PID', 'TOOLS', 'SINCE', 'TRANSPORT', 'REASON'],
+                services.map((s) => {
+                  const c = s.connection;
+                  const state = c.status === 'activating' ? `activating/${c.phase}` : c.status;
+                  const pid = 'pid' in c && c.pid !== null ? String(c.pid) : '-';
+                  const tools = c.status === 'active' ? String(c.toolCount) : '-';
+                  const since = c.status === 'failed' ? c.at : c.since;
+                  const reason = c.status === 'failed' ? `${c.code}: ${c.message}` : '';
+                  return [s.name, state, pid, tools, since, s.transport, reason];
+                }),
               ),
         );
       }),
@@ -191,10 +202,12 @@ function buildProgram(io: CliIo): Command {
     .option('--args-json <json>', 'new arguments as a JSON array of strings')
     .option('--cwd <dir>', 'new absolute working directory')
     .option('--no-cwd', 'clear the working directory')
+    .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000); 0 restores the default', (v) => parseNonNegative(v, '--timeout-ms'))
     .action(
-      (name: string, command: string | undefined, args: string[], opts: { name?: string; argsJson?: string; cwd?: string | false }) =>
+      (name: string, command: string | undefined, args: string[], opts: { name?: string; argsJson?: string; cwd?: string | false; timeoutMs?: number }) =>
         withClient(async (client) => {
-          const set: { name?: string; command?: string; args?: string[]; cwd?: string | null } = {};
+          const set: { name?: string; command?: string; args?: string[]; cwd?: string | null; timeoutMs?: number | null } = {};
+          if (opts.timeoutMs !== undefined) set.timeoutMs = opts.timeoutMs === 0 ? null : opts.timeoutMs;
           if (opts.name !== undefined) set.name = opts.name;
           if (command !== undefined) {
             set.command = command;
@@ -203,7 +216,7 @@ function buildProgram(io: CliIo): Command {
           if (opts.argsJson !== undefined) set.args = parseArgsJson(opts.argsJson, command !== undefined ? args : []);
           if (opts.cwd === false) set.cwd = null;
           else if (opts.cwd !== undefined) set.cwd = opts.cwd;
-          if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --cwd, --no-cwd, --args-json or -- COMMAND [ARGS...]');
+          if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --cwd, --no-cwd, --timeout-ms, --args-json or -- COMMAND [ARGS...]');
           const { service } = await client.call('services.update', { ...ref(name), set });
           print(service, () => `updated ${service.name} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`);
         }),
@@ -218,6 +231,105 @@ function buildProgram(io: CliIo): Command {
       withClient(async (client) => {
         const { deleted } = await client.call('services.delete', ref(name));
         print(deleted, () => `removed ${deleted.name} (${deleted.id})`);
+      }),
+    );
+
+  mcp
+    .command('activate')
+    .description('trust and activate a service: shows what will run, asks, then starts it and discovers its tools')
+    .argument('<name>', 'service name (or id)')
+    .option('-y, --yes', 'do not ask (for scripts); you still trust exactly the configuration shown')
+    .action((name: string, opts: { yes?: boolean }) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.get', ref(name));
+        if (opts.yes !== true) {
+          io.err(
+            [
+              `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`,
+              `  command:      ${showArg(service.command)}`,
+              `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+              `  cwd:          ${service.cwd ?? '(daemon default)'}`,
+              `  environment:  (no variables of its own; the minimal inherited set only)`,
+            ].join('\n'),
+          );
+          if (!process.stdin.isTTY) {
+            throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes to trust this configuration');
+          }
+          const rl = createInterface({ input: process.stdin, output: process.stderr });
+          const answer = await rl.question('Trust and start this program? [y/N] ');
+          rl.close();
+          if (!/^y(es)?$/i.test(answer.trim())) {
+            io.err('not activated');
+            process.exitCode = EXIT.refused;
+            return;
+          }
+        }
+        const result = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
+        const c = result.service.connection;
+        print(result.service, () => `${result.service.name}: ${describeConnection(c)}`);
+        if (c.status === 'failed') process.exitCode = exitStatusFor(c.code);
+      }),
+    );
+
+  mcp
+    .command('disable')
+    .description('stop a service and withdraw its tools (again, while stopping: force it)')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.disable', ref(name));
+        print(service, () => `${service.name}: ${describeConnection(service.connection)}`);
+      }),
+    );
+
+  mcp
+    .command('refresh')
+    .description('discover the tools of an active service again')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.refreshTools', ref(name));
+        print(service, () => `${service.name}: ${describeConnection(service.connection)}`);
+        if (service.connection.status === 'failed') process.exitCode = exitStatusFor(service.connection.code);
+      }),
+    );
+
+  mcp
+    .command('tools')
+    .description('list active tools (of one service, or all)')
+    .argument('[name]', 'service name (or id)')
+    .action((name: string | undefined) =>
+      withClient(async (client) => {
+        const serviceId = name === undefined ? undefined : (await client.call('services.get', ref(name))).service.id;
+        const { tools } = await client.call('tools.list', serviceId === undefined ? {} : { serviceId });
+        print(tools, () =>
+          tools.length === 0
+            ? 'no active tools'
+            : table(
+                ['SERVICE', 'TOOL', 'MODEL NAME', 'HINTS', 'DESCRIPTION (from the server, untrusted)'],
+                tools.map((t) => [
+                  t.serviceName,
+                  showArg(t.name),
+                  t.modelName,
+                  Object.entries(t.annotations ?? {})
+                    .filter(([k, v]) => k.endsWith('Hint') && v === true)
+                    .map(([k]) => k.replace(/Hint$/, ''))
+                    .join(',') || '-',
+                  oneLine(t.description, 60),
+                ]),
+              ),
+        );
+      }),
+    );
+
+  mcp
+    .command('logs')
+    .description('print the tail of what a service wrote to stderr (held in memory only)')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const logs = await client.call('services.logs', ref(name));
+        print(logs, () => (logs.droppedChars > 0 ? `[${logs.droppedChars} older characters dropped]\n` : '') + logs.stderr.replace(/\n$/, ''));
       }),
     );
 
@@ -350,18 +462,20 @@ function parseNonNegative(value: string, flag: string): number {
   return n;
 }
 
-function commandLine(service: Service): string {
-  return [service.command, ...service.args].map(showArg).join(' ');
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function describeService(service: Service): string {
   return [
     `name:     ${service.name}`,
     `id:       ${service.id}`,
-    `state:    ${service.enabled ? 'enabled' : 'disabled'}`,
+    `state:    ${describeConnection(service.connection)}`,
     `command:  ${showArg(service.command)}`,
     `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
     `cwd:      ${service.cwd ?? '(daemon default)'}`,
+    `timeout:  ${service.timeoutMs ?? 10000} ms`,
     `version:  ${service.configVersion}`,
     `updated:  ${service.updatedAt}`,
   ].join('\n');

@@ -52,7 +52,7 @@ export class WispClient {
     });
   }
 
-  call<M extends MethodName>(method: M, ...args: keyof Params<M> extends never ? [params?: Params<M>] : [params: Params<M>]): Promise<Result<M>> {
+  call<M extends MethodName>(method: M, ...args: object extends Params<M> ? [params?: Params<M>] : [params: Params<M>]): Promise<Result<M>> {
     const params = args[0] ?? {};
     if (this.closed) return Promise.reject(new WispError('DAEMON_NOT_RUNNING', 'the connection to the daemon is closed'));
     const id = this.nextId++;

@@ -12,6 +12,7 @@ interface WispdOptions {
   logLevel: string;
   logPretty?: boolean;
   readyFd?: string;
+  stopGraceMs?: number;
 }
 
 /** The wispd entry point: parse flags, start the daemon, stop it cleanly on SIGTERM/SIGINT. */
@@ -26,6 +27,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'))
     .option('--log-pretty', 'human-readable logs (default when stdout is a terminal)')
     .option('--no-log-pretty', 'JSON logs even on a terminal')
+    .option('--stop-grace-ms <ms>', 'stopping an MCP server: wait this long after closing stdin, and again after SIGTERM (default 2000)', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 60_000) throw new Error('--stop-grace-ms must be an integer from 0 to 60000');
+      return n;
+    })
     .addOption(new Option('--ready-fd <fd>', 'write one line to this fd once the socket is listening, then close it').hideHelp())
     .parse([...argv]);
   const opts = program.opts<WispdOptions>();
@@ -36,7 +42,8 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ paths, logger, redactor, version });
+    const ladder = opts.stopGraceMs !== undefined ? { stdinGraceMs: opts.stopGraceMs, termGraceMs: opts.stopGraceMs } : undefined;
+    daemon = await Daemon.start({ paths, logger, redactor, version, ...(ladder !== undefined ? { ladder } : {}) });
   } catch (error) {
     const code = error instanceof WispError ? error.code : 'INTERNAL_ERROR';
     const message = error instanceof Error ? error.message : String(error);

@@ -76,14 +76,14 @@ export class Connection {
       await checkCwd(this.config.cwd);
       const command = await resolveCommand(this.config.command, this.options.searchPath);
       signal.throwIfAborted();
-      if (this.closed) return;
+      if (this.isClosed()) return;
       const transport = new StdioTransport(
         { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
         { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr },
       );
       this.transport = transport;
       await transport.start();
-      if (this.closed) {
+      if (this.isClosed()) {
         await transport.stop(true);
         return;
       }
@@ -95,12 +95,12 @@ export class Connection {
       client.onerror = () => undefined; // surfaced through the failing request or onclose
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
       await client.connect(transport, { timeout: remaining(deadline), signal });
-      if (this.closed) return;
+      if (this.isClosed()) return;
       this.server = { name: client.getServerVersion()?.name ?? 'unknown', version: client.getServerVersion()?.version ?? 'unknown' };
       this.hooks.initialized();
 
       const tools = await this.listAllTools(deadline, signal);
-      if (this.closed) return;
+      if (this.isClosed()) return;
       this.toolListVersion += 1;
       this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
     } catch (error) {
@@ -121,8 +121,13 @@ export class Connection {
     await this.transport?.stop(force);
   }
 
+  /** A method, not a field read, so the compiler does not assume it is unchanged across awaits. */
+  private isClosed(): boolean {
+    return this.closed;
+  }
+
   private scheduleRefresh(): void {
-    if (this.closed) return;
+    if (this.isClosed()) return;
     void this.refresh();
   }
 
@@ -133,11 +138,11 @@ export class Connection {
       const controller = new AbortController();
       try {
         const tools = await this.listAllTools(Date.now() + timeoutMs, controller.signal);
-        if (this.closed) return;
+        if (this.isClosed()) return;
         this.toolListVersion += 1;
         this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
       } catch (error) {
-        if (this.closed) return;
+        if (this.isClosed()) return;
         const failure = this.toFailure(error, controller.signal);
         this.closed = true;
         this.hooks.failed(failure.code, `tool refresh failed: ${failure.message}`);
@@ -158,7 +163,7 @@ export class Connection {
       const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining(deadline), signal });
       tools.push(...result.tools);
       if (tools.length > LIMITS.maxToolsPerService) {
-        throw new WispError('LIMIT_EXCEEDED', `${this.config.name} offers more than ${LIMITS.maxToolsPerService} tools`, {
+        throw new WispError('LIMIT_EXCEEDED', `${this.config.name} offers more than ${LIMITS.maxToolsPerService} tools (at most ${LIMITS.maxToolsPerService} per service)`, {
           limit: 'maxToolsPerService',
           max: LIMITS.maxToolsPerService,
         });
@@ -169,7 +174,7 @@ export class Connection {
   }
 
   private onClosed(): void {
-    if (this.closed) return;
+    if (this.isClosed()) return;
     this.closed = true;
     const failure = this.transport?.failure;
     if (failure !== undefined) this.hooks.failed(failure.code, failure.message);

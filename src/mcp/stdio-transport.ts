@@ -39,7 +39,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 export class StdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+  onmessage?: Transport['onmessage'];
 
   private child: ChildProcessWithoutNullStreams | undefined;
   private started: Promise<void> | undefined;

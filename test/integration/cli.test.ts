@@ -42,7 +42,7 @@ describe('wispctl against a daemon it starts', () => {
     const list = await ctl('--json', 'mcp', 'list');
     const services = JSON.parse(list.stdout) as { name: string; args: string[]; enabled: boolean; cwd: string }[];
     expect(services).toEqual([expect.objectContaining({ name: 'files', args: ['/srv/files.js', '--root', 'a dir'], enabled: false, cwd: '/tmp' })]);
-    expect((await ctl('mcp', 'list')).stdout).toMatch(/^NAME\s+STATE\s+VERSION\s+COMMAND\nfiles\s+disabled\s+1\s+\/usr\/bin\/node \/srv\/files\.js --root "a dir"$/m);
+    expect((await ctl('mcp', 'list')).stdout).toMatch(/^NAME\s+STATE\s+PID\s+TOOLS\s+SINCE\s+TRANSPORT\s+REASON\nfiles\s+disabled\s+-\s+-\s+\S+\s+stdio$/m);
 
     const edit = await ctl('mcp', 'edit', 'files', '--name', 'docs', '--no-cwd', '--args-json', '["/srv/docs.js"]');
     expect(edit.code).toBe(0);

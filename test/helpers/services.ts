@@ -1,0 +1,63 @@
+import path from 'node:path';
+import type { WispClient } from '../../src/control/client.js';
+import type { Service, WispEvent } from '../../src/control/protocol.js';
+import { repoRoot } from './wispd.js';
+
+export const scenarioServer = path.join(repoRoot, 'fixtures', 'servers', 'scenario-server.mjs');
+
+/** Registers the scenario fixture server with the given flags. */
+export async function registerScenario(
+  client: WispClient,
+  name: string,
+  flags: string[] = [],
+  extra: { timeoutMs?: number; cwd?: string } = {},
+): Promise<Service> {
+  const { service } = await client.call('services.register', { name, command: process.execPath, args: [scenarioServer, ...flags], ...extra });
+  return service;
+}
+
+/** Trusts and activates a service as it currently is; resolves with the resulting service. */
+export async function activate(client: WispClient, name: string): Promise<Service> {
+  const { service } = await client.call('services.get', { name });
+  return (await client.call('services.activate', { id: service.id, configVersion: service.configVersion })).service;
+}
+
+/** Collects events on a subscribed client and lets a test wait for one that matches. */
+export class EventLog {
+  readonly events: WispEvent[] = [];
+  private waiters: { match: (e: WispEvent) => boolean; resolve: (e: WispEvent) => void }[] = [];
+
+  private constructor(client: WispClient) {
+    client.onEvent((event) => {
+      this.events.push(event);
+      this.waiters = this.waiters.filter((w) => {
+        if (!w.match(event)) return true;
+        w.resolve(event);
+        return false;
+      });
+    });
+  }
+
+  static async follow(client: WispClient): Promise<EventLog> {
+    const log = new EventLog(client);
+    await client.call('events.subscribe', {});
+    return log;
+  }
+
+  /** The first event (already seen or still to come) that matches. */
+  waitFor(match: (e: WispEvent) => boolean): Promise<WispEvent> {
+    const seen = this.events.find(match);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  /** The next event after now that matches. */
+  next(match: (e: WispEvent) => boolean): Promise<WispEvent> {
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  /** Every pid any service was spawned with. */
+  pids(): number[] {
+    return this.events.flatMap((e) => (e.type === 'service.state' && 'pid' in e.connection && e.connection.pid !== null ? [e.connection.pid] : []));
+  }
+}
