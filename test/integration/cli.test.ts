@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/control/protocol.js';
+import { scenarioServer } from '../helpers/services.js';
 import { daemonEnv, isRunning, runWispctl, tempDir, wispctlBin } from '../helpers/wispd.js';
 
 const home = tempDir();
@@ -144,5 +145,49 @@ describe('wispctl --help', () => {
     for (const command of ['add', 'list', 'show', 'edit', 'remove']) expect(mcp.stdout).toContain(command);
     const daemon = await runWispctl(['daemon', '--help']);
     for (const command of ['start', 'stop', 'status', 'install', 'uninstall']) expect(daemon.stdout).toContain(command);
+  });
+});
+
+describe('wispctl runs a real server', () => {
+  const runHome = tempDir();
+  const runEnv = daemonEnv({ WISP_HOME: runHome.path });
+  const run = (...args: string[]) => runWispctl(args, { env: runEnv });
+  afterAll(async () => {
+    await run('daemon', 'stop');
+    runHome.remove();
+  });
+
+  it('activates, lists tools, refreshes, shows logs and disables, as a user would', async () => {
+    expect((await run('daemon', 'start')).code).toBe(0);
+    await run('mcp', 'add', 'demo', '--', process.execPath, scenarioServer, '--tools', '1', '--grandchild');
+
+    const refused = await run('mcp', 'activate', 'demo');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`command:      ${process.execPath}`);
+    expect(refused.stderr).toContain('pass --yes');
+    expect((await run('--json', 'mcp', 'show', 'demo')).stdout).toContain('"status": "disabled"');
+
+    const activated = await run('mcp', 'activate', 'demo', '--yes');
+    expect(activated.code).toBe(0);
+    expect(activated.stdout).toMatch(/^demo: active \(pid \d+, 3 tools\)$/m);
+
+    const list = await run('mcp', 'list');
+    expect(list.stdout).toMatch(/^demo\s+active\s+\d+\s+3\s+\S+\s+stdio\s*$/m);
+    const tools = await run('mcp', 'tools', 'demo');
+    expect(tools.stdout).toMatch(/^demo\s+echo\s+mcp_[0-9a-f]{12}_[0-9a-f]{16}\s+readOnly\s+Echoes its text argument\.$/m);
+    expect((await run('mcp', 'refresh', 'demo')).stdout).toMatch(/^demo: active/m);
+    expect((await run('mcp', 'logs', 'demo')).stdout).toMatch(/grandchild pid \d+/);
+
+    const disabled = await run('mcp', 'disable', 'demo');
+    expect(disabled.stdout).toBe('demo: disabled\n');
+    expect((await run('mcp', 'tools')).stdout).toBe('no active tools\n');
+  });
+
+  it('exits with the failure code when activation fails', async () => {
+    await run('mcp', 'add', 'broken', '--', 'no-such-wisp-command');
+    const result = await run('mcp', 'activate', 'broken', '--yes');
+    expect(result.stdout).toContain("broken: failed COMMAND_NOT_FOUND: no-such-wisp-command was not found on the daemon's PATH");
+    expect(result.code).toBe(1);
+    expect((await run('mcp', 'list')).stdout).toMatch(/^broken\s+failed\s+-\s+-\s+\S+\s+stdio\s+COMMAND_NOT_FOUND: /m);
   });
 });
