@@ -160,7 +160,8 @@ export class Connection {
       if (page >= MAX_TOOL_PAGES) {
         throw new Failure('PROTOCOL_ERROR', `tools/list was still paging after ${MAX_TOOL_PAGES} pages`);
       }
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining(deadline), signal });
+      // A fresh signal per request: the SDK leaves a listener on a shared one (see notes).
+      const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining(deadline), signal: AbortSignal.any([signal]) });
       tools.push(...result.tools);
       if (tools.length > LIMITS.maxToolsPerService) {
         throw new WispError('LIMIT_EXCEEDED', `${this.config.name} offers more than ${LIMITS.maxToolsPerService} tools (at most ${LIMITS.maxToolsPerService} per service)`, {
