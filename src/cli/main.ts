@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type ConnectionState, type Service, type WispEvent } from '../control/protocol.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { formatDuration, showArg, table } from './format.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
@@ -333,6 +333,79 @@ function buildProgram(io: CliIo): Command {
       }),
     );
 
+  mcp
+    .command('call')
+    .description('call a tool: waits for an approval (answered here on a terminal, or by any client with wispctl approve)')
+    .argument('<name>', 'service name (or id)')
+    .argument('<tool>', 'the tool\'s own name (see wispctl mcp tools)')
+    .argument('[arguments]', 'arguments as a JSON object', '{}')
+    .action((name: string, toolName: string, argsText: string) =>
+      withClient(async (client) => {
+        const args = parseJson(argsText, 'arguments');
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new WispError('INVALID_PARAMS', 'arguments must be a JSON object');
+        const { service } = await client.call('services.get', ref(name));
+        const me = (await client.call('daemon.status')).you.clientId;
+        const interactive = process.stdin.isTTY && globals().json !== true;
+        client.onEvent((event) => {
+          if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
+          io.err(describeApproval(event.approval));
+          if (!interactive) {
+            io.err(`waiting for a human: wispctl approve ${event.approval.id} (or deny)`);
+            return;
+          }
+          const rl = createInterface({ input: process.stdin, output: process.stderr });
+          void rl.question('Run this call? [y/N] ').then(async (answer) => {
+            rl.close();
+            const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
+            await client.call('approvals.respond', { id: event.approval.id, decision }).catch((error: unknown) => io.err(String(error)));
+          });
+        });
+        await client.call('events.subscribe', {});
+        try {
+          const result = await client.call('tools.call', { serviceId: service.id, toolName, arguments: args });
+          print(result, () => {
+            const omitted = result.content.filter((c) => c.type === 'omitted').map((c) => `[omitted ${c.originalType}${c.mimeType !== null ? ` ${c.mimeType}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]`);
+            const structured = result.structuredContent !== null ? [`structured: ${JSON.stringify(result.structuredContent)}`] : [];
+            const note = result.truncated ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : [];
+            return [result.text, ...omitted, ...structured, ...note].filter((l) => l !== '').join('\n');
+          });
+        } catch (error) {
+          if (error instanceof WispError && error.code === 'TOOL_ERROR') {
+            const result = error.details.result as { text?: string } | undefined;
+            io.err(result?.text ?? '');
+          }
+          throw error;
+        }
+      }),
+    );
+
+  program
+    .command('approvals')
+    .description('list open approvals (with --all, recently resolved ones too)')
+    .option('--all', 'include resolved approvals')
+    .action((opts: { all?: boolean }) =>
+      withClient(async (client) => {
+        const { approvals } = await client.call('approvals.list', { all: opts.all === true });
+        print(approvals, () => (approvals.length === 0 ? 'no open approvals' : approvals.map(describeApproval).join('\n\n')));
+      }),
+    );
+
+  for (const [command, decision] of [
+    ['approve', 'approve'],
+    ['deny', 'deny'],
+  ] as const) {
+    program
+      .command(command)
+      .description(`${decision} a pending approval (the first answer from any client wins)`)
+      .argument('<id>', 'approval id (wispctl approvals lists them)')
+      .action((id: string) =>
+        withClient(async (client) => {
+          const { approval } = await client.call('approvals.respond', { id, decision });
+          print(approval, () => `${approval.id}: ${approval.state.status}`);
+        }),
+      );
+  }
+
   program
     .command('call')
     .description('send one raw request to the daemon and print the result (for scripts)')
@@ -493,9 +566,33 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.service.name} ${describeConnection(event.connection)}`;
     case 'service.tools':
       return `${head}  ${event.service.name} ${event.toolCount} tools (list v${event.toolListVersion})`;
+    case 'approval.requested':
+      return `${head}  ${event.approval.id} ${event.approval.summary.serviceName}/${event.approval.summary.toolName} ${JSON.stringify(event.approval.summary.arguments)}`;
+    case 'approval.resolved':
+      return `${head}  ${event.approval.id} ${event.approval.state.status}`;
+    case 'tool.call.started':
+      return `${head}  ${event.call.service.name}/${event.call.toolName} (${event.call.callId})`;
+    case 'tool.call.finished':
+      return `${head}  ${event.call.service.name}/${event.call.toolName} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
+    case 'tool.call.failed':
+      return `${head}  ${event.call.service.name}/${event.call.toolName} ${event.code}: ${event.message}`;
     case 'daemon.stopping':
       return head;
   }
+}
+
+function describeApproval(approval: Approval): string {
+  const hints = Object.entries(approval.summary.annotations ?? {})
+    .filter(([k, v]) => k.endsWith('Hint') && v === true)
+    .map(([k]) => k);
+  return [
+    `approval ${approval.id} (${approval.state.status})`,
+    `  service:    ${approval.summary.serviceName}`,
+    `  tool:       ${showArg(approval.summary.toolName)}${approval.summary.title !== null ? ` (${approval.summary.title})` : ''}`,
+    `  arguments:  ${JSON.stringify(approval.summary.arguments)}`,
+    ...(hints.length > 0 ? [`  hints:      ${hints.join(', ')} (from the server, not verified)`] : []),
+    `  asked by:   ${approval.requester.clientId}${approval.requester.sessionId !== null ? `, session ${approval.requester.sessionId}` : ''}`,
+  ].join('\n');
 }
 
 function describeConnection(state: ConnectionState): string {

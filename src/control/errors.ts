@@ -70,7 +70,7 @@ export const ERROR_CATALOG = {
   CANCELLED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description: 'The work was cancelled (its client disconnected, or the daemon is stopping).',
+    description: 'The work was cancelled: its client disconnected, its service was stopped or edited, or the daemon is stopping. A cancelled tool call closes that service\'s connection.',
   },
   DAEMON_STOPPING: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -135,7 +135,7 @@ export const ERROR_CATALOG = {
   APPROVAL_STALE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.conflict,
-    description: 'The decision was bound to something that has changed since it was shown (for activation: the service was edited; fetch it and show it again).',
+    description: 'The decision was bound to something that has changed since it was shown: for activation, the service was edited; for a tool call, its tool list or connection changed (or other arguments were sent). Show it again and ask again.',
   },
   SERVICE_BUSY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -186,6 +186,36 @@ export const ERROR_CATALOG = {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
     description: 'A tool\'s input schema does not compile (JSON Schema 2020-12, or draft-07 when its $schema says so), or it refers to an external $ref (schemas are never fetched). The message names the tool.',
+  },
+  TOOL_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'No active tool by that model name (or service and tool name). tools.list shows the catalog.',
+  },
+  INVALID_ARGUMENTS: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.usage,
+    description: 'The call\'s arguments fail the tool\'s input schema; data.errors lists each failure. No approval was created and nothing was sent.',
+  },
+  APPROVAL_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'No approval with that id (resolved approvals are kept for a while, then forgotten).',
+  },
+  APPROVAL_NOT_PENDING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'The approval was already answered (the first answer wins), cancelled or made stale; data.status says which.',
+  },
+  APPROVAL_DENIED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'A human denied the call. Nothing was sent to the server.',
+  },
+  TOOL_ERROR: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The tool ran and reported an error (isError: true); data.result holds what it said (normalised, capped).',
   },
 } as const satisfies Record<string, CatalogEntry>;
 

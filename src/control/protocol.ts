@@ -120,6 +120,85 @@ export const ToolInfo = Type.Object({
 export type ToolInfo = Static<typeof ToolInfo>;
 export type ServiceRef = Static<typeof ServiceRef>;
 
+const Requester = Type.Object({
+  clientId: Type.String({ description: 'The socket connection that asked.' }),
+  sessionId: Type.Union([Type.String(), Type.Null()]),
+  taskId: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const ApprovalState = Type.Union([
+  Type.Object({ status: Type.Literal('pending') }),
+  Type.Object({ status: Type.Literal('approved'), by: Type.String(), at: Timestamp }),
+  Type.Object({ status: Type.Literal('consumed'), by: Type.String(), at: Timestamp }),
+  Type.Object({ status: Type.Literal('denied'), by: Type.String(), at: Timestamp }),
+  Type.Object({ status: Type.Literal('cancelled'), reason: Type.String(), at: Timestamp }),
+  Type.Object({ status: Type.Literal('stale'), reason: Type.String(), at: Timestamp }),
+]);
+
+export const Approval = Type.Object({
+  id: Type.String(),
+  kind: Type.Literal('tool_call'),
+  requester: Requester,
+  binding: Type.Object(
+    {
+      serviceId: Type.String(),
+      generation: Type.Integer(),
+      toolListVersion: Type.Integer(),
+      toolName: Type.String(),
+      argumentsDigest: Type.String({ description: 'sha256 of the canonical JSON of the arguments.' }),
+    },
+    { description: 'What the approval is bound to: a call that differs in any of these can never use it.' },
+  ),
+  summary: Type.Object({
+    serviceName: Type.String(),
+    toolName: Type.String(),
+    modelName: Type.String(),
+    title: Type.Union([Type.String(), Type.Null()]),
+    arguments: Type.Object({}, { additionalProperties: true, description: 'Exactly what will be sent if approved.' }),
+    annotations: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Untrusted hints: shown, never obeyed.' }),
+  }),
+  createdAt: Timestamp,
+  state: ApprovalState,
+});
+export type Approval = Static<typeof Approval>;
+
+export const ResultContent = Type.Union([
+  Type.Object({ type: Type.Literal('text'), text: Type.String() }),
+  Type.Object({ type: Type.Literal('resource'), uri: Type.String(), mimeType: Type.Union([Type.String(), Type.Null()]), text: Type.String() }),
+  Type.Object(
+    {
+      type: Type.Literal('omitted'),
+      originalType: Type.String({ description: 'image, audio, resource (binary), resource_link, or an unknown type.' }),
+      mimeType: Type.Union([Type.String(), Type.Null()]),
+      bytes: Type.Union([Type.Integer(), Type.Null()]),
+      uri: Type.Union([Type.String(), Type.Null()], { description: 'Never opened.' }),
+    },
+    { description: 'Content that is never passed on: a marker with its type and size.' },
+  ),
+]);
+
+export const ToolCallResult = Type.Object({
+  callId: Type.String(),
+  approvalId: Type.String(),
+  content: Type.Array(ResultContent),
+  structuredContent: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  text: Type.String({ description: 'The text parts joined, capped at 32,000 characters.' }),
+  truncated: Type.Boolean(),
+  originalLength: Type.Integer({ description: 'Characters of text before the cap.' }),
+  durationMs: Type.Integer(),
+});
+export type ToolCallResult = Static<typeof ToolCallResult>;
+
+const CallRef = Type.Object({
+  callId: Type.String(),
+  approvalId: Type.String(),
+  service: Type.Object({ id: Type.String(), name: Type.String() }),
+  toolName: Type.String(),
+  modelName: Type.String(),
+  argumentsDigest: Type.String(),
+  requester: Requester,
+});
+
 const RegistryLoadError = Type.Object({
   code: Type.String(),
   message: Type.String(),
@@ -149,6 +228,7 @@ export const DaemonStatus = Type.Object({
     subscribers: Type.Integer(),
   }),
   lastSeq: Type.Integer(),
+  you: Type.Object({ clientId: Type.String() }, { description: 'The connection that asked.' }),
   registryLoadError: Type.Union([RegistryLoadError, Type.Null()], {
     description: 'Set when mcp-servers.json could not be read at start and was moved aside.',
   }),
@@ -294,6 +374,36 @@ export const methods = {
     params: Type.Object({ serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) }, { additionalProperties: false }),
     result: Type.Object({ tools: Type.Array(ToolInfo) }),
   }),
+  'tools.call': method({
+    summary:
+      'Call a tool: checked against its schema (no approval for invalid arguments), then an approval is requested and the call waits ' +
+      '(no timeout on the human). Runs exactly once, on exactly the connection and tool list shown, if approved. Failures come back as errors.',
+    params: Type.Object(
+      {
+        modelName: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'From tools.list; or give serviceId and toolName.' })),
+        serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+        toolName: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+        arguments: Type.Object({}, { additionalProperties: true }),
+      },
+      { additionalProperties: false },
+    ),
+    result: ToolCallResult,
+    errors: ['TOOL_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'LIMIT_EXCEEDED', 'INVALID_ARGUMENTS', 'APPROVAL_DENIED', 'APPROVAL_STALE', 'CANCELLED', 'TIMEOUT', 'TOOL_ERROR', 'PROTOCOL_ERROR', 'SERVER_EXITED'],
+  }),
+  'approvals.list': method({
+    summary: 'Open approvals (pending, or approved and not yet used); with all, recently resolved ones too.',
+    params: Type.Object({ all: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    result: Type.Object({ approvals: Type.Array(Approval) }),
+  }),
+  'approvals.respond': method({
+    summary: 'Approve or deny a pending approval. The first answer wins; later answers get APPROVAL_NOT_PENDING.',
+    params: Type.Object(
+      { id: Type.String({ minLength: 1, maxLength: 128 }), decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ approval: Approval }),
+    errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_NOT_PENDING'],
+  }),
 } as const satisfies Record<string, MethodDef>;
 
 export type Methods = typeof methods;
@@ -322,6 +432,28 @@ export const events = {
     service: Type.Object({ id: Type.String(), name: Type.String() }),
     toolListVersion: Type.Integer(),
     toolCount: Type.Integer(),
+  }),
+  'approval.requested': event('approval.requested', 'A call waits for a human: any attached client may answer.', { approval: Approval }),
+  'approval.resolved': event('approval.resolved', 'An approval was approved, denied, cancelled or made stale.', { approval: Approval }),
+  'tool.call.started': event('tool.call.started', 'An approved call was sent to its server.', { call: CallRef }),
+  'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
+    call: CallRef,
+    durationMs: Type.Integer(),
+    truncated: Type.Boolean(),
+  }),
+  'tool.call.failed': event('tool.call.failed', 'A call failed (denied, stale, error, timeout, cancelled, server gone).', {
+    call: Type.Object({
+      callId: Type.String(),
+      approvalId: Type.Union([Type.String(), Type.Null()]),
+      service: Type.Object({ id: Type.String(), name: Type.String() }),
+      toolName: Type.String(),
+      modelName: Type.String(),
+      argumentsDigest: Type.String(),
+      requester: Requester,
+    }),
+    code: Type.String(),
+    message: Type.String(),
+    durationMs: Type.Integer(),
   }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
 } as const;
@@ -362,7 +494,14 @@ export function openRpcDocument(version: string): { openrpc: string } & Record<s
       })),
     })),
     components: {
-      schemas: { Service: json(Service), ConnectionState: json(ConnectionState), ToolInfo: json(ToolInfo), DaemonStatus: json(DaemonStatus) },
+      schemas: {
+        Service: json(Service),
+        ConnectionState: json(ConnectionState),
+        ToolInfo: json(ToolInfo),
+        Approval: json(Approval),
+        ToolCallResult: json(ToolCallResult),
+        DaemonStatus: json(DaemonStatus),
+      },
     },
     'x-events': Object.fromEntries(Object.entries(events).map(([type, schema]) => [type, json(schema)])),
     'x-errors': Object.fromEntries(

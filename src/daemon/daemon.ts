@@ -15,11 +15,23 @@ import {
   type MethodName,
   type Params,
   type Result,
+  type Approval as ApprovalView,
   type Service,
   type ToolInfo,
   type WispPaths,
 } from '../control/index.js';
-import { ServiceRegistry, ServiceStore, Supervisor, type CatalogTool, type LoadProblem, type RegistryChange, type StopLadder, type StoredService } from '../mcp/index.js';
+import { Approvals, AuditLog, type Approval, type ApprovalAnnouncement } from '../approvals/index.js';
+import {
+  ServiceRegistry,
+  ServiceStore,
+  Supervisor,
+  ToolCalls,
+  type CatalogTool,
+  type LoadProblem,
+  type RegistryChange,
+  type StopLadder,
+  type StoredService,
+} from '../mcp/index.js';
 import type { Redactor } from '../secrets/index.js';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
@@ -52,6 +64,9 @@ export class Daemon {
   private readonly store: ServiceStore;
   private readonly registry: ServiceRegistry;
   private readonly supervisor: Supervisor;
+  private readonly approvals: Approvals;
+  private readonly audit: AuditLog;
+  private readonly toolCalls: ToolCalls;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
   private loadProblem: LoadProblem | null = null;
@@ -74,6 +89,29 @@ export class Daemon {
       now,
     });
     this.registry = new ServiceRegistry(this.store, (change) => this.onRegistryChange(change), now);
+    this.audit = new AuditLog(path.join(options.paths.dataDir, 'audit.jsonl'), (error) =>
+      options.logger.error({ err: String(error) }, 'could not append to the audit log'),
+    );
+    this.approvals = new Approvals((announcement) => this.onApproval(announcement), now);
+    this.toolCalls = new ToolCalls({
+      supervisor: this.supervisor,
+      approvals: this.approvals,
+      emit: (event) => this.events.emit(event),
+      audit: (record) => this.audit.append(record),
+      now,
+    });
+    // Approvals never outlive what they are bound to: a service that leaves `active`
+    // cancels them; a new tool list makes them stale.
+    this.events.onEvent((event) => {
+      if (event.type === 'service.state' && event.connection.status !== 'active') {
+        this.approvals.cancelWhere((a) => a.binding.serviceId === event.service.id, `${event.service.name} is ${event.connection.status}`);
+      } else if (event.type === 'service.tools') {
+        this.approvals.staleWhere(
+          (a) => a.binding.serviceId === event.service.id && a.binding.toolListVersion !== event.toolListVersion,
+          `the tool list of ${event.service.name} changed`,
+        );
+      }
+    });
     this.server = new RpcServer({
       methods: this.methodTable(),
       maxFrameBytes: LIMITS.maxControlFrameBytes,
@@ -137,6 +175,7 @@ export class Daemon {
     this.events.emit({ type: 'daemon.stopping' });
     await this.supervisor.stopAll();
     await this.registry.flush();
+    await this.audit.flush();
     await this.server.closeConnections(grace);
     await fs.rm(this.options.paths.socket, { force: true });
     await this.releaseLocks();
@@ -147,6 +186,27 @@ export class Daemon {
   private async releaseLocks(): Promise<void> {
     for (const lock of this.locks.reverse()) await lock.release();
     this.locks.length = 0;
+  }
+
+  private onApproval({ type, approval }: ApprovalAnnouncement): void {
+    this.events.emit({ type: type === 'requested' ? 'approval.requested' : 'approval.resolved', approval: approvalView(approval) });
+    if (type === 'resolved') {
+      const state = approval.state;
+      this.audit.append({
+        at: 'at' in state ? state.at : new Date().toISOString(),
+        record: 'approval',
+        approvalId: approval.id,
+        decision: state.status,
+        ...('by' in state ? { by: state.by } : {}),
+        ...('reason' in state ? { reason: state.reason } : {}),
+        serviceId: approval.binding.serviceId,
+        service: approval.summary.serviceName,
+        tool: approval.summary.toolName,
+        argumentsDigest: approval.binding.argumentsDigest,
+        client: approval.requester.clientId,
+        session: approval.requester.sessionId,
+      });
+    }
   }
 
   /** A configuration change stops the service at once (its tools vanish before the process does). */
@@ -187,7 +247,7 @@ export class Daemon {
 
   private methodTable(): Record<string, MethodEntry> {
     const handlers: Handlers = {
-      'daemon.status': () => ({
+      'daemon.status': (_params, ctx) => ({
         version: this.options.version,
         protocolVersion: PROTOCOL_VERSION,
         pid: process.pid,
@@ -204,6 +264,7 @@ export class Daemon {
           subscribers: this.server.subscriberCount,
         },
         lastSeq: this.events.lastSeq,
+        you: { clientId: clientId(ctx.connection.id) },
         registryLoadError: this.loadProblem,
       }),
       'daemon.shutdown': (_params, ctx) => {
@@ -260,6 +321,19 @@ export class Daemon {
       },
       'services.logs': (params) => this.supervisor.logs(this.registry.get(params).id),
       'tools.list': (params) => ({ tools: this.supervisor.tools(params.serviceId).map(toolInfo) }),
+      'tools.call': (params, ctx) =>
+        this.toolCalls.call({
+          modelName: params.modelName,
+          serviceId: params.serviceId,
+          toolName: params.toolName,
+          arguments: params.arguments,
+          requester: { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null },
+          signal: ctx.signal,
+        }),
+      'approvals.list': (params) => ({ approvals: this.approvals.list(params.all === true ? 'all' : 'open').map(approvalView) }),
+      'approvals.respond': (params, ctx) => ({
+        approval: approvalView(this.approvals.respond(params.id, params.decision, clientId(ctx.connection.id))),
+      }),
     };
     const table: Record<string, MethodEntry> = {};
     for (const name of Object.keys(methods) as MethodName[]) {
@@ -281,5 +355,21 @@ function toolInfo(tool: CatalogTool): ToolInfo {
     annotations: tool.annotations,
     generation: tool.generation,
     toolListVersion: tool.toolListVersion,
+  };
+}
+
+function clientId(connectionId: number): string {
+  return `client-${connectionId}`;
+}
+
+function approvalView(approval: Approval): ApprovalView {
+  return {
+    id: approval.id,
+    kind: approval.kind,
+    requester: { ...approval.requester },
+    binding: { ...approval.binding },
+    summary: { ...approval.summary },
+    createdAt: approval.createdAt,
+    state: { ...approval.state },
   };
 }

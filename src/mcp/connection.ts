@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
@@ -115,6 +115,20 @@ export class Connection {
     return this.refreshing;
   }
 
+  /**
+   * Sends one tools/call. On timeout or abort the SDK sends notifications/cancelled; the
+   * caller then closes this connection. Rejects with a Failure.
+   */
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
+    const client = this.client;
+    if (client === undefined || this.closed) throw new Failure('SERVER_EXITED', 'the connection is closed');
+    try {
+      return (await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: AbortSignal.any([signal]) })) as CallToolResult;
+    } catch (error) {
+      throw this.toFailure(error, signal, timeoutMs);
+    }
+  }
+
   /** Stops the process (the ladder; `force` skips to SIGKILL). Idempotent. */
   async stop(force: boolean): Promise<void> {
     this.closed = true;
@@ -184,15 +198,15 @@ export class Connection {
     void this.transport?.stop(true);
   }
 
-  private toFailure(error: unknown, signal: AbortSignal): Failure {
+  private toFailure(error: unknown, signal: AbortSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs): Failure {
     const transportFailure = this.transport?.failure;
     if (transportFailure !== undefined) return new Failure(transportFailure.code, transportFailure.message);
     if (error instanceof Failure) return error;
-    if (signal.aborted) return new Failure('CANCELLED', 'activation was cancelled (the client that asked went away, or the service was stopped)');
+    if (signal.aborted) return new Failure('CANCELLED', 'cancelled (the client that asked went away, or the service was stopped)');
     if (error instanceof WispError) return new Failure(error.code, error.message);
     if (error instanceof McpError) {
       if (error.code === (ErrorCode.RequestTimeout as number)) {
-        return new Failure('TIMEOUT', `the server did not answer within ${this.config.timeoutMs ?? LIMITS.defaultTimeoutMs} ms`);
+        return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
       }
       if (error.code === (ErrorCode.ConnectionClosed as number)) {
         return new Failure('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);

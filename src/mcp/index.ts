@@ -4,3 +4,5 @@ export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervi
 export { modelToolName, type CatalogTool } from './tool-catalog.js';
 export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
 export type { StopLadder } from './stdio-transport.js';
+export { ToolCalls, type CallRequest } from './tool-calls.js';
+export { normalizeResult } from './result.js';

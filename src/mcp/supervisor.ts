@@ -1,3 +1,4 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, type ConnectionState, type EventPayload } from '../control/index.js';
 import { Connection, Failure, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from './connection-state.js';
@@ -198,17 +199,40 @@ export class Supervisor {
         this.options.emit({ type: 'service.tools', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
       },
       failed: (code, message) => {
-        if (!current() || (entry.state.status !== 'active' && entry.state.status !== 'activating')) return;
-        this.withdraw(entry.id);
-        this.apply(entry, { type: 'failed', code, message });
-        // The process may still be running (a failed refresh): take it down the ladder.
-        const connection = entry.connection;
-        if (connection !== undefined) {
-          const stopping = connection.stop(false).finally(() => this.background.delete(stopping));
-          this.background.add(stopping);
-        }
+        if (current()) this.fail(entry, code, message);
       },
     };
+  }
+
+  /** Withdraws the tools, marks the service failed and takes the process down the ladder. */
+  private fail(entry: Entry, code: string, message: string): void {
+    if (entry.state.status !== 'active' && entry.state.status !== 'activating') return;
+    this.withdraw(entry.id);
+    this.apply(entry, { type: 'failed', code, message });
+    const connection = entry.connection;
+    if (connection !== undefined) {
+      const stopping = connection.stop(false).finally(() => this.background.delete(stopping));
+      this.background.add(stopping);
+    }
+  }
+
+  /**
+   * Sends a call on the connection the tool came from. Refused unless that exact connection
+   * generation is still the active one.
+   */
+  async callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    const entry = this.entries.get(tool.serviceId);
+    const connection = entry?.connection;
+    if (entry?.state.status !== 'active' || entry.generation !== tool.generation || connection === undefined) {
+      throw new WispError('SERVICE_NOT_ACTIVE', `${tool.serviceName} is no longer active on the connection this tool came from`);
+    }
+    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal);
+  }
+
+  /** A call was cancelled or timed out: close that connection (the service must be activated again). */
+  failConnection(serviceId: string, generation: number, code: string, message: string): void {
+    const entry = this.entries.get(serviceId);
+    if (entry?.generation === generation) this.fail(entry, code, message);
   }
 
   private isCurrent(entry: Entry, connection: Connection): boolean {

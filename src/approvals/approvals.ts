@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { WispError } from '../control/index.js';
+import { isOpen, nextApprovalState, type ApprovalState } from './approval-state.js';
+
+/** What a tool-call approval is bound to: exactly what the human was shown. */
+export interface ToolCallBinding {
+  readonly serviceId: string;
+  readonly generation: number;
+  readonly toolListVersion: number;
+  readonly toolName: string;
+  readonly argumentsDigest: string;
+}
+
+export interface Requester {
+  readonly clientId: string;
+  readonly sessionId: string | null;
+  readonly taskId: string | null;
+}
+
+export interface ToolCallSummary {
+  readonly serviceName: string;
+  readonly toolName: string;
+  readonly modelName: string;
+  readonly title: string | null;
+  /** The exact arguments that will be sent if approved. */
+  readonly arguments: Record<string, unknown>;
+  /** Untrusted hints from the server, shown for information only. */
+  readonly annotations: Record<string, unknown> | null;
+}
+
+export interface Approval {
+  readonly id: string;
+  readonly kind: 'tool_call';
+  readonly requester: Requester;
+  readonly binding: ToolCallBinding;
+  readonly summary: ToolCallSummary;
+  readonly createdAt: string;
+  readonly state: ApprovalState;
+}
+
+export type ApprovalAnnouncement = { readonly type: 'requested' | 'resolved'; readonly approval: Approval };
+
+function sameBinding(a: ToolCallBinding, b: ToolCallBinding): boolean {
+  return (
+    a.serviceId === b.serviceId &&
+    a.generation === b.generation &&
+    a.toolListVersion === b.toolListVersion &&
+    a.toolName === b.toolName &&
+    a.argumentsDigest === b.argumentsDigest
+  );
+}
+
+/** Resolved approvals kept for approvals.list, newest last. */
+const RESOLVED_HISTORY = 256;
+
+/**
+ * Approval requests: created by the call pipeline, answered by any attached client (the
+ * first answer wins), consumed at most once by the call they are bound to. An approval
+ * never outlives what it was bound to: see cancelWhere and staleWhere.
+ */
+export class Approvals {
+  private readonly open = new Map<string, Approval>();
+  private readonly resolved: Approval[] = [];
+  private readonly waiters = new Map<string, ((approval: Approval) => void)[]>();
+
+  constructor(
+    private readonly announce: (announcement: ApprovalAnnouncement) => void,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  create(requester: Requester, binding: ToolCallBinding, summary: ToolCallSummary): Approval {
+    const approval: Approval = {
+      id: randomUUID(),
+      kind: 'tool_call',
+      requester,
+      binding,
+      summary,
+      createdAt: this.now().toISOString(),
+      state: { status: 'pending' },
+    };
+    this.open.set(approval.id, approval);
+    this.announce({ type: 'requested', approval });
+    return approval;
+  }
+
+  get(id: string): Approval {
+    const found = this.open.get(id) ?? this.resolved.find((a) => a.id === id);
+    if (found === undefined) throw new WispError('APPROVAL_NOT_FOUND', `no approval with id ${id}`, { id });
+    return found;
+  }
+
+  list(which: 'open' | 'all'): Approval[] {
+    return which === 'open' ? [...this.open.values()] : [...this.resolved, ...this.open.values()];
+  }
+
+  /** A human's answer. Only a pending approval can be answered; the first answer wins. */
+  respond(id: string, decision: 'approve' | 'deny', by: string): Approval {
+    const approval = this.get(id);
+    if (approval.state.status !== 'pending') {
+      throw new WispError('APPROVAL_NOT_PENDING', `approval ${id} is already ${approval.state.status}`, { id, status: approval.state.status });
+    }
+    return this.apply(approval, decision === 'approve' ? { type: 'approve', by } : { type: 'deny', by });
+  }
+
+  /** Resolves once the approval is no longer pending (approved, denied, cancelled or stale). */
+  wait(id: string, signal: AbortSignal): Promise<Approval> {
+    const approval = this.get(id);
+    if (approval.state.status !== 'pending') return Promise.resolve(approval);
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        const current = this.get(id);
+        if (isOpen(current.state)) this.apply(current, { type: 'cancel', reason: 'the asker went away' });
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const list = this.waiters.get(id) ?? [];
+      list.push((resolved) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(resolved);
+      });
+      this.waiters.set(id, list);
+      if (signal.aborted) onAbort();
+    });
+  }
+
+  /**
+   * Spends an approved approval on exactly the binding it was given for. Anything else (not
+   * approved, already consumed, other arguments, another connection or tool list) is refused,
+   * and a mismatch makes the approval stale so it can never be used.
+   */
+  consume(id: string, binding: ToolCallBinding): Approval {
+    const approval = this.get(id);
+    if (approval.state.status !== 'approved') {
+      throw new WispError('APPROVAL_STALE', `approval ${id} is ${approval.state.status}, not approved`, { id, status: approval.state.status });
+    }
+    if (!sameBinding(approval.binding, binding)) {
+      this.apply(approval, { type: 'stale', reason: 'the call no longer matches what was approved' });
+      throw new WispError('APPROVAL_STALE', `approval ${id} was given for another call, connection or tool list`, { id });
+    }
+    return this.apply(approval, { type: 'consume' });
+  }
+
+  /** Cancels every open approval that matches (the service stopped, the task was cancelled...). */
+  cancelWhere(match: (approval: Approval) => boolean, reason: string): void {
+    for (const approval of [...this.open.values()]) if (match(approval)) this.apply(approval, { type: 'cancel', reason });
+  }
+
+  /** Makes every open approval that matches stale (its tool list or connection changed). */
+  staleWhere(match: (approval: Approval) => boolean, reason: string): void {
+    for (const approval of [...this.open.values()]) if (match(approval)) this.apply(approval, { type: 'stale', reason });
+  }
+
+  private apply(approval: Approval, event: Parameters<typeof nextApprovalState>[1]): Approval {
+    const next: Approval = { ...approval, state: nextApprovalState(approval.state, event, this.now().toISOString()) };
+    if (isOpen(next.state)) this.open.set(next.id, next);
+    else {
+      this.open.delete(next.id);
+      this.resolved.push(next);
+      if (this.resolved.length > RESOLVED_HISTORY) this.resolved.shift();
+    }
+    if (event.type !== 'consume') this.announce({ type: 'resolved', approval: next });
+    if (next.state.status !== 'pending') {
+      const waiters = this.waiters.get(next.id) ?? [];
+      this.waiters.delete(next.id);
+      for (const waiter of waiters) waiter(next);
+    }
+    return next;
+  }
+}

@@ -1,0 +1,24 @@
+import { promises as fs } from 'node:fs';
+
+/**
+ * An append-only JSONL record of every approval decision and every call: who, what, the
+ * argument digest, the outcome and the duration. Never argument values or results.
+ */
+export class AuditLog {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  append(record: Record<string, unknown>): void {
+    const line = `${JSON.stringify(record)}\n`;
+    this.queue = this.queue.then(() => fs.appendFile(this.file, line, { mode: 0o600 })).catch(this.onError);
+  }
+
+  /** Resolves when everything appended so far is written. */
+  flush(): Promise<void> {
+    return this.queue;
+  }
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorObject } from 'ajv';
+import type { Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
+import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../control/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
+import { Failure } from './connection.js';
+import { normalizeResult } from './result.js';
+import type { Supervisor } from './supervisor.js';
+import type { CatalogTool } from './tool-catalog.js';
+
+export interface CallRequest {
+  readonly modelName?: string | undefined;
+  readonly serviceId?: string | undefined;
+  readonly toolName?: string | undefined;
+  readonly arguments: Record<string, unknown>;
+  readonly requester: Requester;
+  readonly signal: AbortSignal;
+}
+
+export interface ToolCallsOptions {
+  readonly supervisor: Supervisor;
+  readonly approvals: Approvals;
+  readonly emit: (event: EventPayload) => void;
+  readonly audit: (record: Record<string, unknown>) => void;
+  readonly now: () => Date;
+}
+
+/**
+ * The one call pipeline, for front-ends now and for model sessions later:
+ * catalog check -> size and schema check (no approval for a bad call) -> approval, waited
+ * for -> binding re-checked and the approval consumed -> the call, once -> normalised
+ * result. Cancel and timeout close the connection; nothing is retried.
+ */
+export class ToolCalls {
+  constructor(private readonly options: ToolCallsOptions) {}
+
+  async call(request: CallRequest): Promise<ToolCallResult> {
+    const { supervisor, approvals } = this.options;
+    const tool = this.find(request);
+    const args = request.arguments;
+    const serialized = JSON.stringify(args);
+    const size = Buffer.byteLength(serialized);
+    if (size > LIMITS.maxCallArgumentBytes) {
+      throw new WispError('LIMIT_EXCEEDED', `the arguments are ${size} bytes (at most ${LIMITS.maxCallArgumentBytes})`, {
+        limit: 'maxCallArgumentBytes',
+        max: LIMITS.maxCallArgumentBytes,
+      });
+    }
+    if (!tool.validate(args)) {
+      const errors = describe(tool.validate.errors);
+      throw new WispError('INVALID_ARGUMENTS', `the arguments do not match the input schema of ${tool.name}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, {
+        errors,
+      });
+    }
+    const binding: ToolCallBinding = {
+      serviceId: tool.serviceId,
+      generation: tool.generation,
+      toolListVersion: tool.toolListVersion,
+      toolName: tool.name,
+      argumentsDigest: sha256Hex(canonicalJson(args)),
+    };
+    const callId = randomUUID();
+    const started = Date.now();
+    const ref = {
+      callId,
+      service: { id: tool.serviceId, name: tool.serviceName },
+      toolName: tool.name,
+      modelName: tool.modelName,
+      argumentsDigest: binding.argumentsDigest,
+      requester: request.requester,
+    };
+    const approval = approvals.create(request.requester, binding, {
+      serviceName: tool.serviceName,
+      toolName: tool.name,
+      modelName: tool.modelName,
+      title: tool.title,
+      arguments: args,
+      annotations: tool.annotations,
+    });
+    const fail = (error: WispError): never => {
+      const durationMs = Date.now() - started;
+      this.options.emit({ type: 'tool.call.failed', call: { ...ref, approvalId: approval.id }, code: error.code, message: error.message, durationMs });
+      this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: error.code, durationMs });
+      throw error;
+    };
+
+    const answered = await approvals.wait(approval.id, request.signal);
+    switch (answered.state.status) {
+      case 'approved':
+        break;
+      case 'denied':
+        return fail(new WispError('APPROVAL_DENIED', `the call to ${tool.name} was denied`, { approvalId: approval.id }));
+      case 'cancelled':
+        return fail(new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`, { approvalId: approval.id }));
+      case 'stale':
+        return fail(new WispError('APPROVAL_STALE', `the approval went stale: ${answered.state.reason}`, { approvalId: approval.id }));
+      case 'pending':
+      case 'consumed':
+        return fail(new WispError('INTERNAL_ERROR', `approval ${approval.id} came back ${answered.state.status}`));
+    }
+
+    // The binding is checked again at the moment of execution, against the live catalog.
+    const current = supervisor.tool(tool.modelName);
+    const now: ToolCallBinding = { ...binding, generation: current?.generation ?? -1, toolListVersion: current?.toolListVersion ?? -1 };
+    try {
+      approvals.consume(approval.id, now);
+    } catch (error) {
+      return fail(error instanceof WispError ? error : new WispError('APPROVAL_STALE', String(error)));
+    }
+
+    this.options.emit({ type: 'tool.call.started', call: { ...ref, approvalId: approval.id } });
+    let raw;
+    try {
+      raw = await supervisor.callTool(tool, args, request.signal);
+    } catch (error) {
+      const failure = error instanceof Failure ? new WispError(error.code, error.message) : error instanceof WispError ? error : new WispError('INTERNAL_ERROR', String(error));
+      if (failure.code === 'TIMEOUT' || failure.code === 'CANCELLED') {
+        supervisor.failConnection(tool.serviceId, tool.generation, failure.code, `a call to ${tool.name} was ${failure.code === 'TIMEOUT' ? 'timed out' : 'cancelled'}; the connection was closed`);
+      }
+      return fail(failure);
+    }
+    const result = normalizeResult(raw);
+    const durationMs = Date.now() - started;
+    if (raw.isError === true) {
+      return fail(new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId: approval.id, durationMs } }));
+    }
+    this.options.emit({ type: 'tool.call.finished', call: { ...ref, approvalId: approval.id }, durationMs, truncated: result.truncated });
+    this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: 'ok', durationMs, truncated: result.truncated });
+    return { callId, approvalId: approval.id, ...result, durationMs };
+  }
+
+  private find(request: CallRequest): CatalogTool {
+    const { supervisor } = this.options;
+    let tool: CatalogTool | undefined;
+    if (request.modelName !== undefined) {
+      if (request.serviceId !== undefined || request.toolName !== undefined) {
+        throw new WispError('INVALID_PARAMS', 'give modelName, or serviceId and toolName, not both');
+      }
+      tool = supervisor.tool(request.modelName);
+    } else if (request.serviceId !== undefined && request.toolName !== undefined) {
+      tool = supervisor.tools(request.serviceId).find((t) => t.name === request.toolName);
+    } else {
+      throw new WispError('INVALID_PARAMS', 'give modelName, or serviceId and toolName');
+    }
+    if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', 'no active tool by that name (tools.list shows the catalog)');
+    return tool;
+  }
+}
+
+function auditRef(ref: { callId: string; service: { id: string; name: string }; toolName: string; argumentsDigest: string; requester: Requester }, approvalId: string) {
+  return {
+    callId: ref.callId,
+    approvalId,
+    serviceId: ref.service.id,
+    service: ref.service.name,
+    tool: ref.toolName,
+    argumentsDigest: ref.argumentsDigest,
+    client: ref.requester.clientId,
+    session: ref.requester.sessionId,
+  };
+}
+
+function describe(errors: ErrorObject[] | null | undefined): { path: string; message: string }[] {
+  return (errors ?? []).map((e) => ({ path: e.instancePath === '' ? '/' : e.instancePath, message: e.message ?? 'invalid' }));
+}
