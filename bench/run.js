@@ -78,6 +78,78 @@ async function activation(dataDir) {
   );
 }
 
+function percentiles(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))];
+  return { p50: q(0.5), p99: q(0.99), n: sorted.length };
+}
+
+async function toolCalls(dataDir) {
+  const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
+  const CONCURRENCY = 16;
+  const daemon = await startDaemon(dataDir);
+  const approver = await WispClient.connect(daemon.socket);
+  approver.onEvent((event) => {
+    if (event.type === 'approval.requested') void approver.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
+  });
+  await approver.call('events.subscribe', {});
+  const { service } = await approver.call('services.register', { name: 'echo', command: process.execPath, args: [server] });
+  await approver.call('services.activate', { id: service.id, configVersion: service.configVersion });
+  const callers = await Promise.all(Array.from({ length: CONCURRENCY }, () => WispClient.connect(daemon.socket)));
+  const viaDaemon = (client, i) => client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: `call ${i}` } });
+
+  const sdk = new Client({ name: 'bench', version: '1' });
+  await sdk.connect(new StdioClientTransport({ command: process.execPath, args: [server], stderr: 'ignore' }));
+  const direct = (i) => sdk.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+
+  // Sequential round trips, interleaved in blocks of 50 so drift hits both sides alike.
+  const daemonTimes = [];
+  const directTimes = [];
+  for (let block = 0; block < CALLS / 50; block++) {
+    for (let i = 0; i < 50; i++) {
+      const t = performance.now();
+      await viaDaemon(callers[0], i);
+      daemonTimes.push(performance.now() - t);
+    }
+    for (let i = 0; i < 50; i++) {
+      const t = performance.now();
+      await direct(i);
+      directTimes.push(performance.now() - t);
+    }
+  }
+  const d = percentiles(daemonTimes);
+  const b = percentiles(directTimes);
+
+  // Throughput with 16 concurrent callers (16 socket clients vs 16 in flight on one SDK client).
+  const throughput = async (one) => {
+    let next = 0;
+    const t = performance.now();
+    await Promise.all(Array.from({ length: CONCURRENCY }, async (_, w) => {
+      while (next < CALLS) await one(w, next++);
+    }));
+    return (CALLS / (performance.now() - t)) * 1000;
+  };
+  const daemonRates = [];
+  const directRates = [];
+  for (let round = 0; round < 3; round++) {
+    daemonRates.push(await throughput((w, i) => viaDaemon(callers[w], i)));
+    directRates.push(await throughput((_, i) => direct(i)));
+  }
+  await sdk.close();
+  await approver.call('daemon.shutdown');
+  await new Promise((resolve) => daemon.child.once('exit', resolve));
+  const rate = (xs) => stats(xs).median;
+  return {
+    name: 'tool call round trip (approval included)',
+    note: `tools.call through the socket, an approver client answering each approval.requested event, vs a direct SDK callTool on the same server; ${CALLS} sequential calls each, then ${CALLS} calls from ${CONCURRENCY} concurrent callers (3 rounds)`,
+    unit: 'ms',
+    subject: d,
+    baseline: b,
+    ratio: { p50: d.p50 / b.p50, p99: d.p99 / b.p99 },
+    throughput: { daemonPerSecond: rate(daemonRates), directPerSecond: rate(directRates), ratio: rate(daemonRates) / rate(directRates) },
+  };
+}
+
 function timeCommand(args) {
   return new Promise((resolve, reject) => {
     const t = performance.now();
@@ -103,7 +175,8 @@ async function cliStatus(dataDir) {
 const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'wisp-bench-')));
 try {
   const results = [await activation(path.join(dir, 'a')), await cliStatus(path.join(dir, 'b'))];
-  const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS, results };
+  const calls = await toolCalls(path.join(dir, 'c'));
+  const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS, results, toolCalls: calls };
   writeFileSync(path.join(root, 'bench', 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   const f = (n) => n.toFixed(1);
   const md = [
@@ -117,6 +190,16 @@ try {
     ...results.map((r) => `| ${r.name} | ${f(r.subject.median)} (${f(r.subject.p25)}-${f(r.subject.p75)}) | ${f(r.baseline.median)} (${f(r.baseline.p25)}-${f(r.baseline.p75)}) | ${r.ratio.median.toFixed(2)} (${r.ratio.p25.toFixed(2)}-${r.ratio.p75.toFixed(2)}) |`),
     '',
     ...results.map((r) => `- **${r.name}**: ${r.note}.`),
+    '',
+    '## Tool calls',
+    '',
+    '| measurement | through the daemon | direct SDK | ratio |',
+    '|---|---|---|---|',
+    `| round trip p50 (ms) | ${f(calls.subject.p50)} | ${f(calls.baseline.p50)} | ${calls.ratio.p50.toFixed(2)} |`,
+    `| round trip p99 (ms) | ${f(calls.subject.p99)} | ${f(calls.baseline.p99)} | ${calls.ratio.p99.toFixed(2)} |`,
+    `| throughput, 16 concurrent callers (calls/s) | ${f(calls.throughput.daemonPerSecond)} | ${f(calls.throughput.directPerSecond)} | ${calls.throughput.ratio.toFixed(2)} |`,
+    '',
+    `- ${calls.note}.`,
     '',
   ].join('\n');
   writeFileSync(path.join(root, 'bench', 'results', 'latest.md'), md);
