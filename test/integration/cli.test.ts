@@ -183,6 +183,41 @@ describe('wispctl runs a real server', () => {
     expect((await run('mcp', 'tools')).stdout).toBe('no active tools\n');
   });
 
+  it('calls a tool that another terminal approves, and reports a denial', async () => {
+    await run('mcp', 'activate', 'demo', '--yes');
+    const callOnce = () => {
+      const child = spawn(process.execPath, [wispctlBin, 'mcp', 'call', 'demo', 'echo', '{"text":"hello from the cli"}'], { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      const waiting = new Promise<string>((resolve) =>
+        child.stderr.on('data', (b: Buffer) => {
+          stderr += b.toString();
+          const id = /waiting for a human: wispctl approve (\S+)/.exec(stderr)?.[1];
+          if (id !== undefined) resolve(id);
+        }),
+      );
+      const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+      return { waiting, exited, out: () => stdout, err: () => stderr };
+    };
+
+    const first = callOnce();
+    const id = await first.waiting;
+    expect(first.err()).toContain('arguments:  {"text":"hello from the cli"}');
+    expect(first.err()).toContain('hints:      readOnlyHint (from the server, not verified)');
+    expect((await run('approvals')).stdout).toContain(`approval ${id} (pending)`);
+    expect((await run('approve', id)).stdout).toBe(`${id}: approved\n`);
+    expect(await first.exited).toBe(0);
+    expect(first.out()).toBe('hello from the cli\n');
+
+    const second = callOnce();
+    const denied = await second.waiting;
+    expect((await run('deny', denied)).stdout).toBe(`${denied}: denied\n`);
+    expect(await second.exited).toBe(7);
+    expect(second.err()).toContain('(APPROVAL_DENIED)');
+    expect((await run('approve', denied)).code).toBe(5);
+  });
+
   it('exits with the failure code when activation fails', async () => {
     await run('mcp', 'add', 'broken', '--', 'no-such-wisp-command');
     const result = await run('mcp', 'activate', 'broken', '--yes');
