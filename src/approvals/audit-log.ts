@@ -12,9 +12,11 @@ export class AuditLog {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  append(record: Record<string, unknown>): void {
+  /** Resolves once this record (and every earlier one) is written; failures go to onError. */
+  append(record: Record<string, unknown>): Promise<void> {
     const line = `${JSON.stringify(record)}\n`;
     this.queue = this.queue.then(() => fs.appendFile(this.file, line, { mode: 0o600 })).catch(this.onError);
+    return this.queue;
   }
 
   /** Resolves when everything appended so far is written. */

@@ -6,6 +6,7 @@ import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../con
 import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { formatDuration, showArg, table } from './format.js';
+import { readSecret } from './secret-input.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
 
 interface GlobalOptions {
@@ -249,7 +250,7 @@ function buildProgram(io: CliIo): Command {
               `  command:      ${showArg(service.command)}`,
               `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
               `  cwd:          ${service.cwd ?? '(daemon default)'}`,
-              `  environment:  (no variables of its own; the minimal inherited set only)`,
+              `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`}`,
             ].join('\n'),
           );
           if (!process.stdin.isTTY) {
@@ -376,6 +377,75 @@ function buildProgram(io: CliIo): Command {
           }
           throw error;
         }
+      }),
+    );
+
+  const env = mcp.command('env').description('a service\'s environment variables: values go to the OS keychain (or memory), never to files');
+
+  env
+    .command('set')
+    .description('set one variable; the value is read without echo from the terminal, or from stdin (never from the command line)')
+    .argument('<name>', 'service name (or id)')
+    .argument('<var>', 'variable name (letters, digits, _; not starting with a digit)')
+    .option('--session', 'keep the value in memory only, for this daemon run (not in the keychain)')
+    .action((name: string, variable: string, opts: { session?: boolean }) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.get', ref(name));
+        const value = await readSecret(`value for ${variable} (${service.name}, not shown): `, io.err);
+        const result = await client.call('services.setEnv', {
+          id: service.id,
+          mode: 'upsert',
+          variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain' }],
+        });
+        print(result.service.env, () => `${result.service.name}: ${variable} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+      }),
+    );
+
+  env
+    .command('list')
+    .description('list the variable names and where each value is kept (values are never shown)')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.get', ref(name));
+        print(service.env, () => (service.env.length === 0 ? 'no variables' : table(['VARIABLE', 'STORAGE'], service.env.map((v) => [v.name, v.storage]))));
+      }),
+    );
+
+  env
+    .command('clear')
+    .description('remove every variable of a service (keychain entries included)')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.get', ref(name));
+        await client.call('services.setEnv', { id: service.id, mode: 'replace', variables: [] });
+        print([], () => `${service.name}: variables cleared`);
+      }),
+    );
+
+  env
+    .command('carry-over')
+    .description('after editing the command, args or cwd: let the saved values go to the new program')
+    .argument('<name>', 'service name (or id)')
+    .option('-y, --yes', 'do not ask')
+    .action((name: string, opts: { yes?: boolean }) =>
+      withClient(async (client) => {
+        const { service } = await client.call('services.get', ref(name));
+        io.err(`${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd ?? 'daemon default'})`);
+        if (opts.yes !== true) {
+          if (!process.stdin.isTTY) throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes');
+          const rl = createInterface({ input: process.stdin, output: process.stderr });
+          const answer = await rl.question('Carry the saved values over to this program? [y/N] ');
+          rl.close();
+          if (!/^y(es)?$/i.test(answer.trim())) {
+            io.err('nothing changed');
+            process.exitCode = EXIT.refused;
+            return;
+          }
+        }
+        const result = await client.call('services.carryOverEnv', { id: service.id, configVersion: service.configVersion });
+        print(result.service, () => `${result.service.name}: variables carried over`);
       }),
     );
 
@@ -549,6 +619,7 @@ function describeService(service: Service): string {
     `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
     `cwd:      ${service.cwd ?? '(daemon default)'}`,
     `timeout:  ${service.timeoutMs ?? 10000} ms`,
+    `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`,
     `version:  ${service.configVersion}`,
     `updated:  ${service.updatedAt}`,
   ].join('\n');

@@ -217,6 +217,21 @@ export const ERROR_CATALOG = {
     exit: EXIT.failure,
     description: 'The tool ran and reported an error (isError: true); data.result holds what it said (normalised, capped).',
   },
+  KEYCHAIN_UNAVAILABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'The OS keychain cannot be used (no Secret Service or D-Bus, locked, denied). Nothing was written in plain text; choose session-only storage or fix the keychain.',
+  },
+  SECRET_MISSING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Activation: some variables have no value (session-only values vanish when the daemon stops); data.names lists the ones to enter again.',
+  },
+  SECRET_BINDING_CHANGED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Activation: the command, args or cwd changed since these variables were saved (data.names). Set them again, or confirm the carry-over explicitly.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -33,4 +33,8 @@ export const LIMITS = {
   maxCommandChars: 4096,
   /** Arguments per service. */
   maxArgs: 256,
+  /** Environment variables per service. */
+  maxEnvVars: 64,
+  /** One environment variable's value, in bytes. */
+  maxEnvValueBytes: 32 * 1024,
 } as const;

@@ -83,6 +83,14 @@ export const ConnectionState = Type.Union(
 );
 export type ConnectionState = Static<typeof ConnectionState>;
 
+/** Environment variable names: letters, digits and '_', not starting with a digit. */
+export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+const EnvName = Type.String({ pattern: ENV_NAME_PATTERN, maxLength: 128 });
+const Storage = Type.Union([Type.Literal('keychain'), Type.Literal('session')], {
+  description: 'keychain: the OS keychain; session: memory only, gone when the daemon stops.',
+});
+const EnvVariable = Type.Object({ name: EnvName, storage: Storage }, { description: 'A variable\'s name and where its value is kept. Values are write-only.' });
+
 export const Service = Type.Object({
   id: Type.String({ description: 'Stable UUID assigned at registration.' }),
   name: ServiceName,
@@ -91,6 +99,7 @@ export const Service = Type.Object({
   args: Type.Array(Type.String()),
   cwd: Type.Union([Type.String(), Type.Null()]),
   timeoutMs: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default (10000).' }),
+  env: Type.Array(EnvVariable, { description: 'Names and storage only: values are never sent back.' }),
   enabled: Type.Boolean({ description: 'True while activating or active. Every edit and every daemon restart disables a service.' }),
   configVersion: Type.Integer({ minimum: 1, description: 'Bumped on every edit; a trust decision is bound to it.' }),
   connection: ConnectionState,
@@ -338,7 +347,35 @@ export const methods = {
     summary: 'Stop a service (if running) and remove it from the registry.',
     params: ServiceRef,
     result: Type.Object({ deleted: Type.Object({ id: Type.String(), name: Type.String() }) }),
-    errors: ['SERVICE_NOT_FOUND', 'STORAGE_FAILED'],
+    errors: ['SERVICE_NOT_FOUND', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
+  }),
+  'services.setEnv': method({
+    summary:
+      'Set the service\'s environment variables. replace: these become ALL its variables (an empty list clears them); upsert: set these, keep the others. ' +
+      'Values are write-only and go to the keychain or memory, bound to the current command, args and cwd. The service is stopped and disabled, and its configVersion bumped.',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        variables: Type.Array(
+          Type.Object(
+            { name: EnvName, value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: NoNul }), storage: Storage },
+            { additionalProperties: false },
+          ),
+          { maxItems: LIMITS.maxEnvVars },
+        ),
+        mode: Type.Union([Type.Literal('replace'), Type.Literal('upsert')]),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'KEYCHAIN_UNAVAILABLE', 'INVALID_CONFIG', 'LIMIT_EXCEEDED', 'STORAGE_FAILED'],
+  }),
+  'services.carryOverEnv': method({
+    summary:
+      'Confirm that the saved variable values may go to the edited command, args and cwd (bound to the configVersion the human was shown): re-binds them.',
+    params: Type.Object({ ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING'],
   }),
   'services.activate': method({
     summary:
@@ -349,7 +386,7 @@ export const methods = {
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
-    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'SERVICE_BUSY', 'DAEMON_STOPPING'],
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'SERVICE_BUSY', 'DAEMON_STOPPING', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING', 'SECRET_BINDING_CHANGED'],
   }),
   'services.disable': method({
     summary: 'Stop a service: its tools are withdrawn at once, then stdin is closed, then SIGTERM and SIGKILL go to its process group. A second disable forces it.',

@@ -32,7 +32,7 @@ import {
   type StopLadder,
   type StoredService,
 } from '../mcp/index.js';
-import type { Redactor } from '../secrets/index.js';
+import { KeychainSecretStore, MemorySecretStore, Secrets, launchBinding, type Redactor, type SecretStore, type VariableRef } from '../secrets/index.js';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
 
@@ -48,6 +48,8 @@ export interface DaemonOptions {
   readonly ladder?: StopLadder;
   /** PATH used to resolve bare command names (default: the daemon's own PATH). */
   readonly searchPath?: string;
+  /** The keychain backend (default: the OS keychain). */
+  readonly keychain?: SecretStore;
 }
 
 export const DEFAULT_LADDER: StopLadder = { stdinGraceMs: 2000, termGraceMs: 2000 };
@@ -67,6 +69,7 @@ export class Daemon {
   private readonly approvals: Approvals;
   private readonly audit: AuditLog;
   private readonly toolCalls: ToolCalls;
+  private readonly secrets: Secrets;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
   private loadProblem: LoadProblem | null = null;
@@ -93,11 +96,13 @@ export class Daemon {
       options.logger.error({ err: String(error) }, 'could not append to the audit log'),
     );
     this.approvals = new Approvals((announcement) => this.onApproval(announcement), now);
+    this.secrets = new Secrets(options.keychain ?? new KeychainSecretStore(), new MemorySecretStore(), options.redactor);
     this.toolCalls = new ToolCalls({
       supervisor: this.supervisor,
       approvals: this.approvals,
       emit: (event) => this.events.emit(event),
       audit: (record) => this.audit.append(record),
+      redact: (text) => options.redactor.redact(text),
       now,
     });
     // Approvals never outlive what they are bound to: a service that leaves `active`
@@ -192,7 +197,7 @@ export class Daemon {
     this.events.emit({ type: type === 'requested' ? 'approval.requested' : 'approval.resolved', approval: approvalView(approval) });
     if (type === 'resolved') {
       const state = approval.state;
-      this.audit.append({
+      void this.audit.append({
         at: 'at' in state ? state.at : new Date().toISOString(),
         record: 'approval',
         approvalId: approval.id,
@@ -237,6 +242,7 @@ export class Daemon {
       args: [...config.args],
       cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? null,
+      env: (config.env ?? []).map((v) => ({ name: v.name, storage: v.storage })),
       enabled: connection.status === 'activating' || connection.status === 'active',
       configVersion: config.configVersion,
       connection,
@@ -300,14 +306,48 @@ export class Daemon {
         return { service: this.view(config) };
       },
       'services.delete': async (params) => {
-        const deleted = await this.registry.delete(params);
+        // The secrets go first: if the keychain refuses, nothing is deleted.
+        const deleted = await this.registry.delete(params, (config) => this.secrets.erase(config.id, config.env ?? []));
         await this.supervisor.remove(deleted.id);
         return { deleted };
       },
       'services.activate': async (params, ctx) => {
         const config = this.registry.get({ id: params.id, name: params.name });
-        await this.supervisor.activate(config, params.configVersion, ctx.signal);
+        await this.supervisor.activate(config, params.configVersion, ctx.signal, () =>
+          this.secrets.read(config.id, launchBinding(config), config.env ?? []),
+        );
         return { service: this.view(this.registry.get({ id: config.id })) };
+      },
+      'services.setEnv': async (params) => {
+        const names = params.variables.map((v) => v.name);
+        const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+        if (duplicate !== undefined) throw new WispError('INVALID_CONFIG', `the variable ${duplicate} is given twice`, { field: 'variables' });
+        let gone: VariableRef[] = [];
+        const updated = await this.registry.update({ id: params.id, name: params.name }, async (config) => {
+          const before: VariableRef[] = config.env ?? [];
+          const kept = params.mode === 'upsert' ? before.filter((v) => !names.includes(v.name)) : [];
+          const after: VariableRef[] = [...kept, ...params.variables.map((v) => ({ name: v.name, storage: v.storage }))];
+          if (after.length > LIMITS.maxEnvVars) {
+            throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxEnvVars} variables per service`, { limit: 'maxEnvVars', max: LIMITS.maxEnvVars });
+          }
+          // Values before names: a keychain failure changes nothing.
+          await this.secrets.write(config.id, launchBinding(config), params.variables);
+          gone = before.filter((old) => !after.some((v) => v.name === old.name && v.storage === old.storage));
+          return { env: after };
+        });
+        await this.secrets.erase(updated.id, gone);
+        await this.supervisor.stop(updated.id);
+        return { service: this.view(updated) };
+      },
+      'services.carryOverEnv': async (params) => {
+        const config = this.registry.get({ id: params.id, name: params.name });
+        if (config.configVersion !== params.configVersion) {
+          throw new WispError('APPROVAL_STALE', `${config.name} changed since it was shown (configVersion ${config.configVersion}); show it again`, {
+            configVersion: config.configVersion,
+          });
+        }
+        await this.secrets.carryOver(config.id, launchBinding(config), config.env ?? []);
+        return { service: this.view(config) };
       },
       'services.disable': async (params) => {
         const config = this.registry.get(params);

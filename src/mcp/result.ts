@@ -65,3 +65,21 @@ export function normalizeResult(result: CallToolResult, maxChars: number = LIMIT
   }
   return { content, structuredContent: structured, text: truncated ? full.slice(0, maxChars) : full, truncated, originalLength: full.length };
 }
+
+/** Known secret values never leave in a result: not in text, resources or structured content. */
+export function redactResult(result: NormalizedResult, redact: (text: string) => string): NormalizedResult {
+  const deep = (value: unknown): unknown => {
+    if (typeof value === 'string') return redact(value);
+    if (Array.isArray(value)) return value.map(deep);
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), deep(v)]));
+    }
+    return value;
+  };
+  return {
+    ...result,
+    content: result.content.map((item) => (item.type === 'text' || item.type === 'resource' ? { ...item, text: redact(item.text) } : item)),
+    structuredContent: result.structuredContent === null ? null : (deep(result.structuredContent) as Record<string, unknown>),
+    text: redact(result.text),
+  };
+}

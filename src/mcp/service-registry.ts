@@ -17,6 +17,8 @@ export interface UpdateInput {
   readonly args?: readonly string[] | undefined;
   readonly cwd?: string | null | undefined;
   readonly timeoutMs?: number | null | undefined;
+  /** Variable names and storage (values never reach the registry). */
+  readonly env?: readonly { readonly name: string; readonly storage: 'keychain' | 'session' }[] | undefined;
 }
 
 export type RegistryChange =
@@ -74,6 +76,7 @@ export class ServiceRegistry {
         args: [...(input.args ?? [])],
         cwd: input.cwd ?? null,
         timeoutMs: input.timeoutMs ?? null,
+        env: [],
         enabled: false,
         configVersion: 1,
         createdAt: at,
@@ -85,7 +88,16 @@ export class ServiceRegistry {
     });
   }
 
-  update(ref: ServiceRef, set: UpdateInput, expectedVersion?: number): Promise<StoredService> {
+  /**
+   * Edits a service. `change` may be a function of the current configuration: it runs in
+   * the write queue (so it sees every earlier write, even pipelined ones) and may do work
+   * that must happen before the commit, such as saving secret values.
+   */
+  update(
+    ref: ServiceRef,
+    change: UpdateInput | ((current: StoredService) => Promise<UpdateInput>),
+    expectedVersion?: number,
+  ): Promise<StoredService> {
     return this.serialize(async () => {
       const current = this.find(ref);
       if (expectedVersion !== undefined && expectedVersion !== current.configVersion) {
@@ -95,6 +107,7 @@ export class ServiceRegistry {
           { id: current.id, configVersion: current.configVersion },
         );
       }
+      const set = typeof change === 'function' ? await change(current) : change;
       if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name);
       if (set.command !== undefined) assertCommand(set.command);
       assertAbsoluteCwd(set.cwd);
@@ -105,6 +118,7 @@ export class ServiceRegistry {
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,
         timeoutMs: set.timeoutMs !== undefined ? set.timeoutMs : (current.timeoutMs ?? null),
+        env: set.env !== undefined ? set.env.map((v) => ({ ...v })) : (current.env ?? []),
         enabled: false,
         configVersion: current.configVersion + 1,
         updatedAt: this.now().toISOString(),
@@ -115,9 +129,11 @@ export class ServiceRegistry {
     });
   }
 
-  delete(ref: ServiceRef): Promise<{ id: string; name: string }> {
+  /** Removes a service; `beforeCommit` (in the write queue) can veto it by throwing. */
+  delete(ref: ServiceRef, beforeCommit?: (current: StoredService) => Promise<void>): Promise<{ id: string; name: string }> {
     return this.serialize(async () => {
       const current = this.find(ref);
+      await beforeCommit?.(current);
       await this.commit(this.services.filter((service) => service.id !== current.id));
       const deleted = { id: current.id, name: current.name };
       this.onChange({ type: 'deleted', service: deleted });

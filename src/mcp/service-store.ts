@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
+import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
 import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**
@@ -20,6 +20,16 @@ const StoredService = Type.Object(
     args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
     cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
     timeoutMs: Type.Optional(Type.Union([Type.Integer({ minimum: 100, maximum: 600_000 }), Type.Null()])),
+    /** Names and storage only; never values. */
+    env: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { name: Type.String({ pattern: ENV_NAME_PATTERN }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
+          { additionalProperties: false },
+        ),
+        { maxItems: LIMITS.maxEnvVars },
+      ),
+    ),
     enabled: Type.Boolean(),
     configVersion: Type.Integer({ minimum: 1 }),
     createdAt: Type.String(),

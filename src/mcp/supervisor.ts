@@ -79,7 +79,12 @@ export class Supervisor {
    * Trust and activate, bound to the configVersion the human was shown. Resolves with the
    * resulting state once activation has ended (active, or failed with the process gone).
    */
-  async activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
+  async activate(
+    config: StoredService,
+    configVersion: number,
+    signal: AbortSignal,
+    loadEnv: () => Promise<Record<string, string>> = () => Promise.resolve({}),
+  ): Promise<ConnectionState> {
     if (config.configVersion !== configVersion) {
       throw new WispError(
         'APPROVAL_STALE',
@@ -92,6 +97,11 @@ export class Supervisor {
     if (entry.state.status === 'activating' || entry.state.status === 'stopping') {
       throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
     }
+    // Secrets are read only now, after the checks, and only for a service that has variables.
+    const env = await loadEnv();
+    if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed') {
+      throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
+    }
     entry.generation += 1;
     entry.stderr = new StderrTail(STDERR_TAIL_CHARS, this.options.redact);
     const connection = new Connection(config, entry.generation, this.hooks(entry, entry.generation), {
@@ -99,7 +109,7 @@ export class Supervisor {
       ladder: this.options.ladder,
       stderr: entry.stderr,
       searchPath: this.options.searchPath,
-      env: {},
+      env,
     });
     entry.connection = connection;
     const controller = new AbortController();

@@ -4,7 +4,7 @@ import type { Approvals, Requester, ToolCallBinding } from '../approvals/index.j
 import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../control/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { Failure } from './connection.js';
-import { normalizeResult } from './result.js';
+import { normalizeResult, redactResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
 import type { CatalogTool } from './tool-catalog.js';
 
@@ -21,7 +21,10 @@ export interface ToolCallsOptions {
   readonly supervisor: Supervisor;
   readonly approvals: Approvals;
   readonly emit: (event: EventPayload) => void;
-  readonly audit: (record: Record<string, unknown>) => void;
+  /** Resolves once the record is written: a call is answered only after it is on record. */
+  readonly audit: (record: Record<string, unknown>) => Promise<void>;
+  /** Replaces known secret values in results before anyone sees them. */
+  readonly redact: (text: string) => string;
   readonly now: () => Date;
 }
 
@@ -77,10 +80,10 @@ export class ToolCalls {
       arguments: args,
       annotations: tool.annotations,
     });
-    const fail = (error: WispError): never => {
+    const fail = async (error: WispError): Promise<never> => {
       const durationMs = Date.now() - started;
+      await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: error.code, durationMs });
       this.options.emit({ type: 'tool.call.failed', call: { ...ref, approvalId: approval.id }, code: error.code, message: error.message, durationMs });
-      this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: error.code, durationMs });
       throw error;
     };
 
@@ -119,13 +122,13 @@ export class ToolCalls {
       }
       return fail(failure);
     }
-    const result = normalizeResult(raw);
+    const result = redactResult(normalizeResult(raw), this.options.redact);
     const durationMs = Date.now() - started;
     if (raw.isError === true) {
       return fail(new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId: approval.id, durationMs } }));
     }
+    await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: 'ok', durationMs, truncated: result.truncated });
     this.options.emit({ type: 'tool.call.finished', call: { ...ref, approvalId: approval.id }, durationMs, truncated: result.truncated });
-    this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: 'ok', durationMs, truncated: result.truncated });
     return { callId, approvalId: approval.id, ...result, durationMs };
   }
 

@@ -120,12 +120,15 @@ export function runWispctl(
 /** A raw socket that sends bytes and collects parsed response lines, for protocol-level tests. */
 export class RawClient {
   private buffer = '';
+  /** Every byte received, as text: for tests that look for what must never be sent. */
+  raw = '';
   private readonly messages: unknown[] = [];
   private waiters: { count: number; resolve: () => void }[] = [];
   readonly closed: Promise<void>;
 
   private constructor(readonly socket: net.Socket) {
     socket.on('data', (chunk: Buffer) => {
+      this.raw += chunk.toString('utf8');
       this.buffer += chunk.toString('utf8');
       let newline: number;
       while ((newline = this.buffer.indexOf('\n')) !== -1) {

@@ -218,6 +218,20 @@ describe('wispctl runs a real server', () => {
     expect((await run('approve', denied)).code).toBe(5);
   });
 
+  it('sets variables from stdin, never from argv, and lists names only', async () => {
+    const set = await runWispctl(['mcp', 'env', 'set', 'demo', 'DEMO_TOKEN', '--session'], { env: runEnv, input: 'piped-secret-4242\n' });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('DEMO_TOKEN saved (session only)');
+    const list = await run('mcp', 'env', 'list', 'demo');
+    expect(list.stdout).toMatch(/^VARIABLE\s+STORAGE\nDEMO_TOKEN\s+session$/m);
+    expect(`${list.stdout}${(await run('--json', 'mcp', 'show', 'demo')).stdout}`).not.toContain('piped-secret-4242');
+    const activated = await run('mcp', 'activate', 'demo', '--yes');
+    expect(activated.stderr).toBe('');
+    expect(activated.stdout).toMatch(/^demo: active/m);
+    expect((await run('mcp', 'env', 'clear', 'demo')).stdout).toBe('demo: variables cleared\n');
+    expect((await run('mcp', 'env', 'list', 'demo')).stdout).toBe('no variables\n');
+  });
+
   it('exits with the failure code when activation fails', async () => {
     await run('mcp', 'add', 'broken', '--', 'no-such-wisp-command');
     const result = await run('mcp', 'activate', 'broken', '--yes');

@@ -74,8 +74,7 @@ describe('tool calls with approvals', () => {
     expect((await human.call('approvals.list', { all: true })).approvals.find((a) => a.id === approval.id)?.state.status).toBe('consumed');
     await humanLog.waitFor((e) => e.type === 'tool.call.finished' && e.call.approvalId === approval.id);
 
-    // The audit log has the decision and the call, but not the argument values.
-    await asker.call('daemon.status');
+    // The audit log has the decision and the call (written before the call was answered), but not the argument values.
     const audit = readFileSync(path.join(home.path, 'audit.jsonl'), 'utf8');
     const records = audit.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records).toEqual(

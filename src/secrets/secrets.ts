@@ -1,0 +1,105 @@
+import { WispError } from '../control/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
+import type { Redactor } from './redactor.js';
+import type { SecretStore } from './secret-store.js';
+
+export type Storage = 'keychain' | 'session';
+
+export interface VariableRef {
+  readonly name: string;
+  readonly storage: Storage;
+}
+
+export interface VariableValue extends VariableRef {
+  readonly value: string;
+}
+
+/** The digest every stored value is bound to: the program it was given to. */
+export function launchBinding(launch: { command: string; args: readonly string[]; cwd: string | null }): string {
+  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd }));
+}
+
+/**
+ * The rules for service secrets. Config holds names and storage only; values go to the
+ * keychain (or memory, for this run), each bound to the command, args and cwd. Nothing
+ * here touches a store for a service without variables. Every value that becomes known is
+ * handed to the redactor.
+ */
+export class Secrets {
+  constructor(
+    private readonly keychain: SecretStore,
+    private readonly session: SecretStore,
+    private readonly redactor: Redactor,
+  ) {}
+
+  /** Writes values (the user saved them). Keychain failures throw before anything else changes. */
+  async write(serviceId: string, binding: string, variables: readonly VariableValue[]): Promise<void> {
+    for (const variable of variables) {
+      await this.store(variable.storage).set(serviceId, variable.name, { value: variable.value, binding });
+      this.redactor.add(variable.name, variable.value);
+    }
+  }
+
+  /** Removes entries (a variable was dropped, moved to other storage, or its service deleted). */
+  async erase(serviceId: string, variables: readonly VariableRef[]): Promise<void> {
+    for (const variable of variables) {
+      const store = this.store(variable.storage);
+      const old = variable.storage === 'session' ? await store.get(serviceId, variable.name) : null;
+      await store.delete(serviceId, variable.name);
+      if (old !== null) this.redactor.remove(old.value);
+    }
+  }
+
+  /**
+   * Reads a service's variables for activation. Refused when any is missing (session values
+   * vanish with the daemon) or was stored for another command, args or cwd.
+   */
+  async read(serviceId: string, binding: string, variables: readonly VariableRef[]): Promise<Record<string, string>> {
+    if (variables.length === 0) return {};
+    const env: Record<string, string> = {};
+    const missing: string[] = [];
+    const changed: string[] = [];
+    for (const variable of variables) {
+      const secret = await this.store(variable.storage).get(serviceId, variable.name);
+      if (secret === null) missing.push(variable.name);
+      else if (secret.binding !== binding) changed.push(variable.name);
+      else {
+        env[variable.name] = secret.value;
+        this.redactor.add(variable.name, secret.value);
+      }
+    }
+    if (missing.length > 0) {
+      throw new WispError(
+        'SECRET_MISSING',
+        `these variables have no value (session-only values vanish when the daemon stops) and must be entered again: ${missing.join(', ')}`,
+        { names: missing },
+      );
+    }
+    if (changed.length > 0) {
+      throw new WispError(
+        'SECRET_BINDING_CHANGED',
+        `the command, args or cwd changed since these variables were saved, so they are not handed to the new program: ${changed.join(', ')}. Set them again, or confirm the carry-over (wispctl mcp env carry-over)`,
+        { names: changed },
+      );
+    }
+    return env;
+  }
+
+  /** The user confirmed that the saved values may go to the edited program: re-bind them. */
+  async carryOver(serviceId: string, binding: string, variables: readonly VariableRef[]): Promise<void> {
+    const missing: string[] = [];
+    for (const variable of variables) {
+      const store = this.store(variable.storage);
+      const secret = await store.get(serviceId, variable.name);
+      if (secret === null) missing.push(variable.name);
+      else await store.set(serviceId, variable.name, { value: secret.value, binding });
+    }
+    if (missing.length > 0) {
+      throw new WispError('SECRET_MISSING', `these variables have no value to carry over: ${missing.join(', ')}`, { names: missing });
+    }
+  }
+
+  private store(storage: Storage): SecretStore {
+    return storage === 'keychain' ? this.keychain : this.session;
+  }
+}

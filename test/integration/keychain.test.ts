@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeychainSecretStore } from '../../src/secrets/index.js';
+import { activate, registerScenario } from '../helpers/services.js';
+import { daemonEnv, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+
+/**
+ * Against a real Secret Service. `npm test` provides one (gnome-keyring in a private D-Bus
+ * session, see scripts/test.sh) and sets WISP_TEST_KEYRING=1; without it these are skipped,
+ * and .ci/run makes sure CI always has it.
+ */
+const available = process.env.WISP_TEST_KEYRING === '1';
+const env = daemonEnv({ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '' });
+const home = tempDir();
+afterAll(() => {
+  killLeftovers();
+  home.remove();
+});
+
+describe.skipIf(!available)('the OS keychain (a real Secret Service)', () => {
+  const store = new KeychainSecretStore();
+  beforeAll(() => {
+    expect(process.env.DBUS_SESSION_BUS_ADDRESS).toBeTruthy();
+  });
+
+  it('stores, reads and deletes one entry per service and variable', async () => {
+    await store.set('svc-1', 'TOKEN', { value: 'v1', binding: 'b1' });
+    await store.set('svc-2', 'TOKEN', { value: 'v2', binding: 'b2' });
+    expect(await store.get('svc-1', 'TOKEN')).toEqual({ value: 'v1', binding: 'b1' });
+    expect(await store.get('svc-2', 'TOKEN')).toEqual({ value: 'v2', binding: 'b2' });
+    await store.delete('svc-1', 'TOKEN');
+    expect(await store.get('svc-1', 'TOKEN')).toBeNull();
+    await store.delete('svc-2', 'TOKEN');
+  });
+
+  it('keeps a service\'s keychain variables across daemon restarts, and removes them with the service', async () => {
+    const first = await startWispd(home.path, { args: ['--stop-grace-ms', '100'], env });
+    const c1 = await first.connect();
+    const service = await registerScenario(c1, 'keyed');
+    await c1.call('services.setEnv', { id: service.id, mode: 'replace', variables: [{ name: 'API_KEY', value: 'kept-in-the-keyring', storage: 'keychain' }] });
+    expect(await store.get(service.id, 'API_KEY')).toMatchObject({ value: 'kept-in-the-keyring' });
+    await c1.call('daemon.shutdown');
+    await first.exited;
+
+    const second = await startWispd(home.path, { args: ['--stop-grace-ms', '100'], env });
+    const c2 = await second.connect();
+    const active = await activate(c2, 'keyed');
+    expect(active.connection.status).toBe('active');
+    if (process.platform === 'linux' && active.connection.status === 'active') {
+      expect(readFileSync(`/proc/${active.connection.pid}/environ`, 'utf8')).toContain('API_KEY=kept-in-the-keyring');
+    }
+    await c2.call('services.delete', { id: service.id });
+    expect(await store.get(service.id, 'API_KEY')).toBeNull();
+    await c2.call('daemon.shutdown');
+    await second.exited;
+  });
+});
