@@ -232,6 +232,61 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'Activation: the command, args or cwd changed since these variables were saved (data.names). Set them again, or confirm the carry-over explicitly.',
   },
+  MODEL_NO_KEY: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'No model API key: set one with `wispctl model set-key` (kept in the keychain, or for this run only) or give the daemon DEEPSEEK_API_KEY.',
+  },
+  MODEL_AUTH: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'The model API refused the key (HTTP 401).',
+  },
+  MODEL_BALANCE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'The model API account has no balance left (HTTP 402).',
+  },
+  MODEL_RATE_LIMITED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The model API is rate limiting (HTTP 429) and the retries before the stream started ran out.',
+  },
+  MODEL_UNAVAILABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The model API could not be reached or failed (5xx, connection refused or reset, insufficient_system_resource).',
+  },
+  MODEL_BAD_REQUEST: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The model API rejected the request (HTTP 400 or 422); the message carries its explanation.',
+  },
+  MODEL_STALLED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The model stream went silent: nothing (not even a keep-alive) before the first-byte deadline, or no chunk within the idle timeout.',
+  },
+  MODEL_TRUNCATED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The model stream ended without [DONE] (cut off mid-answer or mid-tool-call). Never retried once data has flowed.',
+  },
+  MODEL_PROTOCOL: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The model stream carried something that is not the chat-completions wire format (a malformed data line).',
+  },
+  SESSION_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'No session with that id.',
+  },
+  TASK_RUNNING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'The session already has a task running; wait for it or cancel it (sessions.cancel).',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,2 @@
+export { streamTurn, DEFAULT_MODEL_SETTINGS, type ModelSettings, type TurnHandlers } from './deepseek.js';
+export type { ChatMessage, ToolCallWire, ToolDefinition, Turn, Usage, FinishReason } from './wire.js';
