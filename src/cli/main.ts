@@ -3,9 +3,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type WispEvent } from '../control/protocol.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { formatDuration, showArg, table } from './format.js';
+import { chat, runTask } from './chat.js';
 import { readSecret } from './secret-input.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
 
@@ -450,6 +451,110 @@ function buildProgram(io: CliIo): Command {
     );
 
   program
+    .command('send')
+    .description('send one request to the model and stream the answer; tool calls wait for approval (asked here on a terminal)')
+    .argument('<text>', 'what to ask')
+    .option('--session <id>', 'continue this session (default: a new one)')
+    .option('--reasoning', 'also print the model\'s reasoning (to stderr)')
+    .action((text: string, opts: { session?: string; reasoning?: boolean }) =>
+      withClient(async (client) => {
+        const sessionId = opts.session ?? (await client.call('sessions.create', { title: text.slice(0, 60) })).session.id;
+        const task = await runTask(client, sessionId, text, { io, interactive: process.stdin.isTTY, reasoning: opts.reasoning === true, json: globals().json === true });
+        if (task.state.status === 'failed') process.exitCode = exitStatusFor(task.state.code);
+        else if (task.state.status !== 'completed') process.exitCode = EXIT.failure;
+      }),
+    );
+
+  program
+    .command('chat')
+    .description('talk to the model: each line is a request; /tools, /sessions, /quit; Ctrl-C cancels a running request')
+    .option('--session <id>', 'continue this session (default: a new one)')
+    .action((opts: { session?: string }) => withClient((client) => chat(client, opts.session, io)));
+
+  const sessions = program.command('sessions').description('model sessions');
+  sessions
+    .command('list', { isDefault: true })
+    .description('list sessions')
+    .action(() =>
+      withClient(async (client) => {
+        const { sessions: list } = await client.call('sessions.list');
+        print(list, () =>
+          list.length === 0
+            ? 'no sessions'
+            : table(
+                ['ID', 'TITLE', 'MESSAGES', 'LAST TASK', 'UPDATED'],
+                list.map((s) => [s.id, oneLine(s.title, 40), String(s.messageCount), s.lastTask === null ? '-' : describeTaskState(s.lastTask.state), s.updatedAt]),
+              ),
+        );
+      }),
+    );
+  sessions
+    .command('show')
+    .description('show a session\'s transcript')
+    .argument('<id>', 'session id')
+    .action((id: string) =>
+      withClient(async (client) => {
+        const result = await client.call('sessions.get', { id });
+        print(result, () =>
+          result.messages
+            .map((m) => {
+              if (m.role === 'tool') return `tool (${m.tool_call_id ?? ''}): ${oneLine(m.content ?? '', 200)}`;
+              const calls = (m.tool_calls ?? []).map((c) => `\n  -> ${c.function.name} ${c.function.arguments}`).join('');
+              return `${m.role}: ${m.content ?? ''}${calls}`;
+            })
+            .join('\n'),
+        );
+      }),
+    );
+  sessions
+    .command('delete')
+    .description('delete a session and its transcript')
+    .argument('<id>', 'session id')
+    .action((id: string) =>
+      withClient(async (client) => {
+        await client.call('sessions.delete', { id });
+        print({ deleted: id }, () => `deleted ${id}`);
+      }),
+    );
+
+  const model = program.command('model').description('the model API: settings and key');
+  model
+    .command('show')
+    .description('show the model settings and where the key comes from')
+    .action(() =>
+      withClient(async (client) => {
+        const { settings } = await client.call('model.getSettings');
+        print(settings, () => Object.entries(settings).map(([k, v]) => `${k.padEnd(19)} ${String(v)}`).join('\n'));
+      }),
+    );
+  model
+    .command('set')
+    .description('change model settings')
+    .option('--base-url <url>', 'API base URL (e.g. https://api.deepseek.com)')
+    .option('--model <name>', 'model name (e.g. deepseek-chat)')
+    .option('--first-byte-timeout-ms <ms>', 'deadline for the first byte (keep-alives count)', (v) => parseNonNegative(v, '--first-byte-timeout-ms'))
+    .option('--idle-timeout-ms <ms>', 'deadline between chunks', (v) => parseNonNegative(v, '--idle-timeout-ms'))
+    .option('--max-retries <n>', 'retries before the stream starts (0-5)', (v) => parseNonNegative(v, '--max-retries'))
+    .action((opts: { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number }) =>
+      withClient(async (client) => {
+        const { settings } = await client.call('model.setSettings', opts);
+        print(settings, () => `model settings saved: ${settings.model} at ${settings.baseUrl}`);
+      }),
+    );
+  model
+    .command('set-key')
+    .description('save the API key; read without echo from the terminal, or from stdin (never from the command line)')
+    .option('--session', 'keep it in memory only, for this daemon run (not in the keychain)')
+    .action((opts: { session?: boolean }) =>
+      withClient(async (client) => {
+        const value = await readSecret('model API key (not shown): ', io.err);
+        if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
+        const { settings } = await client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' });
+        print(settings, () => `API key saved (${settings.key})`);
+      }),
+    );
+
+  program
     .command('approvals')
     .description('list open approvals (with --all, recently resolved ones too)')
     .option('--all', 'include resolved approvals')
@@ -647,8 +752,33 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.call.service.name}/${event.call.toolName} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${head}  ${event.call.service.name}/${event.call.toolName} ${event.code}: ${event.message}`;
+    case 'session.created':
+      return `${head}  ${event.session.id} ${event.session.title}`;
+    case 'session.deleted':
+      return `${head}  ${event.sessionId}`;
+    case 'task.state':
+      return `${head}  ${event.sessionId} task ${event.task.id} ${describeTaskState(event.task.state)}`;
+    case 'model.delta':
+      return `${head}  ${event.sessionId} ${event.kind} ${JSON.stringify(event.text)}`;
+    case 'model.turn':
+      return `${head}  ${event.sessionId} round ${event.round} ${event.finishReason ?? '-'}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
     case 'daemon.stopping':
       return head;
+  }
+}
+
+function describeTaskState(state: Task['state']): string {
+  switch (state.status) {
+    case 'running':
+    case 'awaiting_approval':
+      return state.status;
+    case 'completed':
+      return `completed (${state.finishReason})`;
+    case 'failed':
+      return `failed ${state.code}: ${state.message}`;
+    case 'cancelled':
+    case 'interrupted':
+      return `${state.status}: ${state.reason}`;
   }
 }
 

@@ -27,6 +27,10 @@ export const LIMITS = {
   maxClientBacklogBytes: 8 * 1024 * 1024,
   /** Events the daemon keeps for clients that reconnect with `since`. */
   eventHistory: 2048,
+  /** Model rounds (requests) in one task before it is stopped. */
+  maxModelRounds: 16,
+  /** One user message, in characters. */
+  maxUserMessageChars: 100_000,
   /** Service name length. */
   maxServiceNameChars: 64,
   /** Command, argument and cwd length, in characters. */

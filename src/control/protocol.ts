@@ -208,6 +208,61 @@ const CallRef = Type.Object({
   requester: Requester,
 });
 
+export const TaskState = Type.Union([
+  Type.Object({ status: Type.Literal('running') }),
+  Type.Object({ status: Type.Literal('awaiting_approval'), approvalId: Type.String() }),
+  Type.Object({ status: Type.Literal('completed'), finishReason: Type.String({ description: 'The model\'s last finish_reason (stop, length, content_filter...).' }) }),
+  Type.Object({ status: Type.Literal('failed'), code: Type.String(), message: Type.String() }),
+  Type.Object({ status: Type.Literal('cancelled'), reason: Type.String() }),
+  Type.Object({ status: Type.Literal('interrupted'), reason: Type.String({ description: 'The daemon stopped while the task ran.' }) }),
+]);
+export type TaskState = Static<typeof TaskState>;
+
+export const Task = Type.Object({
+  id: Type.String(),
+  sessionId: Type.String(),
+  state: TaskState,
+  startedAt: Timestamp,
+  endedAt: Type.Union([Timestamp, Type.Null()]),
+  rounds: Type.Integer({ description: 'Model requests made so far.' }),
+  tools: Type.Array(Type.String(), { description: 'The model-facing tool names captured when the task started (its snapshot).' }),
+});
+export type Task = Static<typeof Task>;
+
+export const SessionInfo = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  messageCount: Type.Integer(),
+  lastTask: Type.Union([Task, Type.Null()]),
+});
+export type SessionInfo = Static<typeof SessionInfo>;
+
+export const TranscriptMessage = Type.Object(
+  {
+    role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('tool')]),
+    content: Type.Union([Type.String(), Type.Null()]),
+    reasoning_content: Type.Optional(Type.String()),
+    tool_calls: Type.Optional(
+      Type.Array(Type.Object({ id: Type.String(), type: Type.Literal('function'), function: Type.Object({ name: Type.String(), arguments: Type.String() }) })),
+    ),
+    tool_call_id: Type.Optional(Type.String()),
+  },
+  { description: 'A message as sent to the model.' },
+);
+
+export const ModelSettingsView = Type.Object({
+  baseUrl: Type.String(),
+  model: Type.String(),
+  firstByteTimeoutMs: Type.Integer(),
+  idleTimeoutMs: Type.Integer(),
+  maxRetries: Type.Integer(),
+  key: Type.Union([Type.Literal('keychain'), Type.Literal('session'), Type.Literal('environment'), Type.Literal('none')], {
+    description: 'Where the API key comes from (its value is never shown).',
+  }),
+});
+
 const RegistryLoadError = Type.Object({
   code: Type.String(),
   message: Type.String(),
@@ -441,6 +496,74 @@ export const methods = {
     result: Type.Object({ approval: Approval }),
     errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_NOT_PENDING'],
   }),
+  'sessions.create': method({
+    summary: 'Start a new model session (a conversation).',
+    params: Type.Object({ title: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+    result: Type.Object({ session: SessionInfo }),
+  }),
+  'sessions.list': method({
+    summary: 'Every session, newest last.',
+    params: NoParams,
+    result: Type.Object({ sessions: Type.Array(SessionInfo) }),
+  }),
+  'sessions.get': method({
+    summary: 'A session with its transcript and tasks.',
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+    result: Type.Object({ session: SessionInfo, messages: Type.Array(TranscriptMessage), tasks: Type.Array(Task) }),
+    errors: ['SESSION_NOT_FOUND'],
+  }),
+  'sessions.delete': method({
+    summary: 'Cancel its task (if any) and delete a session and its transcript.',
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+    result: Type.Object({ deleted: Type.String() }),
+    errors: ['SESSION_NOT_FOUND'],
+  }),
+  'sessions.send': method({
+    summary:
+      'Start a task: one user request. It captures the active tools now and keeps that snapshot for all its model rounds. Answers at once with the task; ' +
+      'progress comes as events (model.delta, model.turn, approval.*, tool.call.*, task.state).',
+    params: Type.Object(
+      { id: Type.String({ minLength: 1, maxLength: 128 }), text: Type.String({ minLength: 1, maxLength: LIMITS.maxUserMessageChars }) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ task: Task }),
+    errors: ['SESSION_NOT_FOUND', 'TASK_RUNNING'],
+  }),
+  'sessions.cancel': method({
+    summary: 'Cancel the running task: stops the model stream, cancels its pending approvals and running calls.',
+    params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+    result: Type.Object({ task: Type.Union([Task, Type.Null()]) }),
+    errors: ['SESSION_NOT_FOUND'],
+  }),
+  'model.getSettings': method({
+    summary: 'The model settings, and where the API key comes from (never its value).',
+    params: NoParams,
+    result: Type.Object({ settings: ModelSettingsView }),
+  }),
+  'model.setSettings': method({
+    summary: 'Change model settings (base URL, model name, timeouts, retries). Used from the next task on.',
+    params: Type.Object(
+      {
+        baseUrl: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048 })),
+        model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+        idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+        maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
+      },
+      { additionalProperties: false, minProperties: 1 },
+    ),
+    result: Type.Object({ settings: ModelSettingsView }),
+    errors: ['STORAGE_FAILED'],
+  }),
+  'model.setKey': method({
+    summary: 'Save the model API key (write-only): in the OS keychain, or for this daemon run only. An empty value removes it.',
+    params: Type.Object(
+      { value: Type.String({ maxLength: 4096, pattern: NoNul }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ settings: ModelSettingsView }),
+    errors: ['KEYCHAIN_UNAVAILABLE', 'STORAGE_FAILED'],
+  }),
 } as const satisfies Record<string, MethodDef>;
 
 export type Methods = typeof methods;
@@ -491,6 +614,24 @@ export const events = {
     code: Type.String(),
     message: Type.String(),
     durationMs: Type.Integer(),
+  }),
+  'session.created': event('session.created', 'A session was created.', { session: SessionInfo }),
+  'session.deleted': event('session.deleted', 'A session was deleted.', { sessionId: Type.String() }),
+  'task.state': event('task.state', 'A task started, waits for an approval, runs again, or ended.', { sessionId: Type.String(), task: Task }),
+  'model.delta': event('model.delta', 'A piece of the model\'s answer (content) or of its reasoning, as it streams.', {
+    sessionId: Type.String(),
+    taskId: Type.String(),
+    round: Type.Integer(),
+    kind: Type.Union([Type.Literal('content'), Type.Literal('reasoning')]),
+    text: Type.String(),
+  }),
+  'model.turn': event('model.turn', 'A model turn ended: its finish reason, usage and the tool calls it proposed.', {
+    sessionId: Type.String(),
+    taskId: Type.String(),
+    round: Type.Integer(),
+    finishReason: Type.Union([Type.String(), Type.Null()]),
+    usage: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    toolCalls: Type.Array(Type.Object({ id: Type.String(), modelName: Type.String(), arguments: Type.String() })),
   }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
 } as const;

@@ -32,7 +32,9 @@ import {
   type StopLadder,
   type StoredService,
 } from '../mcp/index.js';
+import { ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, launchBinding, type Redactor, type SecretStore, type VariableRef } from '../secrets/index.js';
+import { Sessions, TranscriptFiles } from '../sessions/index.js';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
 
@@ -50,7 +52,12 @@ export interface DaemonOptions {
   readonly searchPath?: string;
   /** The keychain backend (default: the OS keychain). */
   readonly keychain?: SecretStore;
+  /** The daemon's own environment, for DEEPSEEK_API_KEY (default: process.env). It never reaches a server. */
+  readonly env?: NodeJS.ProcessEnv;
 }
+
+/** Where the model API key is filed in the keychain (or the session store). */
+const MODEL_KEY = { owner: 'model', name: 'DEEPSEEK_API_KEY', binding: 'model' } as const;
 
 export const DEFAULT_LADDER: StopLadder = { stdinGraceMs: 2000, termGraceMs: 2000 };
 
@@ -70,6 +77,11 @@ export class Daemon {
   private readonly audit: AuditLog;
   private readonly toolCalls: ToolCalls;
   private readonly secrets: Secrets;
+  private readonly keychain: SecretStore;
+  private readonly sessionSecrets = new MemorySecretStore();
+  private readonly modelSettings: ModelSettingsStore;
+  private readonly sessions: Sessions;
+  private modelKey: string | undefined;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
   private loadProblem: LoadProblem | null = null;
@@ -96,7 +108,9 @@ export class Daemon {
       options.logger.error({ err: String(error) }, 'could not append to the audit log'),
     );
     this.approvals = new Approvals((announcement) => this.onApproval(announcement), now);
-    this.secrets = new Secrets(options.keychain ?? new KeychainSecretStore(), new MemorySecretStore(), options.redactor);
+    this.keychain = options.keychain ?? new KeychainSecretStore();
+    this.secrets = new Secrets(this.keychain, this.sessionSecrets, options.redactor);
+    this.modelSettings = new ModelSettingsStore(options.paths.dataDir);
     this.toolCalls = new ToolCalls({
       supervisor: this.supervisor,
       approvals: this.approvals,
@@ -104,6 +118,16 @@ export class Daemon {
       audit: (record) => this.audit.append(record),
       redact: (text) => options.redactor.redact(text),
       now,
+    });
+    this.sessions = new Sessions({
+      transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions')),
+      toolCalls: this.toolCalls,
+      activeTools: () => this.supervisor.tools(),
+      settings: () => this.modelSettings.settings,
+      apiKey: () => this.apiKey(),
+      emit: (event) => this.events.emit(event),
+      now,
+      log: (obj, msg) => options.logger.error(obj, msg),
     });
     // Approvals never outlive what they are bound to: a service that leaves `active`
     // cancels them; a new tool list makes them stale.
@@ -161,6 +185,9 @@ export class Daemon {
       logger.error({ ...loaded.problem }, 'mcp-servers.json could not be used; moved it aside and started with an empty registry');
     }
     this.registry.adopt(loaded.services);
+    const settingsProblem = await this.modelSettings.load();
+    if (settingsProblem !== null) logger.error({ problem: settingsProblem }, 'settings.json could not be used; model defaults apply');
+    await this.sessions.load();
 
     await this.server.listen(paths.socket);
     await fs.chmod(paths.socket, 0o600);
@@ -178,6 +205,7 @@ export class Daemon {
     this.options.logger.info({ reason }, 'wispd stopping');
     await this.server.stopAccepting(grace);
     this.events.emit({ type: 'daemon.stopping' });
+    await this.sessions.stopAll();
     await this.supervisor.stopAll();
     await this.registry.flush();
     await this.audit.flush();
@@ -191,6 +219,45 @@ export class Daemon {
   private async releaseLocks(): Promise<void> {
     for (const lock of this.locks.reverse()) await lock.release();
     this.locks.length = 0;
+  }
+
+  /** The model API key: saved (keychain or session) if the user set one, else the daemon's DEEPSEEK_API_KEY. */
+  private async apiKey(): Promise<string> {
+    if (this.modelKey !== undefined) return this.modelKey;
+    const storage = this.modelSettings.keyStorage;
+    let key: string | undefined;
+    if (storage !== null) {
+      const store = storage === 'keychain' ? this.keychain : this.sessionSecrets;
+      key = (await store.get(MODEL_KEY.owner, MODEL_KEY.name))?.value;
+    } else {
+      const fromEnv = (this.options.env ?? process.env).DEEPSEEK_API_KEY;
+      key = fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+    }
+    if (key === undefined) {
+      throw new WispError(
+        'MODEL_NO_KEY',
+        storage === 'session'
+          ? 'the model API key was kept for the last daemon run only: set it again (wispctl model set-key)'
+          : 'no model API key: set one with `wispctl model set-key`, or start the daemon with DEEPSEEK_API_KEY',
+      );
+    }
+    this.options.redactor.add('DEEPSEEK_API_KEY', key);
+    this.modelKey = key;
+    return key;
+  }
+
+  private modelSettingsView(): Result<'model.getSettings'>['settings'] {
+    const settings = this.modelSettings.settings;
+    const storage = this.modelSettings.keyStorage;
+    const fromEnv = (this.options.env ?? process.env).DEEPSEEK_API_KEY;
+    return {
+      baseUrl: settings.baseUrl,
+      model: settings.model,
+      firstByteTimeoutMs: settings.firstByteTimeoutMs,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      maxRetries: settings.maxRetries,
+      key: storage ?? (fromEnv !== undefined && fromEnv !== '' ? 'environment' : 'none'),
+    };
   }
 
   private onApproval({ type, approval }: ApprovalAnnouncement): void {
@@ -370,6 +437,34 @@ export class Daemon {
           requester: { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null },
           signal: ctx.signal,
         }),
+      'sessions.create': async (params) => ({ session: await this.sessions.create(params.title) }),
+      'sessions.list': () => ({ sessions: this.sessions.list() }),
+      'sessions.get': (params) => this.sessions.get(params.id) as Result<'sessions.get'>,
+      'sessions.delete': async (params) => {
+        await this.sessions.delete(params.id);
+        return { deleted: params.id };
+      },
+      'sessions.send': async (params, ctx) => ({ task: await this.sessions.send(params.id, params.text, clientId(ctx.connection.id)) }),
+      'sessions.cancel': async (params) => ({ task: await this.sessions.cancel(params.id) }),
+      'model.getSettings': () => ({ settings: this.modelSettingsView() }),
+      'model.setSettings': async (params) => {
+        await this.modelSettings.update(params);
+        return { settings: this.modelSettingsView() };
+      },
+      'model.setKey': async (params) => {
+        const store = params.storage === 'keychain' ? this.keychain : this.sessionSecrets;
+        if (params.value === '') {
+          await store.delete(MODEL_KEY.owner, MODEL_KEY.name);
+          await this.modelSettings.update({ keyStorage: null });
+          this.modelKey = undefined;
+        } else {
+          await store.set(MODEL_KEY.owner, MODEL_KEY.name, { value: params.value, binding: MODEL_KEY.binding });
+          this.options.redactor.add('DEEPSEEK_API_KEY', params.value);
+          await this.modelSettings.update({ keyStorage: params.storage });
+          this.modelKey = params.value;
+        }
+        return { settings: this.modelSettingsView() };
+      },
       'approvals.list': (params) => ({ approvals: this.approvals.list(params.all === true ? 'all' : 'open').map(approvalView) }),
       'approvals.respond': (params, ctx) => ({
         approval: approvalView(this.approvals.respond(params.id, params.decision, clientId(ctx.connection.id))),

@@ -9,12 +9,16 @@ import type { Supervisor } from './supervisor.js';
 import type { CatalogTool } from './tool-catalog.js';
 
 export interface CallRequest {
+  /** A tool from a task's snapshot: the call is bound to it, and refused if the live tool changed since. */
+  readonly tool?: CatalogTool | undefined;
   readonly modelName?: string | undefined;
   readonly serviceId?: string | undefined;
   readonly toolName?: string | undefined;
   readonly arguments: Record<string, unknown>;
   readonly requester: Requester;
   readonly signal: AbortSignal;
+  /** Told the approval's id once it is requested (a task shows it as awaiting_approval). */
+  readonly onApprovalRequested?: ((approvalId: string) => void) | undefined;
 }
 
 export interface ToolCallsOptions {
@@ -87,6 +91,7 @@ export class ToolCalls {
       throw error;
     };
 
+    request.onApprovalRequested?.(approval.id);
     const answered = await approvals.wait(approval.id, request.signal);
     switch (answered.state.status) {
       case 'approved':
@@ -135,6 +140,14 @@ export class ToolCalls {
   private find(request: CallRequest): CatalogTool {
     const { supervisor } = this.options;
     let tool: CatalogTool | undefined;
+    if (request.tool !== undefined) {
+      const live = supervisor.tool(request.tool.modelName);
+      if (live === undefined) throw new WispError('TOOL_NOT_FOUND', `${request.tool.serviceName}/${request.tool.name} is no longer active`);
+      if (live.generation !== request.tool.generation || live.toolListVersion !== request.tool.toolListVersion) {
+        throw new WispError('APPROVAL_STALE', `${request.tool.serviceName}/${request.tool.name} changed since this task started; ask again in a new request`);
+      }
+      return request.tool;
+    }
     if (request.modelName !== undefined) {
       if (request.serviceId !== undefined || request.toolName !== undefined) {
         throw new WispError('INVALID_PARAMS', 'give modelName, or serviceId and toolName, not both');

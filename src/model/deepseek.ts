@@ -124,9 +124,11 @@ async function readStream(response: Dispatcher.ResponseData, settings: ModelSett
       const choice = c.choices?.[0];
       if (choice === undefined) return;
       const delta = choice.delta ?? {};
-      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
+      // In thinking mode the field is present (even empty) and must be passed back later;
+      // a model without thinking never sends it, and then nothing is passed back.
+      if (typeof delta.reasoning_content === 'string') {
         reasoning = (reasoning ?? '') + delta.reasoning_content;
-        handlers.onReasoning?.(delta.reasoning_content);
+        if (delta.reasoning_content !== '') handlers.onReasoning?.(delta.reasoning_content);
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
         content += delta.content;

@@ -13,7 +13,7 @@ describe('documentation stays true to the code', () => {
   it('the README names every error code and every wispctl command', () => {
     const readme = read('README.md');
     for (const code of ERROR_CODES) expect(readme, code).toContain(code);
-    for (const command of ['wispctl status', 'wispctl events', 'wispctl mcp add', 'wispctl mcp list', 'wispctl mcp show', 'wispctl mcp edit', 'wispctl mcp remove', 'wispctl mcp activate', 'wispctl mcp disable', 'wispctl mcp refresh', 'wispctl mcp tools', 'wispctl mcp logs', 'wispctl mcp call', 'wispctl mcp env set', 'wispctl mcp env list', 'wispctl mcp env clear', 'wispctl mcp env carry-over', 'wispctl approvals', 'wispctl approve', 'wispctl deny', 'wispctl call', 'wispctl daemon start', 'wispctl daemon stop', 'wispctl daemon status', 'wispctl daemon install', 'wispctl daemon uninstall']) {
+    for (const command of ['wispctl status', 'wispctl events', 'wispctl mcp add', 'wispctl mcp list', 'wispctl mcp show', 'wispctl mcp edit', 'wispctl mcp remove', 'wispctl mcp activate', 'wispctl mcp disable', 'wispctl mcp refresh', 'wispctl mcp tools', 'wispctl mcp logs', 'wispctl mcp call', 'wispctl mcp env set', 'wispctl mcp env list', 'wispctl mcp env clear', 'wispctl mcp env carry-over', 'wispctl approvals', 'wispctl send', 'wispctl chat', 'wispctl sessions', 'wispctl model show', 'wispctl model set', 'wispctl model set-key', 'wispctl approve', 'wispctl deny', 'wispctl call', 'wispctl daemon start', 'wispctl daemon stop', 'wispctl daemon status', 'wispctl daemon install', 'wispctl daemon uninstall']) {
       expect(readme, command).toContain(command);
     }
   });

@@ -33,6 +33,12 @@ describe('DeepSeek adapter', () => {
     expect(request?.body).toMatchObject({ model: 'mock-model', stream: true, stream_options: { include_usage: true }, messages: user, tools });
   });
 
+  it('passes no reasoning back for a model that does not think (no reasoning_content field at all)', async () => {
+    const chunk = (delta: object, finish: string | null = null) => ({ data: { choices: [{ index: 0, delta, finish_reason: finish }] } });
+    mock.enqueue({ events: [chunk({ role: 'assistant', content: '' }), chunk({ content: 'plain' }), chunk({}, 'stop'), { done: true }] });
+    expect(await turn().promise).toMatchObject({ content: 'plain', reasoning: null });
+  });
+
   it.each([
     ['two-newline keep-alives', { keepAliveNewline: '\n\n' }],
     ['one-newline keep-alives', { keepAliveNewline: '\n' }],

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { WispClient } from '../../src/control/client.js';
+import type { Task, WispEvent } from '../../src/control/protocol.js';
+import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
+import { activate, EventLog, registerScenario } from '../helpers/services.js';
+import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+
+const API_KEY = 'sk-daemon-key-4417';
+const mock = new MockDeepSeek({ enforceReasoningPassback: true });
+const home = tempDir();
+let daemon: RunningDaemon;
+let asker: WispClient;
+let human: WispClient;
+let humanLog: EventLog;
+let echoName: string;
+
+beforeAll(async () => {
+  const url = await mock.start();
+  daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '200'], env: daemonEnv({ DEEPSEEK_API_KEY: API_KEY }) });
+  asker = await daemon.connect();
+  human = await daemon.connect();
+  humanLog = await EventLog.follow(human);
+  await asker.call('model.setSettings', { baseUrl: url, model: 'mock-model', maxRetries: 0, idleTimeoutMs: 5000, firstByteTimeoutMs: 5000 });
+  await registerScenario(asker, 'tools', ['--call-tools', '--print-env']);
+  await activate(asker, 'tools');
+  echoName = (await asker.call('tools.list')).tools.find((t) => t.name === 'echo')?.modelName ?? '';
+});
+beforeEach(() => mock.clear());
+afterAll(async () => {
+  await asker.call('daemon.shutdown').catch(() => undefined);
+  await daemon.exited;
+  await mock.stop();
+  killLeftovers();
+  home.remove();
+});
+
+function taskEnd(log: EventLog, taskId: string): Promise<Task> {
+  return log
+    .waitFor((e) => e.type === 'task.state' && e.task.id === taskId && !['running', 'awaiting_approval'].includes(e.task.state.status))
+    .then((e) => (e as Extract<WispEvent, { type: 'task.state' }>).task);
+}
+
+/** Approves (or denies) the next approval this client sees. */
+async function answerNext(decision: 'approve' | 'deny'): Promise<Extract<WispEvent, { type: 'approval.requested' }>> {
+  const event = (await humanLog.next((e) => e.type === 'approval.requested')) as Extract<WispEvent, { type: 'approval.requested' }>;
+  await human.call('approvals.respond', { id: event.approval.id, decision });
+  return event;
+}
+
+describe('model sessions', () => {
+  it('runs a tool call the model asks for, after a human approves it, and the model continues', async () => {
+    const first = mock.requests.length;
+    mock.enqueue(
+      { events: toolCallEvents([{ id: 'call_1', name: echoName, arguments: '{"text":"from the model"}' }], { reasoning: 'I should echo it.' }) },
+      { events: textEvents('The tool said: from the model.', { reasoning: 'Done.' }) },
+    );
+    const { session } = await asker.call('sessions.create', { title: 'echo' });
+    const answered = answerNext('approve');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'Please echo "from the model".' });
+    expect(task).toMatchObject({ state: { status: 'running' }, tools: expect.arrayContaining([echoName]) as string[] });
+    const approval = await answered;
+    expect(approval.approval).toMatchObject({ requester: { sessionId: session.id, taskId: task.id }, summary: { toolName: 'echo', arguments: { text: 'from the model' } } });
+    const ended = await taskEnd(humanLog, task.id);
+    expect(ended).toMatchObject({ state: { status: 'completed', finishReason: 'stop' }, rounds: 2 });
+
+    // Every attached client saw the answer stream and the task move through its states.
+    const deltas = humanLog.events.filter((e) => e.type === 'model.delta' && e.taskId === task.id && e.kind === 'content');
+    expect(deltas.map((e) => (e as { text: string }).text).join('')).toBe('The tool said: from the model.');
+    const states = humanLog.events.filter((e) => e.type === 'task.state' && e.task.id === task.id).map((e) => (e as { task: Task }).task.state.status);
+    expect(states).toEqual(['running', 'awaiting_approval', 'running', 'completed']);
+
+    // What the model was sent: the tools (labelled untrusted), then its own reasoning and the result.
+    const [request1, request2] = mock.requests.slice(first);
+    expect(request1?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    const offered = request1?.body.tools?.find((t) => t.function.name === echoName);
+    expect(offered?.function.description).toContain('untrusted');
+    const messages = request2?.body.messages ?? [];
+    expect(messages.at(-2)).toMatchObject({ role: 'assistant', reasoning_content: 'I should echo it.', tool_calls: [{ id: 'call_1', function: { name: echoName } }] });
+    expect(messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'from the model' });
+
+    const { messages: transcript } = await asker.call('sessions.get', { id: session.id });
+    expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('reports unparsable arguments and denied calls back to the model instead of failing', async () => {
+    const first = mock.requests.length;
+    mock.enqueue(
+      { events: toolCallEvents([{ id: 'bad', name: echoName, arguments: '{"text": "unfinished' }]) },
+      { events: toolCallEvents([{ id: 'denied', name: echoName, arguments: '{"text":"no"}' }]) },
+      { events: textEvents('Understood.') },
+    );
+    const { session } = await asker.call('sessions.create', {});
+    const answered = answerNext('deny');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'try' });
+    await answered;
+    expect((await taskEnd(humanLog, task.id)).state).toEqual({ status: 'completed', finishReason: 'stop' });
+    const [, second, third] = mock.requests.slice(first);
+    expect(JSON.parse(String(second?.body.messages?.at(-1)?.content))).toMatchObject({ error: { code: 'INVALID_ARGUMENTS' } });
+    expect(JSON.parse(String(third?.body.messages?.at(-1)?.content))).toMatchObject({ error: { code: 'APPROVAL_DENIED' } });
+  });
+
+  it('keeps a task\'s tool snapshot: a tool activated mid-task appears from the next request', async () => {
+    const first = mock.requests.length;
+    mock.enqueue({ events: toolCallEvents([{ id: 'c', name: echoName, arguments: '{"text":"x"}' }]) }, { events: textEvents('first done') });
+    const { session } = await asker.call('sessions.create', {});
+    const requested = humanLog.next((e) => e.type === 'approval.requested');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'one' });
+    const pending = (await requested) as Extract<WispEvent, { type: 'approval.requested' }>;
+    // While the task waits, a new service is activated.
+    await registerScenario(asker, 'late', ['--tools', '1']);
+    await activate(asker, 'late');
+    const lateTools = (await asker.call('tools.list')).tools.filter((t) => t.serviceName === 'late').map((t) => t.modelName);
+    await human.call('approvals.respond', { id: pending.approval.id, decision: 'approve' });
+    await taskEnd(humanLog, task.id);
+    const round2 = mock.requests.slice(first)[1]?.body.tools?.map((t) => t.function.name) ?? [];
+    expect(round2).toContain(echoName);
+    expect(round2.filter((n) => lateTools.includes(n))).toEqual([]);
+
+    mock.enqueue({ events: textEvents('second') });
+    const { task: next } = await asker.call('sessions.send', { id: session.id, text: 'two' });
+    await taskEnd(humanLog, next.id);
+    expect(mock.requests.at(-1)?.body.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(lateTools));
+    await asker.call('services.delete', { name: 'late' });
+  });
+
+  it('cancels a task: the model stream stops and the task says so', async () => {
+    mock.enqueue({ events: [...textEvents('this never ends').slice(0, 2), { stall: true }] });
+    const { session } = await asker.call('sessions.create', {});
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'slow' });
+    await humanLog.waitFor((e) => e.type === 'model.delta' && e.taskId === task.id);
+    await expect(asker.call('sessions.send', { id: session.id, text: 'again' })).rejects.toMatchObject({ code: 'TASK_RUNNING' });
+    const { task: cancelled } = await asker.call('sessions.cancel', { id: session.id });
+    expect(cancelled?.state).toEqual({ status: 'cancelled', reason: 'cancelled by a client' });
+  });
+
+  it('fails a task with the model API\'s error code', async () => {
+    mock.enqueue({ status: 401, body: { error: { message: 'Authentication Fails (invalid key)' } } });
+    const { session } = await asker.call('sessions.create', {});
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'hello' });
+    expect((await taskEnd(humanLog, task.id)).state).toMatchObject({ status: 'failed', code: 'MODEL_AUTH', message: expect.stringContaining('Authentication Fails') });
+  });
+
+  it('never sends a service secret to the model: the canary stays out of every request', async () => {
+    const canary = `canary-model-${Date.now()}`;
+    const { service } = await asker.call('services.get', { name: 'tools' });
+    await asker.call('services.setEnv', { id: service.id, mode: 'replace', variables: [{ name: 'TOOLS_SECRET', value: canary, storage: 'session' }] });
+    await activate(asker, 'tools');
+    const envTool = (await asker.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === 'env-values')?.modelName ?? '';
+    echoName = (await asker.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === 'echo')?.modelName ?? '';
+    mock.enqueue({ events: toolCallEvents([{ id: 'env', name: envTool, arguments: '{}' }]) }, { events: textEvents('ok') });
+    const { session } = await asker.call('sessions.create', {});
+    const answered = answerNext('approve');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'show me your environment' });
+    await answered;
+    await taskEnd(humanLog, task.id);
+    const sent = JSON.stringify(mock.requests.map((r) => r.body));
+    expect(sent).toContain('[REDACTED:TOOLS_SECRET]');
+    expect(sent).not.toContain(canary);
+    expect(sent).not.toContain(API_KEY);
+  });
+});
+
+describe('sessions across a restart', () => {
+  it('keeps transcripts and marks a task that was running as interrupted', async () => {
+    const dir = tempDir();
+    const local = new MockDeepSeek();
+    try {
+      const url = await local.start();
+      const first = await startWispd(dir.path, { env: daemonEnv({ DEEPSEEK_API_KEY: 'k' }) });
+      const c1 = await first.connect();
+      const log1 = await EventLog.follow(c1);
+      await c1.call('model.setSettings', { baseUrl: url });
+      local.enqueue({ events: textEvents('remembered answer') }, { events: [...textEvents('cut short').slice(0, 2), { stall: true }] });
+      const { session } = await c1.call('sessions.create', { title: 'durable' });
+      const { task: done } = await c1.call('sessions.send', { id: session.id, text: 'first' });
+      await taskEnd(log1, done.id);
+      const { task: running } = await c1.call('sessions.send', { id: session.id, text: 'second' });
+      await log1.waitFor((e) => e.type === 'model.delta' && e.taskId === running.id);
+      first.child.kill('SIGKILL');
+      await first.exited;
+
+      const second = await startWispd(dir.path, { env: daemonEnv({ DEEPSEEK_API_KEY: 'k' }) });
+      const c2 = await second.connect();
+      const again = await c2.call('sessions.get', { id: session.id });
+      expect(again.session.title).toBe('durable');
+      expect(again.messages.map((m) => [m.role, m.content])).toEqual([
+        ['user', 'first'],
+        ['assistant', 'remembered answer'],
+        ['user', 'second'],
+      ]);
+      expect(again.tasks.map((t) => t.state.status)).toEqual(['completed', 'interrupted']);
+      await c2.call('daemon.shutdown');
+      await second.exited;
+    } finally {
+      await local.stop();
+      dir.remove();
+    }
+  });
+});
