@@ -114,7 +114,8 @@ export async function chat(client: WispClient, sessionId: string | undefined, io
   const closed = new Promise<void>((resolve) => rl.once('close', resolve));
   try {
     for (;;) {
-      const line = await Promise.race([rl.question('you> '), closed.then(() => null)]);
+      // End of input (Ctrl-D, or a closed pipe) ends the chat like /quit.
+      const line = await Promise.race([rl.question('you> ').catch(() => null), closed.then(() => null)]);
       if (line === null) return;
       const text = line.trim();
       if (text === '') continue;

@@ -49,6 +49,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     }
     io.err(`wispctl: ${error instanceof Error ? error.message : String(error)}`);
     process.exitCode = EXIT.failure;
+  } finally {
+    // A terminal's stdin stays referenced after a prompt has used it: let it go, or the
+    // process would not exit.
+    process.stdin.pause();
+    (process.stdin as { unref?: () => void }).unref?.();
   }
 }
 

@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process';
+
+/**
+ * A real terminal for CLI tests: a private tmux server. A terminal gives no event when text
+ * appears, so `waitFor` polls the screen until the text is there (or the deadline passes).
+ */
+export class Terminal {
+  private readonly socket = `wisp-test-${process.pid}-${Math.random().toString(36).slice(2)}`;
+
+  constructor(command: string[], env: Record<string, string>, size = { width: 160, height: 50 }) {
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    this.tmux(['new-session', '-d', '-s', 'main', '-x', String(size.width), '-y', String(size.height), ...envArgs, ...command]);
+    this.tmux(['set-option', '-t', 'main', 'remain-on-exit', 'on']);
+  }
+
+  static available(): boolean {
+    try {
+      execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  screen(): string {
+    return this.tmux(['capture-pane', '-p', '-t', 'main', '-S', '-200']);
+  }
+
+  type(text: string): void {
+    this.tmux(['send-keys', '-t', 'main', '-l', text]);
+  }
+
+  press(key: string): void {
+    this.tmux(['send-keys', '-t', 'main', key]);
+  }
+
+  async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const screen = this.screen();
+      if (pattern.test(screen)) return screen;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(pattern)}; the screen shows:\n${screen}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  close(): void {
+    try {
+      this.tmux(['kill-server']);
+    } catch {
+      // already gone
+    }
+  }
+
+  private tmux(args: string[]): string {
+    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
+  }
+}

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WispClient } from '../../src/control/client.js';
+import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
+import { activate, registerScenario } from '../helpers/services.js';
+import { Terminal } from '../helpers/tmux.js';
+import { daemonEnv, killLeftovers, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
+
+const mock = new MockDeepSeek();
+const home = tempDir();
+let daemon: RunningDaemon;
+let client: WispClient;
+let echoName: string;
+
+beforeAll(async () => {
+  const url = await mock.start();
+  daemon = await startWispd(home.path, { env: daemonEnv({ DEEPSEEK_API_KEY: 'sk-terminal' }) });
+  client = await daemon.connect();
+  await client.call('model.setSettings', { baseUrl: url });
+  await registerScenario(client, 'tools');
+  await activate(client, 'tools');
+  echoName = (await client.call('tools.list')).tools.find((t) => t.name === 'echo')?.modelName ?? '';
+});
+afterAll(async () => {
+  await client.call('daemon.shutdown');
+  await daemon.exited;
+  await mock.stop();
+  killLeftovers();
+  home.remove();
+});
+
+describe.skipIf(!Terminal.available())('wispctl in a real terminal', () => {
+  it('chat: a question, an approval answered inline, the answer on screen', async () => {
+    mock.enqueue(
+      { events: toolCallEvents([{ id: 'c1', name: echoName, arguments: '{"text":"hello from the tool"}' }]) },
+      { events: textEvents('The echo tool answered: hello from the tool.') },
+    );
+    const terminal = new Terminal([process.execPath, wispctlBin, '--socket', daemon.socket, 'chat'], { PATH: process.env.PATH ?? '' });
+    try {
+      await terminal.waitFor(/you>\s*$/m);
+      terminal.type('Please use the echo tool.');
+      terminal.press('Enter');
+      const asked = await terminal.waitFor(/Run it\? \[y\/N\]/);
+      expect(asked).toContain('tool call: tools/echo {"text":"hello from the tool"}');
+      terminal.type('y');
+      terminal.press('Enter');
+      const answered = await terminal.waitFor(/The echo tool answered: hello from the tool\.\n[\s\S]*you>\s*$/m);
+      expect(answered).toContain('(tools/echo ran in');
+      terminal.type('/quit');
+      terminal.press('Enter');
+      await terminal.waitFor(/Pane is dead/);
+    } finally {
+      terminal.close();
+    }
+  });
+
+  it('env set reads the value without echoing it', async () => {
+    const terminal = new Terminal([process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'env', 'set', 'tools', 'HIDDEN_TOKEN', '--session'], { PATH: process.env.PATH ?? '' });
+    try {
+      await terminal.waitFor(/value for HIDDEN_TOKEN \(tools, not shown\):\s*$/m);
+      terminal.type('typed-secret-value');
+      terminal.press('Enter');
+      const screen = await terminal.waitFor(/HIDDEN_TOKEN saved \(session only\)/);
+      expect(screen).not.toContain('typed-secret-value');
+      expect((await client.call('services.get', { name: 'tools' })).service.env).toEqual([{ name: 'HIDDEN_TOKEN', storage: 'session' }]);
+    } finally {
+      terminal.close();
+    }
+  });
+});
