@@ -1,11 +1,14 @@
 import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 /**
  * An append-only JSONL record of every approval decision and every call: who, what, the
- * argument digest, the outcome and the duration. Never argument values or results.
+ * argument digest, the outcome and the duration. Never argument values or results. The
+ * file stays open (O_APPEND) so a record costs one write, not an open and a close.
  */
 export class AuditLog {
   private queue: Promise<void> = Promise.resolve();
+  private handle: Promise<FileHandle> | undefined;
 
   constructor(
     readonly file: string,
@@ -15,12 +18,23 @@ export class AuditLog {
   /** Resolves once this record (and every earlier one) is written; failures go to onError. */
   append(record: Record<string, unknown>): Promise<void> {
     const line = `${JSON.stringify(record)}\n`;
-    this.queue = this.queue.then(() => fs.appendFile(this.file, line, { mode: 0o600 })).catch(this.onError);
+    this.queue = this.queue
+      .then(async () => {
+        this.handle ??= fs.open(this.file, 'a', 0o600);
+        await (await this.handle).write(line);
+      })
+      .catch((error: unknown) => {
+        this.handle = undefined;
+        this.onError(error);
+      });
     return this.queue;
   }
 
-  /** Resolves when everything appended so far is written. */
-  flush(): Promise<void> {
-    return this.queue;
+  /** Waits for pending records and closes the file. */
+  async close(): Promise<void> {
+    await this.queue;
+    const handle = this.handle;
+    this.handle = undefined;
+    await (await handle)?.close();
   }
 }

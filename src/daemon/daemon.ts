@@ -208,7 +208,7 @@ export class Daemon {
     await this.sessions.stopAll();
     await this.supervisor.stopAll();
     await this.registry.flush();
-    await this.audit.flush();
+    await this.audit.close();
     await this.server.closeConnections(grace);
     await fs.rm(this.options.paths.socket, { force: true });
     await this.releaseLocks();
