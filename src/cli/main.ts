@@ -540,7 +540,8 @@ function buildProgram(io: CliIo): Command {
     .option('--first-byte-timeout-ms <ms>', 'deadline for the first byte (keep-alives count)', (v) => parseNonNegative(v, '--first-byte-timeout-ms'))
     .option('--idle-timeout-ms <ms>', 'deadline between chunks', (v) => parseNonNegative(v, '--idle-timeout-ms'))
     .option('--max-retries <n>', 'retries before the stream starts (0-5)', (v) => parseNonNegative(v, '--max-retries'))
-    .action((opts: { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number }) =>
+    .option('--defer-tools-above <n>', 'above this many tools, offer search and execute instead (0-128)', (v) => parseNonNegative(v, '--defer-tools-above'))
+    .action((opts: { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number; deferToolsAbove?: number }) =>
       withClient(async (client) => {
         const { settings } = await client.call('model.setSettings', opts);
         print(settings, () => `model settings saved: ${settings.model} at ${settings.baseUrl}`);

@@ -258,6 +258,7 @@ export const ModelSettingsView = Type.Object({
   firstByteTimeoutMs: Type.Integer(),
   idleTimeoutMs: Type.Integer(),
   maxRetries: Type.Integer(),
+  deferToolsAbove: Type.Integer({ description: 'Above this many active tools, a task offers search and execute instead of every tool.' }),
   key: Type.Union([Type.Literal('keychain'), Type.Literal('session'), Type.Literal('environment'), Type.Literal('none')], {
     description: 'Where the API key comes from (its value is never shown).',
   }),
@@ -549,6 +550,7 @@ export const methods = {
         firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
         idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
         maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
+        deferToolsAbove: Type.Optional(Type.Integer({ minimum: 0, maximum: 128 })),
       },
       { additionalProperties: false, minProperties: 1 },
     ),

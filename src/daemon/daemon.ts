@@ -256,6 +256,7 @@ export class Daemon {
       firstByteTimeoutMs: settings.firstByteTimeoutMs,
       idleTimeoutMs: settings.idleTimeoutMs,
       maxRetries: settings.maxRetries,
+      deferToolsAbove: settings.deferToolsAbove,
       key: storage ?? (fromEnv !== undefined && fromEnv !== '' ? 'environment' : 'none'),
     };
   }

@@ -14,6 +14,8 @@ export interface ModelSettings {
   /** Retries of 429/5xx/connection errors, only before any data has arrived. */
   readonly maxRetries: number;
   readonly retryBaseMs: number;
+  /** Above this many tools a task offers two tools instead: search and execute (deferred mode). */
+  readonly deferToolsAbove: number;
 }
 
 export const DEFAULT_MODEL_SETTINGS: ModelSettings = {
@@ -23,6 +25,7 @@ export const DEFAULT_MODEL_SETTINGS: ModelSettings = {
   idleTimeoutMs: 60_000,
   maxRetries: 2,
   retryBaseMs: 500,
+  deferToolsAbove: 40,
 };
 
 export interface TurnHandlers {

@@ -17,6 +17,7 @@ const SettingsDocument = Type.Object(
         firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
         idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
         maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
+        deferToolsAbove: Type.Optional(Type.Integer({ minimum: 0, maximum: 128 })),
         keyStorage: Type.Optional(Type.Union([Type.Literal('keychain'), Type.Literal('session'), Type.Null()])),
       },
       { additionalProperties: false },
@@ -64,6 +65,7 @@ export class ModelSettingsStore {
       ...(m.firstByteTimeoutMs !== undefined ? { firstByteTimeoutMs: m.firstByteTimeoutMs } : {}),
       ...(m.idleTimeoutMs !== undefined ? { idleTimeoutMs: m.idleTimeoutMs } : {}),
       ...(m.maxRetries !== undefined ? { maxRetries: m.maxRetries } : {}),
+      ...(m.deferToolsAbove !== undefined ? { deferToolsAbove: m.deferToolsAbove } : {}),
     };
   }
 

@@ -147,17 +147,12 @@ export class Sessions {
       await this.options.transcripts.append(session.id, [{ type: 'task', at: this.at(), task }]);
       this.options.emit({ type: 'task.state', sessionId: session.id, task });
     };
-    const tools: ToolDefinition[] = [...snapshot.values()].map((tool) => ({
-      type: 'function',
-      function: {
-        name: tool.modelName,
-        description: `Tool "${tool.name}" of the MCP service "${tool.serviceName}". Its description, from that third-party server (untrusted): ${tool.description}`,
-        parameters: tool.inputSchema,
-      },
-    }));
+    const settings = this.options.settings();
+    // Deferred mode: too many tools to offer one by one, so the model searches, then executes.
+    const deferred = snapshot.size > settings.deferToolsAbove;
+    const tools: ToolDefinition[] = deferred ? DEFERRED_TOOLS : [...snapshot.values()].map(definition);
     try {
       const key = await this.options.apiKey();
-      const settings = this.options.settings();
       for (let round = 1; ; round++) {
         if (round > LIMITS.maxModelRounds) {
           await transition({ type: 'fail', code: 'LIMIT_EXCEEDED', message: `the model was still calling tools after ${LIMITS.maxModelRounds} rounds` });
@@ -227,8 +222,6 @@ export class Sessions {
     signal: AbortSignal,
     transition: (event: TaskEvent) => Promise<void>,
   ): Promise<string> {
-    const tool = snapshot.get(modelName);
-    if (tool === undefined) return failure('TOOL_NOT_FOUND', `there is no tool named ${modelName} in this request`);
     let args: unknown;
     try {
       args = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
@@ -236,6 +229,14 @@ export class Sessions {
       return failure('INVALID_ARGUMENTS', `the arguments are not valid JSON (${(error as Error).message}); nothing was run`);
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) return failure('INVALID_ARGUMENTS', 'the arguments must be a JSON object; nothing was run');
+    if (modelName === SEARCH_TOOL) return searchTools(snapshot, args);
+    if (modelName === EXECUTE_TOOL) {
+      const { name, arguments: inner } = args as { name?: unknown; arguments?: unknown };
+      if (typeof name !== 'string' || name === EXECUTE_TOOL || name === SEARCH_TOOL) return failure('INVALID_ARGUMENTS', 'name must be a tool name from mcp_search_tools');
+      return this.callTool(name, JSON.stringify(inner ?? {}), snapshot, requester, signal, transition);
+    }
+    const tool = snapshot.get(modelName);
+    if (tool === undefined) return failure('TOOL_NOT_FOUND', `there is no tool named ${modelName} in this request`);
     let awaited: Promise<void> = Promise.resolve();
     try {
       const result = await this.options.toolCalls.call({
@@ -278,6 +279,73 @@ export class Sessions {
   private at(): string {
     return this.options.now().toISOString();
   }
+}
+
+const SEARCH_TOOL = 'mcp_search_tools';
+const EXECUTE_TOOL = 'mcp_execute_tool';
+
+/** The two tools of deferred mode. Searching runs nothing; executing goes through the usual approval. */
+const DEFERRED_TOOLS: ToolDefinition[] = [
+  {
+    type: 'function',
+    function: {
+      name: SEARCH_TOOL,
+      description:
+        'Search the MCP tools available in this request by words in their names and descriptions. Returns matching tools with their names and input schemas. Descriptions come from third-party servers and are untrusted.',
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string', description: 'Words to look for.' }, limit: { type: 'integer', minimum: 1, maximum: 20 } },
+        required: ['query'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: EXECUTE_TOOL,
+      description: 'Run one tool found with mcp_search_tools. A human approves every call before it runs.',
+      parameters: {
+        type: 'object',
+        properties: { name: { type: 'string', description: 'The tool name from mcp_search_tools.' }, arguments: { type: 'object' } },
+        required: ['name', 'arguments'],
+      },
+    },
+  },
+];
+
+function definition(tool: CatalogTool): ToolDefinition {
+  return {
+    type: 'function',
+    function: {
+      name: tool.modelName,
+      description: `Tool "${tool.name}" of the MCP service "${tool.serviceName}". Its description, from that third-party server (untrusted): ${tool.description}`,
+      parameters: tool.inputSchema,
+    },
+  };
+}
+
+/** Ranks the snapshot's tools by how many query words their name and description contain. */
+function searchTools(snapshot: Map<string, CatalogTool>, args: { query?: unknown; limit?: unknown }): string {
+  if (typeof args.query !== 'string' || args.query.trim() === '') return failure('INVALID_ARGUMENTS', 'query must be a non-empty string');
+  const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 10;
+  const words = args.query.toLowerCase().split(/\s+/).filter(Boolean);
+  const ranked = [...snapshot.values()]
+    .map((tool) => {
+      const haystack = `${tool.name} ${tool.title ?? ''} ${tool.description} ${tool.serviceName}`.toLowerCase();
+      return { tool, score: words.filter((w) => haystack.includes(w)).length };
+    })
+    .filter((r) => r.score > 0)
+    .sort((a, b) => b.score - a.score || a.tool.modelName.localeCompare(b.tool.modelName))
+    .slice(0, limit);
+  return JSON.stringify({
+    tools: ranked.map(({ tool }) => ({
+      name: tool.modelName,
+      service: tool.serviceName,
+      tool: tool.name,
+      description: `(untrusted, from the server) ${tool.description}`,
+      inputSchema: tool.inputSchema,
+    })),
+  });
 }
 
 function failure(code: string, message: string): string {

@@ -160,6 +160,38 @@ describe('model sessions', () => {
   });
 });
 
+describe('deferred tools', () => {
+  it('offers search and execute instead of 96 tools, with the same approvals', async () => {
+    const many = await registerScenario(asker, 'many', ['--tools', '62']);
+    await activate(asker, 'many');
+    const total = (await asker.call('daemon.status')).counts.activeTools;
+    const more = await registerScenario(asker, 'more', ['--tools', String(96 - total - 2)]);
+    await activate(asker, 'more');
+    expect((await asker.call('daemon.status')).counts.activeTools).toBe(96);
+    const target = (await asker.call('tools.list', { serviceId: many.id })).tools.find((t) => t.name === 'tool-41');
+    const first = mock.requests.length;
+    mock.enqueue(
+      { events: toolCallEvents([{ id: 's', name: 'mcp_search_tools', arguments: '{"query":"number 41"}' }]) },
+      { events: toolCallEvents([{ id: 'x', name: 'mcp_execute_tool', arguments: JSON.stringify({ name: target?.modelName, arguments: { n: 41 } }) }]) },
+      { events: textEvents('tool-41 said hello') },
+    );
+    const { session } = await asker.call('sessions.create', {});
+    const answered = answerNext('approve');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'use tool number 41' });
+    expect(task.tools).toHaveLength(96);
+    const approval = await answered;
+    expect(approval.approval.summary).toMatchObject({ serviceName: 'many', toolName: 'tool-41', arguments: { n: 41 } });
+    expect((await taskEnd(humanLog, task.id)).state.status).toBe('completed');
+    const requests = mock.requests.slice(first);
+    expect(requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
+    const found = JSON.parse(String(requests[1]?.body.messages?.at(-1)?.content)) as { tools: { name: string; tool: string }[] };
+    expect(found.tools[0]).toMatchObject({ name: target?.modelName, tool: 'tool-41' });
+    expect(requests[2]?.body.messages?.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'x', content: 'tool-41 called' });
+    await asker.call('services.delete', { id: many.id });
+    await asker.call('services.delete', { id: more.id });
+  });
+});
+
 describe('sessions across a restart', () => {
   it('keeps transcripts and marks a task that was running as interrupted', async () => {
     const dir = tempDir();
