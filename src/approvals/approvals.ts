@@ -2,14 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { WispError } from '../control/index.js';
 import { isOpen, nextApprovalState, type ApprovalState } from './approval-state.js';
 
-/** What a tool-call approval is bound to: exactly what the human was shown. */
-export interface ToolCallBinding {
+/**
+ * What an approval is bound to: exactly what the human was shown. Compared key by key; a
+ * use with any difference is refused and makes the approval stale.
+ */
+export type Binding = Readonly<Record<string, string | number>>;
+
+/** A third-party tool call: service, connection generation, tool-list version, tool, arguments. */
+export type ToolCallBinding = {
   readonly serviceId: string;
   readonly generation: number;
   readonly toolListVersion: number;
   readonly toolName: string;
   readonly argumentsDigest: string;
-}
+};
+
+/** tool_call: a third-party tool; host_tool: a read of the daemon's state for the model; registration and activation: the model's host tools that change it. */
+export type ApprovalKind = 'tool_call' | 'host_tool' | 'registration' | 'activation';
 
 export interface Requester {
   readonly clientId: string;
@@ -30,9 +39,9 @@ export interface ToolCallSummary {
 
 export interface Approval {
   readonly id: string;
-  readonly kind: 'tool_call';
+  readonly kind: ApprovalKind;
   readonly requester: Requester;
-  readonly binding: ToolCallBinding;
+  readonly binding: Binding;
   readonly summary: ToolCallSummary;
   readonly createdAt: string;
   readonly state: ApprovalState;
@@ -40,14 +49,9 @@ export interface Approval {
 
 export type ApprovalAnnouncement = { readonly type: 'requested' | 'resolved'; readonly approval: Approval };
 
-function sameBinding(a: ToolCallBinding, b: ToolCallBinding): boolean {
-  return (
-    a.serviceId === b.serviceId &&
-    a.generation === b.generation &&
-    a.toolListVersion === b.toolListVersion &&
-    a.toolName === b.toolName &&
-    a.argumentsDigest === b.argumentsDigest
-  );
+function sameBinding(a: Binding, b: Binding): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
 }
 
 /** Resolved approvals kept for approvals.list, newest last. */
@@ -68,10 +72,10 @@ export class Approvals {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  create(requester: Requester, binding: ToolCallBinding, summary: ToolCallSummary): Approval {
+  create(requester: Requester, binding: Binding, summary: ToolCallSummary, kind: ApprovalKind = 'tool_call'): Approval {
     const approval: Approval = {
       id: randomUUID(),
-      kind: 'tool_call',
+      kind,
       requester,
       binding,
       summary,
@@ -127,7 +131,7 @@ export class Approvals {
    * approved, already consumed, other arguments, another connection or tool list) is refused,
    * and a mismatch makes the approval stale so it can never be used.
    */
-  consume(id: string, binding: ToolCallBinding): Approval {
+  consume(id: string, binding: Binding): Approval {
     const approval = this.get(id);
     if (approval.state.status !== 'approved') {
       throw new WispError('APPROVAL_STALE', `approval ${id} is ${approval.state.status}, not approved`, { id, status: approval.state.status });

@@ -146,18 +146,15 @@ export const ApprovalState = Type.Union([
 
 export const Approval = Type.Object({
   id: Type.String(),
-  kind: Type.Literal('tool_call'),
+  kind: Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation')], {
+    description: 'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools.',
+  }),
   requester: Requester,
-  binding: Type.Object(
-    {
-      serviceId: Type.String(),
-      generation: Type.Integer(),
-      toolListVersion: Type.Integer(),
-      toolName: Type.String(),
-      argumentsDigest: Type.String({ description: 'sha256 of the canonical JSON of the arguments.' }),
-    },
-    { description: 'What the approval is bound to: a call that differs in any of these can never use it.' },
-  ),
+  binding: Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()]), {
+    description:
+      'What the approval is bound to; a use that differs in any key is refused. tool_call: serviceId, generation, toolListVersion, toolName, ' +
+      'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest.',
+  }),
   summary: Type.Object({
     serviceName: Type.String(),
     toolName: Type.String(),

@@ -16,6 +16,7 @@ import {
   type Params,
   type Result,
   type Approval as ApprovalView,
+  type ConnectionState,
   type Service,
   type ToolInfo,
   type WispPaths,
@@ -122,6 +123,34 @@ export class Daemon {
     this.sessions = new Sessions({
       transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions')),
       toolCalls: this.toolCalls,
+      approvals: this.approvals,
+      host: {
+        listServices: () =>
+          this.registry.list().map((config) => ({
+            id: config.id,
+            name: config.name,
+            state: this.supervisor.state(config.id).status,
+            env: (config.env ?? []).map((v) => v.name),
+            tools: this.supervisor.tools(config.id).length,
+          })),
+        describe: (ref) => {
+          const config = this.registry.get(ref);
+          return {
+            id: config.id,
+            name: config.name,
+            command: config.command,
+            args: [...config.args],
+            cwd: config.cwd,
+            env: (config.env ?? []).map((v) => v.name),
+            configVersion: config.configVersion,
+          };
+        },
+        register: async (input) => {
+          const config = await this.registry.register(input);
+          return { id: config.id, name: config.name, configVersion: config.configVersion };
+        },
+        activate: (id, configVersion, signal) => this.activate(this.registry.get({ id }), configVersion, signal),
+      },
       activeTools: () => this.supervisor.tools(),
       settings: () => this.modelSettings.settings,
       apiKey: () => this.apiKey(),
@@ -133,10 +162,13 @@ export class Daemon {
     // cancels them; a new tool list makes them stale.
     this.events.onEvent((event) => {
       if (event.type === 'service.state' && event.connection.status !== 'active') {
-        this.approvals.cancelWhere((a) => a.binding.serviceId === event.service.id, `${event.service.name} is ${event.connection.status}`);
+        this.approvals.cancelWhere(
+          (a) => a.kind === 'tool_call' && a.binding.serviceId === event.service.id,
+          `${event.service.name} is ${event.connection.status}`,
+        );
       } else if (event.type === 'service.tools') {
         this.approvals.staleWhere(
-          (a) => a.binding.serviceId === event.service.id && a.binding.toolListVersion !== event.toolListVersion,
+          (a) => a.kind === 'tool_call' && a.binding.serviceId === event.service.id && a.binding.toolListVersion !== event.toolListVersion,
           `the tool list of ${event.service.name} changed`,
         );
       }
@@ -219,6 +251,11 @@ export class Daemon {
   private async releaseLocks(): Promise<void> {
     for (const lock of this.locks.reverse()) await lock.release();
     this.locks.length = 0;
+  }
+
+  /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
+  private activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
+    return this.supervisor.activate(config, configVersion, signal, () => this.secrets.read(config.id, launchBinding(config), config.env ?? []));
   }
 
   /** The model API key: saved (keychain or session) if the user set one, else the daemon's DEEPSEEK_API_KEY. */
@@ -381,9 +418,7 @@ export class Daemon {
       },
       'services.activate': async (params, ctx) => {
         const config = this.registry.get({ id: params.id, name: params.name });
-        await this.supervisor.activate(config, params.configVersion, ctx.signal, () =>
-          this.secrets.read(config.id, launchBinding(config), config.env ?? []),
-        );
+        await this.activate(config, params.configVersion, ctx.signal);
         return { service: this.view(this.registry.get({ id: config.id })) };
       },
       'services.setEnv': async (params) => {

@@ -1,13 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { LIMITS, WispError, type EventPayload, type SessionInfo, type Task, type ToolCallResult } from '../control/index.js';
+import path from 'node:path';
+import type { ApprovalKind, Approvals, Binding, Requester } from '../approvals/index.js';
+import { LIMITS, WispError, type ConnectionState, type EventPayload, type SessionInfo, type Task, type ToolCallResult } from '../control/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
 import type { CatalogTool, ToolCalls } from '../mcp/index.js';
 import { streamTurn, type ChatMessage, type ModelSettings, type ToolDefinition } from '../model/index.js';
 import { isFinished, nextTaskState, type TaskEvent } from './task-state.js';
 import type { TranscriptFiles, TranscriptRecord } from './transcript.js';
 
+/** What the model's host tools may do, each call only after its own approval. */
+export interface HostTools {
+  /** Ids, names, states and variable NAMES: never values. */
+  listServices(): Record<string, unknown>[];
+  /** The current configuration of one service, as a human must see it before activation. */
+  describe(ref: { id?: string; name?: string }): { id: string; name: string; command: string; args: string[]; cwd: string | null; env: string[]; configVersion: number };
+  /** Saves a DISABLED configuration. */
+  register(input: { name: string; command: string; args: string[]; cwd?: string }): Promise<{ id: string; name: string; configVersion: number }>;
+  activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
+}
+
 export interface SessionsOptions {
   readonly transcripts: TranscriptFiles;
   readonly toolCalls: ToolCalls;
+  readonly approvals: Approvals;
+  readonly host: HostTools;
   /** The active tools right now: a task takes its snapshot from here when it starts. */
   readonly activeTools: () => CatalogTool[];
   readonly settings: () => ModelSettings;
@@ -150,7 +166,7 @@ export class Sessions {
     const settings = this.options.settings();
     // Deferred mode: too many tools to offer one by one, so the model searches, then executes.
     const deferred = snapshot.size > settings.deferToolsAbove;
-    const tools: ToolDefinition[] = deferred ? DEFERRED_TOOLS : [...snapshot.values()].map(definition);
+    const tools: ToolDefinition[] = [...(deferred ? DEFERRED_TOOLS : [...snapshot.values()].map(definition)), ...HOST_TOOLS];
     try {
       const key = await this.options.apiKey();
       for (let round = 1; ; round++) {
@@ -230,6 +246,7 @@ export class Sessions {
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) return failure('INVALID_ARGUMENTS', 'the arguments must be a JSON object; nothing was run');
     if (modelName === SEARCH_TOOL) return searchTools(snapshot, args);
+    if (HOST_TOOL_NAMES.has(modelName)) return this.hostTool(modelName, args as Record<string, unknown>, requester, signal, transition);
     if (modelName === EXECUTE_TOOL) {
       const { name, arguments: inner } = args as { name?: unknown; arguments?: unknown };
       if (typeof name !== 'string' || name === EXECUTE_TOOL || name === SEARCH_TOOL) return failure('INVALID_ARGUMENTS', 'name must be a tool name from mcp_search_tools');
@@ -259,6 +276,87 @@ export class Sessions {
     }
   }
 
+  /**
+   * The model's host tools. Each asks a human first, with what will happen; none claims
+   * more than it did (registering saves a disabled configuration and installs nothing).
+   */
+  private async hostTool(
+    name: string,
+    args: Record<string, unknown>,
+    requester: Requester,
+    signal: AbortSignal,
+    transition: (event: TaskEvent) => Promise<void>,
+  ): Promise<string> {
+    const { host } = this.options;
+    const digest = sha256Hex(canonicalJson(args));
+    try {
+      switch (name) {
+        case 'mcp_list_services': {
+          await this.askHuman('host_tool', { tool: name, argumentsDigest: digest }, () => ({ tool: name, argumentsDigest: digest }), 'wisp host', name, 'List the registered MCP services (names, states, variable names; never values)', args, requester, signal, transition);
+          return JSON.stringify({ services: host.listServices() });
+        }
+        case 'mcp_register': {
+          const input = registrationInput(args);
+          await this.askHuman('registration', { tool: name, argumentsDigest: digest }, () => ({ tool: name, argumentsDigest: digest }), 'wisp host', name, 'Save a DISABLED configuration (nothing is installed or started)', args, requester, signal, transition);
+          const saved = await host.register(input);
+          return JSON.stringify({ registered: saved, state: 'disabled', note: 'Saved a disabled configuration. Nothing was installed or started; activating it needs its own approval (mcp_activate_service).' });
+        }
+        case 'mcp_activate_service': {
+          const ref = typeof args.id === 'string' ? { id: args.id } : typeof args.name === 'string' ? { name: args.name } : undefined;
+          if (ref === undefined) return failure('INVALID_ARGUMENTS', 'give id or name');
+          const shown = host.describe(ref);
+          const binding = { serviceId: shown.id, configVersion: shown.configVersion };
+          await this.askHuman(
+            'activation',
+            binding,
+            () => {
+              const now = host.describe({ id: shown.id });
+              return { serviceId: now.id, configVersion: now.configVersion };
+            },
+            shown.name,
+            name,
+            'Trust and start this program (it runs with your permissions)',
+            { command: shown.command, args: shown.args, cwd: shown.cwd, env: shown.env, configVersion: shown.configVersion },
+            requester,
+            signal,
+            transition,
+          );
+          const state = await host.activate(shown.id, shown.configVersion, signal);
+          return JSON.stringify({ service: shown.name, state });
+        }
+        default:
+          return failure('TOOL_NOT_FOUND', `no host tool named ${name}`);
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return error instanceof WispError ? failure(error.code, error.message) : failure('INTERNAL_ERROR', 'the host tool failed unexpectedly');
+    }
+  }
+
+  /** One approval for a host tool: waits for the human, then spends it on the binding as it is now. */
+  private async askHuman(
+    kind: ApprovalKind,
+    binding: Binding,
+    current: () => Binding,
+    serviceName: string,
+    toolName: string,
+    title: string,
+    shown: Record<string, unknown>,
+    requester: Requester,
+    signal: AbortSignal,
+    transition: (event: TaskEvent) => Promise<void>,
+  ): Promise<void> {
+    const { approvals } = this.options;
+    const approval = approvals.create(requester, binding, { serviceName, toolName, modelName: toolName, title, arguments: shown, annotations: null }, kind);
+    await transition({ type: 'await', approvalId: approval.id });
+    const answered = await approvals.wait(approval.id, signal);
+    await transition({ type: 'resume' });
+    if (answered.state.status === 'denied') throw new WispError('APPROVAL_DENIED', `${toolName} was denied`);
+    if (answered.state.status === 'cancelled') throw new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`);
+    if (answered.state.status !== 'approved') throw new WispError('APPROVAL_STALE', `the approval is ${answered.state.status}`);
+    approvals.consume(approval.id, current());
+  }
+
   private find(id: string): Session {
     const session = this.sessions.get(id);
     if (session === undefined) throw new WispError('SESSION_NOT_FOUND', `no session with id ${id}`, { id });
@@ -280,6 +378,59 @@ export class Sessions {
     return this.options.now().toISOString();
   }
 }
+
+/** Shells and package runners are refused as a registered command: the seeds say so. */
+const REFUSED_COMMANDS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'csh', 'tcsh', 'env', 'sudo', 'npx', 'npm', 'pnpm', 'pnpx', 'yarn', 'bunx', 'bun', 'uvx', 'pipx', 'deno']);
+
+function registrationInput(args: Record<string, unknown>): { name: string; command: string; args: string[]; cwd?: string } {
+  const { name, command, args: list, cwd } = args;
+  if (typeof name !== 'string' || typeof command !== 'string') throw new WispError('INVALID_ARGUMENTS', 'name and command are required strings');
+  if (!path.isAbsolute(command)) throw new WispError('INVALID_CONFIG', 'the command must be an absolute path to an installed program');
+  if (REFUSED_COMMANDS.has(path.basename(command))) {
+    throw new WispError('INVALID_CONFIG', `${path.basename(command)} is a shell or a package runner; register the installed program itself`);
+  }
+  if (list !== undefined && (!Array.isArray(list) || !list.every((a): a is string => typeof a === 'string'))) {
+    throw new WispError('INVALID_ARGUMENTS', 'args must be an array of strings');
+  }
+  if (cwd !== undefined && typeof cwd !== 'string') throw new WispError('INVALID_ARGUMENTS', 'cwd must be a string');
+  return { name, command, args: list ?? [], ...(cwd !== undefined ? { cwd } : {}) };
+}
+
+const HOST_TOOLS: ToolDefinition[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'mcp_list_services',
+      description: 'List the MCP services registered with Wisp Host: ids, names, states and environment variable names (never values). Needs the user\'s approval.',
+      parameters: { type: 'object', properties: {} },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'mcp_register',
+      description:
+        'Save a DISABLED configuration for an MCP server that is already installed: the absolute path of the program, its arguments and an optional absolute working directory. ' +
+        'Shells and package runners (npx...) are refused. It installs and starts nothing. Needs the user\'s approval.',
+      parameters: {
+        type: 'object',
+        properties: { name: { type: 'string' }, command: { type: 'string' }, args: { type: 'array', items: { type: 'string' } }, cwd: { type: 'string' } },
+        required: ['name', 'command'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'mcp_activate_service',
+      description:
+        'Ask the user to trust and start a registered service (by id or name). The user sees its current configuration; if it changes before the answer, the request is stale. ' +
+        'New tools appear from the next user request.',
+      parameters: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } } },
+    },
+  },
+];
+const HOST_TOOL_NAMES = new Set(HOST_TOOLS.map((t) => t.function.name));
 
 const SEARCH_TOOL = 'mcp_search_tools';
 const EXECUTE_TOOL = 'mcp_execute_tool';

@@ -44,6 +44,20 @@ export class Terminal {
     }
   }
 
+  /**
+   * Waits until the program in the terminal has exited; resolves with its exit status, or
+   * null where tmux did not record one (it sometimes does not).
+   */
+  async exited(timeoutMs = 15_000): Promise<number | null> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [dead, status] = this.tmux(['display-message', '-p', '-t', 'main', '#{pane_dead} #{pane_dead_status}']).trim().split(' ');
+      if (dead === '1') return status === undefined || status === '' ? null : Number(status);
+      if (Date.now() > deadline) throw new Error(`the program did not exit; the screen shows:\n${this.screen()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   close(): void {
     try {
       this.tmux(['kill-server']);

@@ -160,6 +160,55 @@ describe('model sessions', () => {
   });
 });
 
+describe('host tools', () => {
+  it('lists services, registers a disabled one and activates it, each with its own approval', async () => {
+    const fixture = (await asker.call('services.get', { name: 'tools' })).service.args[0] ?? '';
+    const first = mock.requests.length;
+    mock.enqueue(
+      { events: toolCallEvents([{ id: 'l', name: 'mcp_list_services', arguments: '{}' }]) },
+      { events: toolCallEvents([{ id: 'bad', name: 'mcp_register', arguments: JSON.stringify({ name: 'via-npx', command: '/usr/bin/npx', args: ['some-server'] }) }]) },
+      { events: toolCallEvents([{ id: 'r', name: 'mcp_register', arguments: JSON.stringify({ name: 'model-made', command: process.execPath, args: [fixture, '--tools', '1'] }) }]) },
+      { events: toolCallEvents([{ id: 'a1', name: 'mcp_activate_service', arguments: '{"name":"model-made"}' }]) },
+      { events: toolCallEvents([{ id: 'a2', name: 'mcp_activate_service', arguments: '{"name":"model-made"}' }]) },
+      { events: textEvents('It is active now.') },
+    );
+    const { session } = await asker.call('sessions.create', {});
+    const listed = answerNext('approve');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'set up a server' });
+    expect((await listed).approval).toMatchObject({ kind: 'host_tool', summary: { toolName: 'mcp_list_services' } });
+
+    const registration = (await humanLog.next((e) => e.type === 'approval.requested')) as Extract<WispEvent, { type: 'approval.requested' }>;
+    expect(registration.approval).toMatchObject({ kind: 'registration', summary: { arguments: { name: 'model-made', command: process.execPath } } });
+    expect(await asker.call('services.list').then((r) => r.services.some((x) => x.name === 'model-made'))).toBe(false);
+    await human.call('approvals.respond', { id: registration.approval.id, decision: 'approve' });
+
+    // The activation approval shows the configuration; an edit before the answer makes it stale.
+    const activation = (await humanLog.next((e) => e.type === 'approval.requested')) as Extract<WispEvent, { type: 'approval.requested' }>;
+    expect(activation.approval).toMatchObject({ kind: 'activation', summary: { arguments: { command: process.execPath, configVersion: 1 } } });
+    const made = (await asker.call('services.get', { name: 'model-made' })).service;
+    expect(made).toMatchObject({ enabled: false, connection: { status: 'disabled' } });
+    await asker.call('services.update', { id: made.id, set: { args: [fixture, '--tools', '2'] } });
+    const second = humanLog.next((e) => e.type === 'approval.requested');
+    await human.call('approvals.respond', { id: activation.approval.id, decision: 'approve' });
+    const again = (await second) as Extract<WispEvent, { type: 'approval.requested' }>;
+    expect(again.approval.summary.arguments).toMatchObject({ configVersion: 2, args: [fixture, '--tools', '2'] });
+    await human.call('approvals.respond', { id: again.approval.id, decision: 'approve' });
+    expect((await taskEnd(humanLog, task.id)).state.status).toBe('completed');
+
+    const replies = mock.requests.slice(first).map((r) => {
+      const last = r.body.messages?.at(-1);
+      return last?.role === 'tool' ? (JSON.parse(String(last.content)) as Record<string, unknown>) : {};
+    });
+    expect(replies[1]).toMatchObject({ services: expect.arrayContaining([expect.objectContaining({ name: 'tools', env: expect.any(Array) })]) });
+    expect(replies[2]).toMatchObject({ error: { code: 'INVALID_CONFIG', message: expect.stringContaining('package runner') } });
+    expect(replies[3]).toMatchObject({ registered: { name: 'model-made' }, state: 'disabled', note: expect.stringContaining('Nothing was installed or started') });
+    expect(replies[4]).toMatchObject({ error: { code: 'APPROVAL_STALE' } });
+    expect(replies[5]).toMatchObject({ service: 'model-made', state: { status: 'active' } });
+    expect(mock.requests[first]?.body.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(['mcp_list_services', 'mcp_register', 'mcp_activate_service']));
+    await asker.call('services.delete', { name: 'model-made' });
+  });
+});
+
 describe('deferred tools', () => {
   it('offers search and execute instead of 96 tools, with the same approvals', async () => {
     const many = await registerScenario(asker, 'many', ['--tools', '62']);
@@ -183,7 +232,7 @@ describe('deferred tools', () => {
     expect(approval.approval.summary).toMatchObject({ serviceName: 'many', toolName: 'tool-41', arguments: { n: 41 } });
     expect((await taskEnd(humanLog, task.id)).state.status).toBe('completed');
     const requests = mock.requests.slice(first);
-    expect(requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
+    expect(requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool', 'mcp_list_services', 'mcp_register', 'mcp_activate_service']);
     const found = JSON.parse(String(requests[1]?.body.messages?.at(-1)?.content)) as { tools: { name: string; tool: string }[] };
     expect(found.tools[0]).toMatchObject({ name: target?.modelName, tool: 'tool-41' });
     expect(requests[2]?.body.messages?.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'x', content: 'tool-41 called' });
