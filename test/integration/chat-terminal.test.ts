@@ -53,6 +53,29 @@ describe.skipIf(!Terminal.available())('wispctl in a real terminal', () => {
     }
   });
 
+  it('chat: Ctrl-C cancels the running request, /tools and /sessions answer, Ctrl-D leaves', async () => {
+    mock.enqueue({ events: [...textEvents('a long answer that never ends').slice(0, 2), { stall: true }] });
+    const terminal = new Terminal([process.execPath, wispctlBin, '--socket', daemon.socket, 'chat'], { PATH: process.env.PATH ?? '' });
+    try {
+      await terminal.waitFor(/you>\s*$/m);
+      terminal.type('/tools');
+      terminal.press('Enter');
+      await terminal.waitFor(new RegExp(`tools/echo\\s+${echoName}`));
+      terminal.type('tell me a long story');
+      terminal.press('Enter');
+      await terminal.waitFor(/a long/);
+      terminal.press('C-c');
+      await terminal.waitFor(/cancelled: cancelled by a client\n[\s\S]*you>\s*$/m);
+      terminal.type('/sessions');
+      terminal.press('Enter');
+      await terminal.waitFor(/\(this one\)/);
+      terminal.press('C-d');
+      expect([0, null]).toContain(await terminal.exited());
+    } finally {
+      terminal.close();
+    }
+  });
+
   it('env set reads the value without echoing it', async () => {
     const terminal = new Terminal([process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'env', 'set', 'tools', 'HIDDEN_TOKEN', '--session'], { PATH: process.env.PATH ?? '' });
     try {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore } from '../../src/secrets/index.js';
-import { activate, registerScenario } from '../helpers/services.js';
+import { MockDeepSeek, textEvents } from '../../fixtures/model/mock-deepseek.mjs';
+import { activate, EventLog, registerScenario } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
 
 /**
@@ -53,5 +54,36 @@ describe.skipIf(!available)('the OS keychain (a real Secret Service)', () => {
     expect(await store.get(service.id, 'API_KEY')).toBeNull();
     await c2.call('daemon.shutdown');
     await second.exited;
+  });
+
+  it('keeps the model API key in the keychain across restarts, and uses it', async () => {
+    const mock = new MockDeepSeek();
+    const url = await mock.start();
+    const dir = tempDir();
+    try {
+      const noKeyEnv = daemonEnv({ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '' });
+      const first = await startWispd(dir.path, { env: noKeyEnv });
+      const c1 = await first.connect();
+      await c1.call('model.setSettings', { baseUrl: url });
+      expect((await c1.call('model.setKey', { value: 'sk-from-the-keyring', storage: 'keychain' })).settings.key).toBe('keychain');
+      await c1.call('daemon.shutdown');
+      await first.exited;
+
+      const second = await startWispd(dir.path, { env: noKeyEnv });
+      const c2 = await second.connect();
+      const log = await EventLog.follow(c2);
+      mock.enqueue({ events: textEvents('hi') });
+      const { session } = await c2.call('sessions.create', {});
+      const { task } = await c2.call('sessions.send', { id: session.id, text: 'hello' });
+      await log.waitFor((e) => e.type === 'task.state' && e.task.id === task.id && e.task.state.status === 'completed');
+      expect(mock.requests.at(-1)?.headers.authorization).toBe('Bearer sk-from-the-keyring');
+      await c2.call('model.setKey', { value: '', storage: 'keychain' });
+      expect((await c2.call('model.getSettings')).settings.key).toBe('none');
+      await c2.call('daemon.shutdown');
+      await second.exited;
+    } finally {
+      await mock.stop();
+      dir.remove();
+    }
   });
 });

@@ -157,6 +157,12 @@ describe('model sessions', () => {
     expect(sent).toContain('[REDACTED:TOOLS_SECRET]');
     expect(sent).not.toContain(canary);
     expect(sent).not.toContain(API_KEY);
+    // The model key reaches only the model API: not the server's environment, not the log, not an event.
+    expect(daemon.output()).not.toContain(API_KEY);
+    expect(JSON.stringify(humanLog.events)).not.toContain(API_KEY);
+    const logs = await asker.call('services.logs', { id: service.id });
+    expect(logs.stderr).toContain('env: TOOLS_SECRET=[REDACTED:TOOLS_SECRET]');
+    expect(logs.stderr).not.toContain('DEEPSEEK_API_KEY');
   });
 });
 
