@@ -190,7 +190,14 @@ class Connection implements RpcConnection {
         return;
       }
       const after: (() => void)[] = [];
-      const outcomes = message.map((item) => this.server.dispatch(this, item, after));
+      let outcomes: ReturnType<RpcServer['dispatch']>[];
+      try {
+        outcomes = message.map((item) => this.server.dispatch(this, item, after));
+      } catch (error) {
+        this.options.logger.warn({ client: this.id, err: String(error) }, 'a batch could not be dispatched');
+        this.write({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'the batch could not be processed (too large or too deeply nested?)') });
+        return;
+      }
       const finish = (responses: (Response | undefined)[]): void => {
         const present = responses.filter((r): r is Response => r !== undefined);
         if (present.length > 0) this.write(present);
@@ -201,7 +208,16 @@ class Connection implements RpcConnection {
       return;
     }
     const after: (() => void)[] = [];
-    const outcome = this.server.dispatch(this, message, after);
+    let outcome: ReturnType<RpcServer['dispatch']>;
+    try {
+      outcome = this.server.dispatch(this, message, after);
+    } catch (error) {
+      // Hostile input (say, nesting deep enough to exhaust the stack in validation) must
+      // cost that request, never the daemon.
+      this.options.logger.warn({ client: this.id, err: String(error) }, 'a request could not be dispatched');
+      this.write({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'the request could not be processed (too large or too deeply nested?)') });
+      return;
+    }
     const finish = (response: Response | undefined): void => {
       if (response !== undefined) this.write(response);
       for (const fn of after) fn();
