@@ -2,7 +2,7 @@
 // ratio (median of several runs, with spread), never as a pass/fail threshold.
 // Writes bench/results/latest.json and bench/results/latest.md.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -245,6 +245,68 @@ async function relay(dataDir) {
   };
 }
 
+function rssKb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+/** Cold start to socket ready with 16 services configured, vs a bare Node process that listens on a socket. */
+async function coldStart(dataDir) {
+  const seed = await startDaemon(dataDir);
+  const client = await WispClient.connect(seed.socket);
+  for (let i = 0; i < 16; i++) await client.call('services.register', { name: `svc-${i}`, command: process.execPath, args: [server, '--tools', '4'] });
+  await client.call('daemon.shutdown');
+  await new Promise((resolve) => seed.child.once('exit', resolve));
+  const bare = `const s=require('net').createServer().listen(${JSON.stringify(path.join(dataDir, 'bare.sock'))},()=>{require('fs').writeSync(3,'ready\\n');});process.on('SIGTERM',()=>{s.close();process.exit(0)})`;
+  const daemonTimes = [];
+  const bareTimes = [];
+  for (let i = 0; i < RUNS; i++) {
+    let t = performance.now();
+    const d = await startDaemon(dataDir);
+    daemonTimes.push(performance.now() - t);
+    d.child.kill('SIGTERM');
+    await new Promise((resolve) => d.child.once('exit', resolve));
+    t = performance.now();
+    const b = spawn(process.execPath, ['-e', bare], { stdio: ['ignore', 'ignore', 'inherit', 'pipe'] });
+    await new Promise((resolve) => b.stdio[3].once('data', resolve));
+    bareTimes.push(performance.now() - t);
+    b.kill('SIGTERM');
+    await new Promise((resolve) => b.once('exit', resolve));
+  }
+  return compare('cold start to socket ready, 16 services configured', daemonTimes, bareTimes, 'spawning wispd until its socket listens vs a bare Node process that listens on a Unix socket');
+}
+
+/** Daemon RSS: idle, with 16 services and 96 active tools, and after 10,000 approved calls; bare Node for scale. */
+async function memory(dataDir) {
+  const CALLS = Number(process.env.BENCH_MEMORY_CALLS ?? 10_000);
+  const daemon = await startDaemon(dataDir);
+  const client = await WispClient.connect(daemon.socket);
+  const idle = rssKb(daemon.child.pid);
+  const ids = [];
+  for (let i = 0; i < 16; i++) {
+    const tools = i < 3 ? 30 : 0; // 3 x 32 = 96 active tools
+    ids.push((await client.call('services.register', { name: `m-${i}`, command: process.execPath, args: [server, '--tools', String(tools)] })).service);
+  }
+  for (const service of ids.slice(0, 3)) await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
+  const status = await client.call('daemon.status');
+  if (status.counts.activeTools !== 96) throw new Error(`expected 96 active tools, got ${status.counts.activeTools}`);
+  const loaded = rssKb(daemon.child.pid);
+  client.onEvent((event) => {
+    if (event.type === 'approval.requested') void client.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
+  });
+  await client.call('events.subscribe', {});
+  const caller = await WispClient.connect(daemon.socket);
+  for (let i = 0; i < CALLS; i++) await caller.call('tools.call', { serviceId: ids[0].id, toolName: 'echo', arguments: { text: `m${i}` } });
+  const afterCalls = rssKb(daemon.child.pid);
+  await client.call('daemon.shutdown');
+  await new Promise((resolve) => daemon.child.once('exit', resolve));
+  const bare = spawn(process.execPath, ['-e', "setInterval(() => {}, 1000); require('fs').writeSync(3, 'ready\\n')"], { stdio: ['ignore', 'ignore', 'inherit', 'pipe'] });
+  await new Promise((resolve) => bare.stdio[3].once('data', resolve));
+  const bareRss = rssKb(bare.pid);
+  bare.kill();
+  return { bareNodeKb: bareRss, idleKb: idle, loadedKb: loaded, afterCallsKb: afterCalls, calls: CALLS };
+}
+
 function timeCommand(args) {
   return new Promise((resolve, reject) => {
     const t = performance.now();
@@ -274,10 +336,11 @@ try {
     console.log(JSON.stringify(await relay(path.join(dir, 'd')), null, 2));
     process.exit(0);
   }
-  const results = [await activation(path.join(dir, 'a')), await cliStatus(path.join(dir, 'b'))];
+  const results = [await activation(path.join(dir, 'a')), await cliStatus(path.join(dir, 'b')), await coldStart(path.join(dir, 'e'))];
   const calls = await toolCalls(path.join(dir, 'c'));
   const stream = await relay(path.join(dir, 'd'));
-  const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS, results, toolCalls: calls, relay: stream };
+  const rss = await memory(path.join(dir, 'f'));
+  const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS, results, toolCalls: calls, relay: stream, memory: rss };
   writeFileSync(path.join(root, 'bench', 'results', 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   const f = (n) => n.toFixed(1);
   const md = [
@@ -311,6 +374,17 @@ try {
     `| deltas per second | ${f(stream.throughput.daemonPerSecond)} | ${f(stream.throughput.directPerSecond)} | ${stream.throughput.ratio.toFixed(2)} |`,
     '',
     `- ${stream.note}.`,
+    '',
+    '## Memory (daemon RSS)',
+    '',
+    '| state | RSS (MB) | ratio to a bare Node process |',
+    '|---|---|---|',
+    `| bare Node process (\`setInterval\`) | ${(rss.bareNodeKb / 1024).toFixed(1)} | 1.00 |`,
+    `| wispd idle | ${(rss.idleKb / 1024).toFixed(1)} | ${(rss.idleKb / rss.bareNodeKb).toFixed(2)} |`,
+    `| 16 services, 96 active tools | ${(rss.loadedKb / 1024).toFixed(1)} | ${(rss.loadedKb / rss.bareNodeKb).toFixed(2)} |`,
+    `| after ${rss.calls} approved calls | ${(rss.afterCallsKb / 1024).toFixed(1)} | ${(rss.afterCallsKb / rss.bareNodeKb).toFixed(2)} |`,
+    '',
+    '- The growth after the calls is not yet explained. The per-call state we know of is bounded (2,048 events and 256 resolved approvals are kept), but a long-run check that tells heap settling from a leak is still to do.',
     '',
   ].join('\n');
   writeFileSync(path.join(root, 'bench', 'results', 'latest.md'), md);
