@@ -16,6 +16,9 @@ export class EventHub {
   private seq = 0;
   private readonly history: WispEvent[] = [];
   private readonly listeners = new Set<(event: WispEvent) => void>();
+  /** Events emitted by a listener wait here, so every listener sees every event in seq order. */
+  private readonly pending: WispEvent[] = [];
+  private delivering = false;
 
   constructor(
     private readonly capacity: number,
@@ -31,7 +34,17 @@ export class EventHub {
     const event = { ...payload, seq: this.seq, at: this.now().toISOString() };
     this.history.push(event);
     if (this.history.length > this.capacity) this.history.shift();
-    for (const listener of this.listeners) listener(event);
+    this.pending.push(event);
+    if (!this.delivering) {
+      this.delivering = true;
+      try {
+        for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
+          for (const listener of this.listeners) listener(next);
+        }
+      } finally {
+        this.delivering = false;
+      }
+    }
     return event;
   }
 

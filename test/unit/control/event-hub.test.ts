@@ -14,6 +14,20 @@ describe('EventHub', () => {
     expect(events.lastSeq).toBe(2);
   });
 
+  it('delivers events emitted by a listener after the current one, so every listener sees seq order', () => {
+    const events = hub(10);
+    const first: number[] = [];
+    const second: number[] = [];
+    events.onEvent((e) => {
+      first.push(e.seq);
+      if (e.seq === 1) events.emit(deleted('nested'));
+    });
+    events.onEvent((e) => second.push(e.seq));
+    events.emit(deleted('a'));
+    expect(first).toEqual([1, 2]);
+    expect(second).toEqual([1, 2]);
+  });
+
   it('replays what came after `since`, and nothing without it', () => {
     const events = hub(10);
     for (const n of ['a', 'b', 'c']) events.emit(deleted(n));
