@@ -1,0 +1,1 @@
+export { verifyLockfile, canonicalTarball, isAcceptableSpec, isPackageName, type LockProblem } from './lockfile.js';
