@@ -287,6 +287,16 @@ export const ERROR_CATALOG = {
     exit: EXIT.conflict,
     description: 'The session already has a task running; wait for it or cancel it (sessions.cancel).',
   },
+  RUNTIME_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Installs: no Node.js and npm in the searched directories (/opt/homebrew/bin, /usr/local/bin, /usr/bin, /bin). Install them, or install the server by hand and register it.',
+  },
+  NPM_TOO_OLD: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Installs: the npm found is older than 12. Update it, or install the server by hand and register it.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
