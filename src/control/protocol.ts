@@ -45,7 +45,7 @@ const Cwd = Type.String({
 const TimeoutMs = Type.Integer({
   minimum: 100,
   maximum: 600_000,
-  description: 'Per-service timeout in ms for initialize + discovery together (and, later, for each call). Default 10000.',
+  description: 'Per-service timeout in ms: initialize + discovery together, and each tool call. Default 10000.',
 });
 
 const Generation = Type.Integer({ minimum: 1, description: 'Connection generation: every activation starts a new one.' });

@@ -18,7 +18,7 @@ function base64Bytes(data: unknown): number | null {
 }
 
 /**
- * What a caller (and later the model) is given from a tool result: text, embedded text
+ * What a caller (and the model) is given from a tool result: text, embedded text
  * resources and structured content; images, audio, binary resources and links become a
  * marker with type and size, and are never passed on or opened. The text is capped at
  * 32,000 characters with an explicit flag and the original length.

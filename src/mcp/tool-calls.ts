@@ -33,7 +33,7 @@ export interface ToolCallsOptions {
 }
 
 /**
- * The one call pipeline, for front-ends now and for model sessions later:
+ * The one call pipeline, for front-ends (tools.call) and model sessions alike:
  * catalog check -> size and schema check (no approval for a bad call) -> approval, waited
  * for -> binding re-checked and the approval consumed -> the call, once -> normalised
  * result. Cancel and timeout close the connection; nothing is retried.

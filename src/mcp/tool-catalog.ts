@@ -4,7 +4,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError } from '../control/index.js';
 import { sha256Hex } from '../util/index.js';
 
-/** One tool of one active connection, as shown to humans and (later) to models. */
+/** One tool of one active connection, as shown to humans and to models. */
 export interface CatalogTool {
   readonly serviceId: string;
   readonly serviceName: string;

@@ -1,6 +1,6 @@
 /**
  * Replaces known secret values in text with `[REDACTED:NAME]`. Fed by the secret store as
- * values become known; applied to every log line (and, later, to tool results and stderr).
+ * values become known; applied to every log line, to tool results and to stderr tails.
  */
 export class Redactor {
   private readonly values = new Map<string, string>();
