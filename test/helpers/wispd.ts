@@ -203,3 +203,20 @@ export function isRunning(pid: number): boolean {
   const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   return state !== 'Z' && state !== 'X';
 }
+
+/**
+ * For a test file: a `home()` that makes a fresh temp dir, and an afterEach that kills any
+ * daemon a test left running and removes every dir made.
+ */
+export function perTestHomes(afterEach: (fn: () => void) => void): () => string {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    killLeftovers();
+    for (const fn of cleanups.splice(0)) fn();
+  });
+  return () => {
+    const dir = tempDir();
+    cleanups.push(dir.remove);
+    return dir.path;
+  };
+}

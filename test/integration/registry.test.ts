@@ -3,19 +3,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WispEvent } from '../../src/control/protocol.js';
 import { WispError } from '../../src/control/protocol.js';
-import { killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+import { perTestHomes, startWispd } from '../helpers/wispd.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  killLeftovers();
-  for (const fn of cleanups.splice(0)) fn();
-});
-
-function home(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return dir.path;
-}
+const home = perTestHomes(afterEach);
 
 describe('service registry over the real socket', () => {
   it('registers, lists, edits and deletes a service, each persisted and disabled', async () => {

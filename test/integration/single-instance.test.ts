@@ -2,18 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonEnv, killLeftovers, runWispdExpectingExit, startWispd, tempDir, wispdBin } from '../helpers/wispd.js';
+import { daemonEnv, perTestHomes, runWispdExpectingExit, startWispd, wispdBin } from '../helpers/wispd.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  killLeftovers();
-  for (const fn of cleanups.splice(0)) fn();
-});
-function home(): string {
-  const dir = tempDir();
-  cleanups.push(dir.remove);
-  return dir.path;
-}
+const home = perTestHomes(afterEach);
 
 describe('one daemon per data dir and socket', () => {
   it('refuses a second daemon on the same data dir with "already running (pid, socket)"', async () => {
