@@ -32,7 +32,14 @@ afterAll(async () => {
 });
 
 const requested = (log: EventLog) => log.next((e) => e.type === 'approval.requested') as Promise<Extract<WispEvent, { type: 'approval.requested' }>>;
-const call = (toolName: string, args: Record<string, unknown> = {}, client: WispClient = asker) => client.call('tools.call', { serviceId, toolName, arguments: args });
+// Every test awaits the call it makes, but a call can fail (denied, tool error) before
+// the approvals.respond that caused it has answered; marking the promise handled here
+// keeps that ordering from counting as an unhandled rejection.
+function call(toolName: string, args: Record<string, unknown> = {}, client: WispClient = asker) {
+  const pending = client.call('tools.call', { serviceId, toolName, arguments: args });
+  pending.catch(() => undefined);
+  return pending;
+}
 
 /** Starts a call and answers its approval from the other client. */
 async function callApproved(toolName: string, args: Record<string, unknown> = {}) {
@@ -179,6 +186,7 @@ describe('tool calls with approvals', () => {
     const pid = active.connection.pid;
     const asked = requested(humanLog);
     const pending = asker.call('tools.call', { serviceId: hanger.id, toolName: 'hang', arguments: {} });
+    pending.catch(() => undefined);
     await human.call('approvals.respond', { id: (await asked).approval.id, decision: 'approve' });
     await expect(pending).rejects.toMatchObject({ code: 'TIMEOUT' });
     const { service } = await asker.call('services.get', { id: hanger.id });
