@@ -18,7 +18,7 @@ export type ToolCallBinding = {
 };
 
 /** tool_call: a third-party tool; host_tool: a read of the daemon's state for the model; registration and activation: the model's host tools that change it. */
-export type ApprovalKind = 'tool_call' | 'host_tool' | 'registration' | 'activation';
+export type ApprovalKind = 'tool_call' | 'host_tool' | 'registration' | 'activation' | 'install';
 
 export interface Requester {
   readonly clientId: string;

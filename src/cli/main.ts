@@ -7,6 +7,7 @@ import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type Conn
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { formatDuration, showArg, table } from './format.js';
 import { chat, runTask } from './chat.js';
+import { addInstallCommands } from './install.js';
 import { readSecret } from './secret-input.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
 
@@ -560,6 +561,8 @@ function buildProgram(io: CliIo): Command {
       }),
     );
 
+  addInstallCommands(program, { withClient, print, err: io.err, json: () => globals().json === true });
+
   program
     .command('approvals')
     .description('list open approvals (with --all, recently resolved ones too)')
@@ -758,6 +761,10 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.call.service.name}/${event.call.toolName} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${head}  ${event.call.service.name}/${event.call.toolName} ${event.code}: ${event.message}`;
+    case 'install.progress':
+      return `${head}  ${event.install.package}@${event.install.version} ${event.index}/${event.total} ${event.step} ${event.status}`;
+    case 'install.finished':
+      return `${head}  ${event.attempt.package}@${event.attempt.version} ${event.attempt.status}${event.attempt.serviceName !== null ? ` -> ${event.attempt.serviceName}` : ''}${event.attempt.error !== null ? ` ${event.attempt.error.code}` : ''}`;
     case 'session.created':
       return `${head}  ${event.session.id} ${event.session.title}`;
     case 'session.deleted':

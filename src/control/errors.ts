@@ -297,6 +297,42 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'Installs: the npm found is older than 12. Update it, or install the server by hand and register it.',
   },
+  INVALID_PLAN: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.usage,
+    description: 'Installs: the plan is refused: not a full package name, not an EXACT version (ranges, tags, URLs, git, file and directory specs are refused), or a bad bin name.',
+  },
+  PLAN_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'Installs: no plan or install attempt with that digest (plans live until the daemon stops: make it again with installs.plan).',
+  },
+  INSTALL_UNFINISHED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description:
+      'Installs: an earlier attempt of this plan failed, was cancelled, timed out or was interrupted. It is never replayed: inspect its directory, discard it (wispctl install discard DIGEST), or install by hand and register.',
+  },
+  INSTALL_RUNNING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'Installs: that attempt is running (or queued); cancel it first.',
+  },
+  INSTALL_FAILED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'Installs: npm failed (see the attempt\'s log tail): a missing package or version, a refused git/URL/file dependency, a network error.',
+  },
+  INSTALL_REJECTED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Installs: the lockfile failed verification (the offending entries are listed); npm ci was not run.',
+  },
+  INSTALL_BIN_INVALID: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Installs: the requested bin does not exist, is not a JavaScript file, or points outside the package.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -100,6 +100,13 @@ export const Service = Type.Object({
   cwd: Type.Union([Type.String(), Type.Null()]),
   timeoutMs: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default (10000).' }),
   env: Type.Array(EnvVariable, { description: 'Names and storage only: values are never sent back.' }),
+  origin: Type.Union(
+    [
+      Type.Object({ kind: Type.Literal('manual') }),
+      Type.Object({ kind: Type.Literal('install'), planDigest: Type.String(), package: Type.String(), version: Type.String() }),
+    ],
+    { description: 'manual: registered by hand; install: registered by a verified npm install of that plan.' },
+  ),
   enabled: Type.Boolean({ description: 'True while activating or active. Every edit and every daemon restart disables a service.' }),
   configVersion: Type.Integer({ minimum: 1, description: 'Bumped on every edit; a trust decision is bound to it.' }),
   connection: ConnectionState,
@@ -146,14 +153,14 @@ export const ApprovalState = Type.Union([
 
 export const Approval = Type.Object({
   id: Type.String(),
-  kind: Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation')], {
-    description: 'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools.',
+  kind: Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation'), Type.Literal('install')], {
+    description: 'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools; install: an npm install plan (installs.start or the model\'s mcp_install_npm).',
   }),
   requester: Requester,
   binding: Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()]), {
     description:
       'What the approval is bound to; a use that differs in any key is refused. tool_call: serviceId, generation, toolListVersion, toolName, ' +
-      'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest.',
+      'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest. install: planDigest.',
   }),
   summary: Type.Object({
     serviceName: Type.String(),
@@ -266,6 +273,57 @@ const RegistryLoadError = Type.Object({
   message: Type.String(),
   movedTo: Type.String({ description: 'Where the unreadable file was moved, intact.' }),
   at: Timestamp,
+});
+
+const Digest = Type.String({ pattern: '^[0-9a-f]{32}$', description: 'A plan digest (32 hex characters).' });
+
+export const InstallPlanView = Type.Object({
+  digest: Digest,
+  package: Type.String(),
+  version: Type.String(),
+  bin: Type.String(),
+  args: Type.Array(Type.String()),
+  registry: Type.String({ description: 'The only registry the install may use.' }),
+  directory: Type.String({ description: 'Where it installs: mcp-installs/<digest>/ in the data dir.' }),
+  will: Type.Array(Type.String()),
+  wont: Type.Array(Type.String()),
+  runtime: Type.Object({ node: Type.String(), nodeVersion: Type.String(), npmVersion: Type.String() }),
+});
+
+const InstallStep = Type.Union(['prepare', 'lock', 'verify', 'install', 'check_bin', 'register'].map((s) => Type.Literal(s)));
+
+export const InstallAttempt = Type.Object({
+  digest: Digest,
+  package: Type.String(),
+  version: Type.String(),
+  bin: Type.String(),
+  args: Type.Array(Type.String()),
+  registry: Type.String(),
+  directory: Type.String(),
+  status: Type.Union(['running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'interrupted'].map((s) => Type.Literal(s)), {
+    description: 'Only succeeded is a success. The others are never replayed: discard the attempt, or install by hand.',
+  }),
+  step: Type.Union([Type.Null(), InstallStep], { description: 'The last step reached.' }),
+  startedAt: Timestamp,
+  endedAt: Type.Union([Timestamp, Type.Null()]),
+  error: Type.Union([
+    Type.Null(),
+    Type.Object({ code: Type.String(), message: Type.String(), problems: Type.Optional(Type.Array(Type.Object({ path: Type.String(), problem: Type.String() }))) }),
+  ]),
+  installScripts: Type.Array(Type.String(), { description: 'Locked packages that declare install scripts: none of them was run.' }),
+  lockedPackages: Type.Integer(),
+  npmPid: Type.Union([Type.Integer(), Type.Null()], { description: 'npm\'s process (group) while a step runs.' }),
+  runtime: Type.Object({ node: Type.String(), nodeVersion: Type.String(), npmVersion: Type.String() }),
+  serviceId: Type.Union([Type.String(), Type.Null()]),
+  serviceName: Type.Union([Type.String(), Type.Null()]),
+  logTail: Type.String({ description: 'The end of npm\'s output (at most 16 KB).' }),
+});
+
+export const InstallSettingsView = Type.Object({
+  runtimeDirs: Type.Array(Type.String(), { description: 'Where Node and npm are looked for, in order (never the shell\'s PATH).' }),
+  registry: Type.Union([Type.String(), Type.Null()], { description: 'null: npm\'s own built-in default registry.' }),
+  caFile: Type.Union([Type.String(), Type.Null()], { description: 'A CA bundle passed to npm, for a TLS-intercepting proxy.' }),
+  timeoutMs: Type.Integer({ description: 'One install attempt, end to end.' }),
 });
 
 export const DaemonStatus = Type.Object({
@@ -563,6 +621,69 @@ export const methods = {
     result: Type.Object({ settings: ModelSettingsView }),
     errors: ['KEYCHAIN_UNAVAILABLE', 'STORAGE_FAILED'],
   }),
+  'installs.plan': method({
+    summary: 'Plan an npm install: checks the request (exact version), finds Node and npm 12+, and shows the registry, the directory and what it will and will not do. Writes nothing.',
+    params: Type.Object(
+      {
+        package: Type.String({ minLength: 1, maxLength: 214, description: 'The full package name (name or @scope/name).' }),
+        version: Type.String({ minLength: 1, maxLength: 256, description: 'An exact version: no ranges, tags, URLs, git or file specs.' }),
+        bin: Type.String({ minLength: 1, maxLength: 214, description: 'The package\'s JavaScript bin to run.' }),
+        args: Type.Optional(Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars, pattern: NoNul }), { maxItems: LIMITS.maxArgs, description: 'Non-sensitive launch arguments.' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ plan: InstallPlanView }),
+    errors: ['INVALID_PLAN', 'RUNTIME_NOT_FOUND', 'NPM_TOO_OLD'],
+  }),
+  'installs.start': method({
+    summary:
+      'Ask a human to approve the plan (an approval of kind install), then run it: lock, verify every locked package, npm ci with scripts off, register the server DISABLED. ' +
+      'Answers when the attempt ends; progress comes as install.progress events. Disconnecting cancels it.',
+    params: Type.Object({ planDigest: Digest }, { additionalProperties: false }),
+    result: Type.Object({ attempt: InstallAttempt, service: Service, reused: Type.Boolean({ description: 'True when an earlier successful install of the same plan was used without running npm.' }) }),
+    errors: ['PLAN_NOT_FOUND', 'INSTALL_UNFINISHED', 'INSTALL_RUNNING', 'APPROVAL_DENIED', 'CANCELLED', 'TIMEOUT', 'INSTALL_FAILED', 'INSTALL_REJECTED', 'INSTALL_BIN_INVALID', 'RUNTIME_NOT_FOUND', 'NPM_TOO_OLD', 'LIMIT_EXCEEDED'],
+  }),
+  'installs.list': method({
+    summary: 'Every recorded install attempt, newest first.',
+    params: NoParams,
+    result: Type.Object({ attempts: Type.Array(InstallAttempt) }),
+  }),
+  'installs.get': method({
+    summary: 'One install attempt, with npm\'s log tail.',
+    params: Type.Object({ digest: Digest }, { additionalProperties: false }),
+    result: Type.Object({ attempt: InstallAttempt }),
+    errors: ['PLAN_NOT_FOUND'],
+  }),
+  'installs.cancel': method({
+    summary: 'Cancel a running or queued install: npm\'s whole process group is stopped; the attempt ends cancelled.',
+    params: Type.Object({ digest: Digest }, { additionalProperties: false }),
+    result: Type.Object({ cancelled: Type.Boolean({ description: 'False when nothing of that plan was running.' }) }),
+  }),
+  'installs.discard': method({
+    summary: 'Remove an attempt that did not succeed (its directory and record), so the plan can be installed again. A succeeded install is never removed: there is no uninstall.',
+    params: Type.Object({ digest: Digest }, { additionalProperties: false }),
+    result: Type.Object({ discarded: InstallAttempt }),
+    errors: ['PLAN_NOT_FOUND', 'INSTALL_RUNNING', 'INVALID_PARAMS'],
+  }),
+  'installs.getSettings': method({
+    summary: 'Install settings: runtime directories, registry, CA bundle, time limit.',
+    params: NoParams,
+    result: Type.Object({ settings: InstallSettingsView }),
+  }),
+  'installs.setSettings': method({
+    summary: 'Change install settings. registry and caFile take null to go back to the default.',
+    params: Type.Object(
+      {
+        runtimeDirs: Type.Optional(Type.Array(Type.String({ pattern: '^/', maxLength: 1024 }), { minItems: 1, maxItems: 16 })),
+        registry: Type.Optional(Type.Union([Type.String({ pattern: '^https?://', maxLength: 2048 }), Type.Null()])),
+        caFile: Type.Optional(Type.Union([Type.String({ pattern: '^/', maxLength: 1024 }), Type.Null()])),
+        timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3_600_000 })),
+      },
+      { additionalProperties: false, minProperties: 1 },
+    ),
+    result: Type.Object({ settings: InstallSettingsView }),
+    errors: ['STORAGE_FAILED'],
+  }),
 } as const satisfies Record<string, MethodDef>;
 
 export type Methods = typeof methods;
@@ -632,6 +753,17 @@ export const events = {
     usage: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
     toolCalls: Type.Array(Type.Object({ id: Type.String(), modelName: Type.String(), arguments: Type.String() })),
   }),
+  'install.progress': event('install.progress', 'An install moved to a step (for progress bars); pid is npm\'s process while npm runs.', {
+    install: Type.Object({ digest: Type.String(), package: Type.String(), version: Type.String() }),
+    step: InstallStep,
+    index: Type.Integer({ minimum: 1 }),
+    total: Type.Integer({ minimum: 1 }),
+    status: Type.Union([Type.Literal('started'), Type.Literal('done')]),
+    pid: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  'install.finished': event('install.finished', 'An install attempt ended (succeeded, failed, cancelled, timed out) or reused an earlier success.', {
+    attempt: Type.Omit(InstallAttempt, ['logTail']),
+  }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
 } as const;
 
@@ -678,6 +810,8 @@ export function openRpcDocument(version: string): { openrpc: string } & Record<s
         Approval: json(Approval),
         ToolCallResult: json(ToolCallResult),
         DaemonStatus: json(DaemonStatus),
+        InstallPlan: json(InstallPlanView),
+        InstallAttempt: json(InstallAttempt),
       },
     },
     'x-events': Object.fromEntries(Object.entries(events).map(([type, schema]) => [type, json(schema)])),

@@ -33,7 +33,8 @@ import {
   type StopLadder,
   type StoredService,
 } from '../mcp/index.js';
-import { ModelSettingsStore } from '../model/index.js';
+import { DEFAULT_RUNTIME_DIRS, Installer, STEPS, serviceNameFor, type AttemptRecord, type InstallPlan, type Runtime } from '../install/index.js';
+import { ModelSettingsStore, type InstallSettingsView } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, launchBinding, type Redactor, type SecretStore, type VariableRef } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
@@ -55,6 +56,8 @@ export interface DaemonOptions {
   readonly keychain?: SecretStore;
   /** The daemon's own environment, for DEEPSEEK_API_KEY (default: process.env). It never reaches a server. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Where installs look for Node and npm unless settings.json says otherwise (default: the fixed system list). */
+  readonly runtimeDirs?: readonly string[];
 }
 
 /** Where the model API key is filed in the keychain (or the session store). */
@@ -82,6 +85,7 @@ export class Daemon {
   private readonly sessionSecrets = new MemorySecretStore();
   private readonly modelSettings: ModelSettingsStore;
   private readonly sessions: Sessions;
+  private readonly installer: Installer;
   private modelKey: string | undefined;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
@@ -118,6 +122,29 @@ export class Daemon {
       emit: (event) => this.events.emit(event),
       audit: (record) => this.audit.append(record),
       redact: (text) => options.redactor.redact(text),
+      now,
+    });
+    this.installer = new Installer({
+      installsDir: path.join(options.paths.dataDir, 'mcp-installs'),
+      sandboxDir: path.join(options.paths.dataDir, 'npm-sandbox'),
+      settings: () => this.installSettings(),
+      register: (plan, command, args) => this.registerInstalled(plan, command, args),
+      events: {
+        progress: (plan, step, status, pid) =>
+          this.events.emit({
+            type: 'install.progress',
+            install: { digest: plan.digest, package: plan.package, version: plan.version },
+            step,
+            index: STEPS.indexOf(step) + 1,
+            total: STEPS.length,
+            status,
+            pid,
+          }),
+        finished: (attempt) => {
+          const { logTail: _omitted, ...shown } = attemptView(attempt);
+          this.events.emit({ type: 'install.finished', attempt: shown });
+        },
+      },
       now,
     });
     this.sessions = new Sessions({
@@ -220,6 +247,8 @@ export class Daemon {
     const settingsProblem = await this.modelSettings.load();
     if (settingsProblem !== null) logger.error({ problem: settingsProblem }, 'settings.json could not be used; model defaults apply');
     await this.sessions.load();
+    const installProblems = await this.installer.load();
+    if (installProblems.length > 0) logger.error({ problems: installProblems }, 'some install attempt records could not be read');
 
     await this.server.listen(paths.socket);
     await fs.chmod(paths.socket, 0o600);
@@ -238,6 +267,7 @@ export class Daemon {
     await this.server.stopAccepting(grace);
     this.events.emit({ type: 'daemon.stopping' });
     await this.sessions.stopAll();
+    await this.installer.stopAll();
     await this.supervisor.stopAll();
     await this.registry.flush();
     await this.audit.close();
@@ -281,6 +311,54 @@ export class Daemon {
     this.options.redactor.add('DEEPSEEK_API_KEY', key);
     this.modelKey = key;
     return key;
+  }
+
+  private installSettings(): InstallSettingsView {
+    return this.modelSettings.installs({
+      runtimeDirs: this.options.runtimeDirs ?? DEFAULT_RUNTIME_DIRS,
+      registry: null,
+      caFile: null,
+      timeoutMs: LIMITS.installTimeoutMs,
+    });
+  }
+
+  /** An installed server is registered DISABLED, once per plan: the same plan again finds its service. */
+  private async registerInstalled(plan: InstallPlan, command: string, args: string[]): Promise<{ id: string; name: string }> {
+    const existing = this.registry.list().find((s) => s.origin?.planDigest === plan.digest);
+    if (existing !== undefined) return existing;
+    const taken = new Set(this.registry.list().map((s) => s.name));
+    const config = await this.registry.register({
+      name: serviceNameFor(plan.bin, (name) => taken.has(name)),
+      command,
+      args,
+      cwd: plan.directory,
+      origin: { kind: 'install', planDigest: plan.digest, package: plan.package, version: plan.version },
+    });
+    return config;
+  }
+
+  /** installs.start and the model's mcp_install_npm: one approval of kind install, bound to the plan digest, spent once. */
+  private async approveInstall(plan: InstallPlan, requester: Approval['requester'], signal: AbortSignal, onPending?: (approvalId: string) => Promise<void>): Promise<void> {
+    const binding = { planDigest: plan.digest };
+    const approval = this.approvals.create(
+      requester,
+      binding,
+      {
+        serviceName: 'wisp host',
+        toolName: 'install',
+        modelName: 'install',
+        title: `Install ${plan.package}@${plan.version} from ${plan.registry} and register it disabled`,
+        arguments: planShown(plan),
+        annotations: null,
+      },
+      'install',
+    );
+    await onPending?.(approval.id);
+    const answered = await this.approvals.wait(approval.id, signal);
+    if (answered.state.status === 'denied') throw new WispError('APPROVAL_DENIED', `the install of ${plan.package}@${plan.version} was denied`);
+    if (answered.state.status === 'cancelled') throw new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`);
+    if (answered.state.status !== 'approved') throw new WispError('APPROVAL_STALE', `the approval is ${answered.state.status}`);
+    this.approvals.consume(approval.id, binding);
   }
 
   private modelSettingsView(): Result<'model.getSettings'>['settings'] {
@@ -348,6 +426,7 @@ export class Daemon {
       cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? null,
       env: (config.env ?? []).map((v) => ({ name: v.name, storage: v.storage })),
+      origin: config.origin ?? { kind: 'manual' },
       enabled: connection.status === 'activating' || connection.status === 'active',
       configVersion: config.configVersion,
       connection,
@@ -501,6 +580,26 @@ export class Daemon {
         }
         return { settings: this.modelSettingsView() };
       },
+      'installs.plan': async (params, ctx) => {
+        const { plan, runtime } = await this.installer.plan({ package: params.package, version: params.version, bin: params.bin, args: params.args ?? [] }, ctx.signal);
+        return { plan: planView(plan, runtime) };
+      },
+      'installs.start': async (params, ctx) => {
+        const plan = this.installer.getPlan(params.planDigest);
+        await this.installer.preflight(plan);
+        await this.approveInstall(plan, { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null }, ctx.signal);
+        const outcome = await this.installer.install(plan, ctx.signal);
+        return { attempt: attemptView(outcome.attempt), service: this.view(this.registry.get({ id: outcome.attempt.serviceId ?? '' })), reused: outcome.reused };
+      },
+      'installs.list': async () => ({ attempts: (await this.installer.list()).map(attemptView) }),
+      'installs.get': async (params) => ({ attempt: attemptView(await this.installer.get(params.digest)) }),
+      'installs.cancel': (params) => ({ cancelled: this.installer.cancel(params.digest) }),
+      'installs.discard': async (params) => ({ discarded: attemptView(await this.installer.discard(params.digest)) }),
+      'installs.getSettings': () => ({ settings: { ...this.installSettings(), runtimeDirs: [...this.installSettings().runtimeDirs] } }),
+      'installs.setSettings': async (params) => {
+        await this.modelSettings.updateInstalls(params);
+        return { settings: { ...this.installSettings(), runtimeDirs: [...this.installSettings().runtimeDirs] } };
+      },
       'approvals.list': (params) => ({ approvals: this.approvals.list(params.all === true ? 'all' : 'open').map(approvalView) }),
       'approvals.respond': (params, ctx) => ({
         approval: approvalView(this.approvals.respond(params.id, params.decision, clientId(ctx.connection.id))),
@@ -527,6 +626,40 @@ function toolInfo(tool: CatalogTool): ToolInfo {
     generation: tool.generation,
     toolListVersion: tool.toolListVersion,
   };
+}
+
+/** What a human sees before approving an install. */
+function planShown(plan: InstallPlan): Record<string, unknown> {
+  return {
+    package: plan.package,
+    version: plan.version,
+    bin: plan.bin,
+    args: [...plan.args],
+    registry: plan.registry,
+    directory: plan.directory,
+    will: [...plan.will],
+    wont: [...plan.wont],
+  };
+}
+
+function planView(plan: InstallPlan, runtime: Runtime): Result<'installs.plan'>['plan'] {
+  return {
+    digest: plan.digest,
+    package: plan.package,
+    version: plan.version,
+    bin: plan.bin,
+    args: [...plan.args],
+    registry: plan.registry,
+    directory: plan.directory,
+    will: [...plan.will],
+    wont: [...plan.wont],
+    runtime: { node: runtime.node, nodeVersion: runtime.nodeVersion, npmVersion: runtime.npmVersion },
+  };
+}
+
+function attemptView(record: AttemptRecord): Result<'installs.get'>['attempt'] {
+  const { schemaVersion: _version, ...attempt } = record;
+  return attempt;
 }
 
 function clientId(connectionId: number): string {

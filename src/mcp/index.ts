@@ -1,4 +1,4 @@
-export { ServiceStore, REGISTRY_FILE, SCHEMA_VERSION, type StoredService, type LoadProblem, type LoadResult } from './service-store.js';
+export { ServiceStore, REGISTRY_FILE, SCHEMA_VERSION, type StoredService, type InstallOrigin, type LoadProblem, type LoadResult } from './service-store.js';
 export { ServiceRegistry, type RegisterInput, type UpdateInput, type RegistryChange } from './service-registry.js';
 export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervisor.js';
 export { modelToolName, type CatalogTool } from './tool-catalog.js';

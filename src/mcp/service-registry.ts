@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { LIMITS, WispError, type ServiceRef } from '../control/index.js';
-import type { ServiceStore, StoredService } from './service-store.js';
+import type { InstallOrigin, ServiceStore, StoredService } from './service-store.js';
 
 export interface RegisterInput {
   readonly name: string;
@@ -9,6 +9,7 @@ export interface RegisterInput {
   readonly args?: readonly string[] | undefined;
   readonly cwd?: string | undefined;
   readonly timeoutMs?: number | undefined;
+  readonly origin?: InstallOrigin | undefined;
 }
 
 export interface UpdateInput {
@@ -77,6 +78,7 @@ export class ServiceRegistry {
         cwd: input.cwd ?? null,
         timeoutMs: input.timeoutMs ?? null,
         env: [],
+        ...(input.origin !== undefined ? { origin: input.origin } : {}),
         enabled: false,
         configVersion: 1,
         createdAt: at,

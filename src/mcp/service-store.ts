@@ -12,6 +12,18 @@ import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 export const REGISTRY_FILE = 'mcp-servers.json';
 export const SCHEMA_VERSION = 1;
 
+/** A service registered by a verified npm install: the plan it came from. */
+export const InstallOrigin = Type.Object(
+  {
+    kind: Type.Literal('install'),
+    planDigest: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+    package: Type.String({ minLength: 1, maxLength: 214 }),
+    version: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+export type InstallOrigin = Static<typeof InstallOrigin>;
+
 const StoredService = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
@@ -30,6 +42,8 @@ const StoredService = Type.Object(
         { maxItems: LIMITS.maxEnvVars },
       ),
     ),
+    /** Where the configuration came from; absent or null: registered by hand. */
+    origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin])),
     enabled: Type.Boolean(),
     configVersion: Type.Integer({ minimum: 1 }),
     createdAt: Type.String(),

@@ -6,7 +6,16 @@ import { WispError } from '../control/index.js';
 import { writeFileAtomic } from '../util/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
-/** settings.json in the data dir: model settings (never the key itself). Persisted: additive changes only. */
+/** Install settings (see src/install): where Node/npm are looked for, the registry, a CA bundle, the time limit. */
+export interface InstallSettingsView {
+  readonly runtimeDirs: readonly string[];
+  readonly registry: string | null;
+  readonly caFile: string | null;
+  readonly timeoutMs: number;
+}
+export type InstallSettingsChange = Partial<{ runtimeDirs: string[]; registry: string | null; caFile: string | null; timeoutMs: number }>;
+
+/** settings.json in the data dir: model settings (never the key itself) and install settings. Persisted: additive changes only. */
 const SettingsDocument = Type.Object(
   {
     schemaVersion: Type.Literal(1),
@@ -22,6 +31,17 @@ const SettingsDocument = Type.Object(
       },
       { additionalProperties: false },
     ),
+    installs: Type.Optional(
+      Type.Object(
+        {
+          runtimeDirs: Type.Optional(Type.Array(Type.String({ pattern: '^/' }), { minItems: 1, maxItems: 16 })),
+          registry: Type.Optional(Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()])),
+          caFile: Type.Optional(Type.Union([Type.String({ pattern: '^/' }), Type.Null()])),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3_600_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -31,6 +51,7 @@ export type KeyStorage = 'keychain' | 'session' | null;
 export class ModelSettingsStore {
   readonly file: string;
   private document: SettingsDocument = { schemaVersion: 1, model: {} };
+  private writes: Promise<unknown> = Promise.resolve();
   private readonly validate = new Ajv({ allErrors: true, strict: true }).compile<SettingsDocument>(SettingsDocument);
 
   constructor(dataDir: string) {
@@ -73,13 +94,36 @@ export class ModelSettingsStore {
     return this.document.model.keyStorage ?? null;
   }
 
-  async update(change: Partial<Omit<SettingsDocument['model'], 'keyStorage'>> & { keyStorage?: KeyStorage }): Promise<void> {
-    const next: SettingsDocument = { schemaVersion: 1, model: { ...this.document.model, ...change } };
-    try {
-      await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`);
-    } catch (error) {
-      throw new WispError('STORAGE_FAILED', `could not write ${this.file}: ${(error as Error).message}`);
-    }
-    this.document = next;
+  installs(defaults: InstallSettingsView): InstallSettingsView {
+    const i = this.document.installs ?? {};
+    return {
+      runtimeDirs: i.runtimeDirs ?? defaults.runtimeDirs,
+      registry: i.registry !== undefined ? i.registry : defaults.registry,
+      caFile: i.caFile !== undefined ? i.caFile : defaults.caFile,
+      timeoutMs: i.timeoutMs ?? defaults.timeoutMs,
+    };
+  }
+
+  updateInstalls(change: InstallSettingsChange): Promise<void> {
+    return this.write((current) => ({ ...current, installs: { ...current.installs, ...change } }));
+  }
+
+  update(change: Partial<Omit<SettingsDocument['model'], 'keyStorage'>> & { keyStorage?: KeyStorage }): Promise<void> {
+    return this.write((current) => ({ ...current, model: { ...current.model, ...change } }));
+  }
+
+  /** One write at a time, each applied to the document the previous one left. */
+  private write(change: (current: SettingsDocument) => SettingsDocument): Promise<void> {
+    const run = this.writes.then(async () => {
+      const next = change(this.document);
+      try {
+        await writeFileAtomic(this.file, `${JSON.stringify(next, null, 2)}\n`);
+      } catch (error) {
+        throw new WispError('STORAGE_FAILED', `could not write ${this.file}: ${(error as Error).message}`);
+      }
+      this.document = next;
+    });
+    this.writes = run.catch(() => undefined);
+    return run;
   }
 }

@@ -1,0 +1,42 @@
+// Installs Node 22 and npm 12 from the npm registry into .cache/npm12 (once), for the
+// install tests and the install benchmark: the pipeline needs npm 12, and this machine's
+// own npm may be older. Prints or returns the bin directory that holds `node` and `npm`,
+// laid out the way the daemon's runtime discovery expects.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const NODE_VERSION = '22.23.5';
+export const NPM_VERSION = '12.2.2';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.cache', `npm12-${NODE_VERSION}-${NPM_VERSION}`);
+
+function run(file, args, options) {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { ...options, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${file} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** The bin directory with node (22) and npm (12), installed on first use. */
+export async function npm12Bin() {
+  const bin = path.join(root, 'bin');
+  if (existsSync(path.join(bin, 'ready'))) return bin;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  const platformPackage = `node-${process.platform}-${process.arch}`;
+  // The machine's own npm fetches both (its config carries any proxy CA); nothing is run.
+  await run('npm', ['install', '--prefix', root, '--no-save', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error',
+    `${platformPackage}@${NODE_VERSION}`, `npm@${NPM_VERSION}`], { cwd: root });
+  mkdirSync(bin);
+  symlinkSync(path.join(root, 'node_modules', platformPackage, 'bin', 'node'), path.join(bin, 'node'));
+  symlinkSync(path.join(root, 'node_modules', 'npm', 'bin', 'npm-cli.js'), path.join(bin, 'npm'));
+  await run(path.join(bin, 'node'), [path.join(bin, 'npm'), '--version'], { env: {} });
+  writeFileSync(path.join(bin, 'ready'), '');
+  return bin;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await npm12Bin());

@@ -1,0 +1,152 @@
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { WispError } from '../control/index.js';
+import type { Runtime } from './runtime.js';
+
+/** Where npm may keep things: never the user's own config, cache or home. */
+export interface NpmSandbox {
+  /** Empty files passed as --userconfig and --globalconfig (npm refuses one file for both). */
+  readonly userConfig: string;
+  readonly globalConfig: string;
+  readonly cache: string;
+  readonly home: string;
+  /** A CA bundle for networks behind a TLS-intercepting proxy (--cafile), or null. */
+  readonly caFile: string | null;
+}
+
+export async function prepareSandbox(root: string, caFile: string | null): Promise<NpmSandbox> {
+  const sandbox = { userConfig: path.join(root, 'user-npmrc'), globalConfig: path.join(root, 'global-npmrc'), cache: path.join(root, 'cache'), home: path.join(root, 'home'), caFile };
+  await fs.mkdir(sandbox.cache, { recursive: true, mode: 0o700 });
+  await fs.mkdir(sandbox.home, { recursive: true, mode: 0o700 });
+  await fs.writeFile(sandbox.userConfig, '', { mode: 0o600 });
+  await fs.writeFile(sandbox.globalConfig, '', { mode: 0o600 });
+  return sandbox;
+}
+
+/**
+ * npm's environment: an allowlist, never the daemon's own (npm honours npm_config_* and
+ * NPM_CONFIG_* variables, and the daemon holds the model key). PATH has only node's own
+ * directory and the system's, for npm's child processes (none should run: scripts are off).
+ */
+export function npmEnvironment(runtime: Runtime, sandbox: NpmSandbox): NodeJS.ProcessEnv {
+  return {
+    PATH: [path.dirname(runtime.node), '/usr/bin', '/bin'].join(path.delimiter),
+    HOME: sandbox.home,
+    NO_UPDATE_NOTIFIER: '1',
+    NO_COLOR: '1',
+  };
+}
+
+/** The flags every npm run gets: the sandbox, the one registry, no scripts, no git/URL/file/directory packages, fast failure. */
+export function commonFlags(sandbox: NpmSandbox, registry: string): string[] {
+  return [
+    `--userconfig=${sandbox.userConfig}`,
+    `--globalconfig=${sandbox.globalConfig}`,
+    `--cache=${sandbox.cache}`,
+    `--registry=${registry}`,
+    '--ignore-scripts',
+    '--allow-git=none',
+    '--allow-remote=none',
+    '--allow-file=none',
+    '--allow-directory=none',
+    '--no-audit',
+    '--no-fund',
+    '--no-update-notifier',
+    '--logs-max=0',
+    '--fetch-retries=1',
+    '--fetch-retry-mintimeout=1000',
+    '--fetch-retry-maxtimeout=5000',
+    '--loglevel=warn',
+    '--no-progress',
+    '--color=false',
+    ...(sandbox.caFile !== null ? [`--cafile=${sandbox.caFile}`] : []),
+  ];
+}
+
+export interface NpmExit {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface RunNpmOptions {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly signal: AbortSignal;
+  readonly onSpawn?: (pid: number) => void;
+  readonly onOutput?: (chunk: string) => void;
+  /** After SIGTERM to the group, how long before SIGKILL. */
+  readonly killGraceMs?: number;
+}
+
+/**
+ * Runs `node <npm-cli.js> ...args` with no shell, in its own process group. On abort
+ * (cancel, timeout) the whole group gets SIGTERM, then SIGKILL; and when npm exits the
+ * group is swept with SIGKILL, so nothing it started outlives it.
+ */
+export function runNpm(runtime: Runtime, args: readonly string[], options: RunNpmOptions): Promise<NpmExit> {
+  return new Promise((resolve, reject) => {
+    if (options.signal.aborted) {
+      reject(options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted'));
+      return;
+    }
+    const child = spawn(runtime.node, [runtime.npmCli, ...args], {
+      cwd: options.cwd,
+      env: options.env,
+      shell: false,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+    let killTimer: NodeJS.Timeout | undefined;
+    const signalGroup = (sig: NodeJS.Signals): void => {
+      if (pid === undefined) return;
+      try {
+        process.kill(-pid, sig);
+      } catch {
+        // the group is gone already
+      }
+    };
+    const onAbort = (): void => {
+      signalGroup('SIGTERM');
+      killTimer = setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs ?? 1000);
+      killTimer.unref();
+    };
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => options.onOutput?.(chunk));
+    }
+    child.once('error', (error) => {
+      options.signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    child.once('spawn', () => {
+      if (pid !== undefined) options.onSpawn?.(pid);
+    });
+    // npm itself exiting ends the group (nothing it started may outlive it); its output is
+    // complete once both pipes close, which the sweep guarantees.
+    child.once('exit', () => signalGroup('SIGKILL'));
+    child.once('close', (exitCode, signal) => {
+      options.signal.removeEventListener('abort', onAbort);
+      clearTimeout(killTimer);
+      resolve({ exitCode, signal });
+    });
+  });
+}
+
+/** Asks the npm found which registry it uses with empty configs: npm's own built-in default, never hard-coded here. */
+export async function defaultRegistry(runtime: Runtime, sandbox: NpmSandbox, signal: AbortSignal): Promise<string> {
+  let output = '';
+  const exit = await runNpm(runtime, ['config', 'get', 'registry', `--userconfig=${sandbox.userConfig}`, `--globalconfig=${sandbox.globalConfig}`], {
+    cwd: sandbox.home,
+    env: npmEnvironment(runtime, sandbox),
+    signal,
+    onOutput: (chunk) => (output += chunk),
+  });
+  const url = output.trim().split('\n').pop()?.trim() ?? '';
+  if (exit.exitCode !== 0 || !/^https?:\/\//.test(url)) {
+    throw new WispError('INSTALL_FAILED', `could not ask npm for its default registry (exit ${String(exit.exitCode)}): ${output.slice(-500)}`);
+  }
+  return url.endsWith('/') ? url : `${url}/`;
+}
