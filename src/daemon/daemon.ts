@@ -177,6 +177,20 @@ export class Daemon {
           return { id: config.id, name: config.name, configVersion: config.configVersion };
         },
         activate: (id, configVersion, signal) => this.activate(this.registry.get({ id }), configVersion, signal),
+        planInstall: async (input, signal) => {
+          const { plan } = await this.installer.plan(input, signal);
+          await this.installer.preflight(plan);
+          return { digest: plan.digest, title: installTitle(plan), shown: planShown(plan) };
+        },
+        install: async (digest, signal) => {
+          const { attempt, reused } = await this.installer.install(this.installer.getPlan(digest), signal);
+          return {
+            service: { id: attempt.serviceId ?? '', name: attempt.serviceName ?? '' },
+            lockedPackages: attempt.lockedPackages,
+            installScriptsNotRun: attempt.installScripts,
+            reused,
+          };
+        },
       },
       activeTools: () => this.supervisor.tools(),
       settings: () => this.modelSettings.settings,
@@ -347,7 +361,7 @@ export class Daemon {
         serviceName: 'wisp host',
         toolName: 'install',
         modelName: 'install',
-        title: `Install ${plan.package}@${plan.version} from ${plan.registry} and register it disabled`,
+        title: installTitle(plan),
         arguments: planShown(plan),
         annotations: null,
       },
@@ -626,6 +640,10 @@ function toolInfo(tool: CatalogTool): ToolInfo {
     generation: tool.generation,
     toolListVersion: tool.toolListVersion,
   };
+}
+
+function installTitle(plan: InstallPlan): string {
+  return `Install ${plan.package}@${plan.version} from ${plan.registry} into ${plan.directory} and register it DISABLED (no install scripts run)`;
 }
 
 /** What a human sees before approving an install. */

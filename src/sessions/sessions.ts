@@ -17,6 +17,13 @@ export interface HostTools {
   /** Saves a DISABLED configuration. */
   register(input: { name: string; command: string; args: string[]; cwd?: string }): Promise<{ id: string; name: string; configVersion: number }>;
   activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
+  /** Plans an npm install and refuses early what can never run; `shown` is what the human approves. */
+  planInstall(
+    input: { package: string; version: string; bin: string; args: string[] },
+    signal: AbortSignal,
+  ): Promise<{ digest: string; title: string; shown: Record<string, unknown> }>;
+  /** Runs an approved plan; resolves with the service it registered (disabled). */
+  install(digest: string, signal: AbortSignal): Promise<{ service: { id: string; name: string }; lockedPackages: number; installScriptsNotRun: string[]; reused: boolean }>;
 }
 
 export interface SessionsOptions {
@@ -324,6 +331,17 @@ export class Sessions {
           const state = await host.activate(shown.id, shown.configVersion, signal);
           return JSON.stringify({ service: shown.name, state });
         }
+        case 'mcp_install_npm': {
+          const planned = await host.planInstall(installInput(args), signal);
+          const binding = { planDigest: planned.digest };
+          await this.askHuman('install', binding, () => binding, 'wisp host', name, planned.title, planned.shown, requester, signal, transition);
+          const done = await host.install(planned.digest, signal);
+          return JSON.stringify({
+            ...done,
+            state: 'disabled',
+            note: 'Installed with install scripts disabled and registered as a DISABLED service. Starting it needs its own approval (mcp_activate_service). Secrets are never set by the model: the user sets them with wispctl.',
+          });
+        }
         default:
           return failure('TOOL_NOT_FOUND', `no host tool named ${name}`);
       }
@@ -396,6 +414,17 @@ function registrationInput(args: Record<string, unknown>): { name: string; comma
   return { name, command, args: list ?? [], ...(cwd !== undefined ? { cwd } : {}) };
 }
 
+function installInput(args: Record<string, unknown>): { package: string; version: string; bin: string; args: string[] } {
+  const { package: pkg, version, bin, args: list } = args;
+  if (typeof pkg !== 'string' || typeof version !== 'string' || typeof bin !== 'string') {
+    throw new WispError('INVALID_ARGUMENTS', 'package, version (exact) and bin are required strings');
+  }
+  if (list !== undefined && (!Array.isArray(list) || !list.every((a): a is string => typeof a === 'string'))) {
+    throw new WispError('INVALID_ARGUMENTS', 'args must be an array of strings');
+  }
+  return { package: pkg, version, bin, args: list ?? [] };
+}
+
 const HOST_TOOLS: ToolDefinition[] = [
   {
     type: 'function',
@@ -416,6 +445,26 @@ const HOST_TOOLS: ToolDefinition[] = [
         type: 'object',
         properties: { name: { type: 'string' }, command: { type: 'string' }, args: { type: 'array', items: { type: 'string' } }, cwd: { type: 'string' } },
         required: ['name', 'command'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'mcp_install_npm',
+      description:
+        'Install an MCP server published on the npm registry, pinned to an EXACT version (no ranges or tags), and register it DISABLED. ' +
+        'Every locked package is verified and no install script runs. The user sees the source registry, the target directory and what it will do, and must approve. ' +
+        'Give only non-sensitive launch args: never secrets (the user sets those).',
+      parameters: {
+        type: 'object',
+        properties: {
+          package: { type: 'string', description: 'Full package name, e.g. @modelcontextprotocol/server-everything' },
+          version: { type: 'string', description: 'Exact version, e.g. 2026.8.31' },
+          bin: { type: 'string', description: 'The package\'s JavaScript bin name' },
+          args: { type: 'array', items: { type: 'string' }, description: 'Non-sensitive launch arguments' },
+        },
+        required: ['package', 'version', 'bin'],
       },
     },
   },

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Result, WispEvent } from '../../src/control/protocol.js';
+import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { LocalRegistry } from '../../fixtures/npm/registry.mjs';
 import { EventLog } from '../helpers/services.js';
-import { isRunning, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, isRunning, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Installs with the REAL npm 12 (installed from the registry by the test setup) against a
@@ -15,6 +16,7 @@ import { isRunning, killLeftovers, repoRoot, startWispd, tempDir, type RunningDa
 const npm12Bin = inject('npm12Bin');
 const home = tempDir();
 const marker = path.join(home.path, 'preinstall-ran');
+const mock = new MockDeepSeek();
 let registry: LocalRegistry;
 let stuck: LocalRegistry;
 let daemon: RunningDaemon;
@@ -55,11 +57,13 @@ beforeAll(async () => {
     dependencies: { 'tarball-target': registry.tarballUrl('tarball-target', '1.0.0') },
     bin: { 'with-tarball-dep': 'cli.js' },
   });
-  daemon = await startWispd(path.join(home.path, 'data'));
+  const modelUrl = await mock.start();
+  daemon = await startWispd(path.join(home.path, 'data'), { env: daemonEnv({ DEEPSEEK_API_KEY: 'sk-install-test' }) });
   asker = await daemon.connect();
   human = await daemon.connect();
   humanLog = await EventLog.follow(human);
   await asker.call('installs.setSettings', { runtimeDirs: [npm12Bin], registry: registry.url, timeoutMs: 120_000 });
+  await asker.call('model.setSettings', { baseUrl: modelUrl, model: 'mock-model', maxRetries: 0 });
 }, 120_000);
 
 afterAll(async () => {
@@ -68,6 +72,7 @@ afterAll(async () => {
   killLeftovers();
   await registry.close();
   await stuck.close();
+  await mock.stop();
   home.remove();
 });
 
@@ -256,6 +261,34 @@ describe('verified npm installs', () => {
     } finally {
       await asker.call('installs.setSettings', { registry: registry.url });
     }
+  });
+});
+
+describe('the model\'s install tool', () => {
+  it('installs with the human\'s approval of the same plan, and tells the model the service is disabled', async () => {
+    mock.clear();
+    mock.enqueue(
+      { events: toolCallEvents([{ id: 'inst', name: 'mcp_install_npm', arguments: JSON.stringify({ package: 'hello-mcp', version: '1.0.0', bin: 'hello-mcp', args: ['--from-model'] }) }]) },
+      { events: textEvents('Installed; it is disabled until you activate it.') },
+    );
+    const { session } = await asker.call('sessions.create', { title: 'install' });
+    const asked = humanLog.next((e) => e.type === 'approval.requested' && e.approval.kind === 'install');
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'Install hello-mcp 1.0.0 please.' });
+    const event = await asked;
+    if (event.type !== 'approval.requested') throw new Error('unreachable');
+    expect(event.approval).toMatchObject({
+      requester: { sessionId: session.id, taskId: task.id },
+      summary: { toolName: 'mcp_install_npm', arguments: { package: 'hello-mcp', version: '1.0.0', args: ['--from-model'], registry: registry.url } },
+    });
+    expect(event.approval.summary.title).toContain('DISABLED');
+    await human.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
+    await humanLog.waitFor((e) => e.type === 'task.state' && e.task.id === task.id && e.task.state.status === 'completed');
+    const toolMessage = mock.requests.at(-1)?.body.messages?.at(-1);
+    expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: 'inst' });
+    const told = JSON.parse(String(toolMessage?.content)) as { service: { name: string }; state: string; reused: boolean };
+    expect(told).toMatchObject({ state: 'disabled', reused: false });
+    const { service } = await asker.call('services.get', { name: told.service.name });
+    expect(service).toMatchObject({ enabled: false, args: [expect.stringContaining('hello.js'), '--from-model'], origin: { kind: 'install' } });
   });
 });
 

@@ -238,7 +238,7 @@ describe('deferred tools', () => {
     expect(approval.approval.summary).toMatchObject({ serviceName: 'many', toolName: 'tool-41', arguments: { n: 41 } });
     expect((await taskEnd(humanLog, task.id)).state.status).toBe('completed');
     const requests = mock.requests.slice(first);
-    expect(requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool', 'mcp_list_services', 'mcp_register', 'mcp_activate_service']);
+    expect(requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool', 'mcp_list_services', 'mcp_register', 'mcp_install_npm', 'mcp_activate_service']);
     const found = JSON.parse(String(requests[1]?.body.messages?.at(-1)?.content)) as { tools: { name: string; tool: string }[] };
     expect(found.tools[0]).toMatchObject({ name: target?.modelName, tool: 'tool-41' });
     expect(requests[2]?.body.messages?.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'x', content: 'tool-41 called' });
