@@ -180,6 +180,7 @@ export class Daemon {
         planInstall: async (input, signal) => {
           const { plan } = await this.installer.plan(input, signal);
           await this.installer.preflight(plan);
+          this.assertRoomFor(plan);
           return { digest: plan.digest, title: installTitle(plan), shown: planShown(plan) };
         },
         install: async (digest, signal) => {
@@ -349,6 +350,17 @@ export class Daemon {
       origin: { kind: 'install', planDigest: plan.digest, package: plan.package, version: plan.version },
     });
     return config;
+  }
+
+  /** Refused before anything runs: an install whose service could not be registered. */
+  private assertRoomFor(plan: InstallPlan): void {
+    if (this.registry.list().some((s) => s.origin?.planDigest === plan.digest)) return;
+    if (this.registry.count >= LIMITS.maxServices) {
+      throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxServices} services may be registered: remove one before installing another`, {
+        limit: 'maxServices',
+        max: LIMITS.maxServices,
+      });
+    }
   }
 
   /** installs.start and the model's mcp_install_npm: one approval of kind install, bound to the plan digest, spent once. */
@@ -601,6 +613,7 @@ export class Daemon {
       'installs.start': async (params, ctx) => {
         const plan = this.installer.getPlan(params.planDigest);
         await this.installer.preflight(plan);
+        this.assertRoomFor(plan);
         await this.approveInstall(plan, { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null }, ctx.signal);
         const outcome = await this.installer.install(plan, ctx.signal);
         return { attempt: attemptView(outcome.attempt), service: this.view(this.registry.get({ id: outcome.attempt.serviceId ?? '' })), reused: outcome.reused };
