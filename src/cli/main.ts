@@ -8,6 +8,7 @@ import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { formatDuration, showArg, table } from './format.js';
 import { chat, runTask } from './chat.js';
 import { addInstallCommands } from './install.js';
+import { addSourceCommands } from './sources.js';
 import { readSecret } from './secret-input.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
 
@@ -252,19 +253,28 @@ function buildProgram(io: CliIo): Command {
         const { service } = await client.call('services.get', ref(name));
         if (opts.yes !== true) {
           io.err(
-            [
-              `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`,
-              `  command:      ${showArg(service.command)}`,
-              `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
-              `  cwd:          ${service.cwd ?? '(daemon default)'}`,
-              `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`}`,
-            ].join('\n'),
+            (service.transport === 'http'
+              ? [
+                  `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.`,
+                  `  url:          ${service.url ?? ''}`,
+                  `  headers:      ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${h.name} (${h.storage})`).join(', ')}`,
+                  `  origin:       ${describeOrigin(service.origin)}`,
+                ]
+              : [
+                  `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`,
+                  `  command:      ${showArg(service.command)}`,
+                  `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+                  `  cwd:          ${service.cwd ?? '(daemon default)'}`,
+                  `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`}`,
+                  `  origin:       ${describeOrigin(service.origin)}`,
+                ]
+            ).join('\n'),
           );
           if (!process.stdin.isTTY) {
             throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes to trust this configuration');
           }
           const rl = createInterface({ input: process.stdin, output: process.stderr });
-          const answer = await rl.question('Trust and start this program? [y/N] ');
+          const answer = await rl.question(service.transport === 'http' ? 'Trust and connect to this server? [y/N] ' : 'Trust and start this program? [y/N] ');
           rl.close();
           if (!/^y(es)?$/i.test(answer.trim())) {
             io.err('not activated');
@@ -562,6 +572,7 @@ function buildProgram(io: CliIo): Command {
     );
 
   addInstallCommands(program, { withClient, print, err: io.err, json: () => globals().json === true });
+  addSourceCommands(mcp, { withClient, print, err: io.err, ref, describeService });
 
   program
     .command('approvals')
@@ -724,16 +735,37 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+function describeOrigin(origin: Service['origin']): string {
+  switch (origin.kind) {
+    case 'manual':
+      return 'registered by hand';
+    case 'install':
+      return `npm install of ${origin.package}@${origin.version} (plan ${origin.planDigest})`;
+    case 'source':
+      return `${origin.source}${origin.plugin !== null ? ` plugin ${origin.plugin}` : ''}: ${origin.file}`;
+  }
+}
+
 function describeService(service: Service): string {
+  const where =
+    service.transport === 'http'
+      ? [
+          `url:      ${service.url ?? ''} (remote: its output is untrusted)`,
+          `headers:  ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${h.name} (${h.storage})`).join(', ')}`,
+        ]
+      : [
+          `command:  ${showArg(service.command)}`,
+          `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+          `cwd:      ${service.cwd ?? '(daemon default)'}`,
+          `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`,
+        ];
   return [
     `name:     ${service.name}`,
     `id:       ${service.id}`,
     `state:    ${describeConnection(service.connection)}`,
-    `command:  ${showArg(service.command)}`,
-    `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
-    `cwd:      ${service.cwd ?? '(daemon default)'}`,
+    `origin:   ${describeOrigin(service.origin)}`,
+    ...where,
     `timeout:  ${service.timeoutMs ?? 10000} ms`,
-    `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`,
     `version:  ${service.configVersion}`,
     `updated:  ${service.updatedAt}`,
   ].join('\n');

@@ -333,6 +333,21 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'Installs: the requested bin does not exist, is not a JavaScript file, or points outside the package.',
   },
+  SERVER_UNREACHABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'A remote (http) server could not be reached: connection refused, DNS, TLS. Nothing is retried on its own: check the URL, proxy and certificates, then activate again.',
+  },
+  SERVER_HTTP_ERROR: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'A remote (http) server answered with an HTTP error status.',
+  },
+  NEEDS_AUTH: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'A remote (http) server needs authorization: check its headers, or log in (wispctl mcp login NAME) when it uses OAuth.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

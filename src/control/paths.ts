@@ -5,6 +5,8 @@ import { WispError } from './errors.js';
 /** Where a daemon keeps its data and its socket. Shared by wispd and every client. */
 export interface WispPaths {
   readonly dataDir: string;
+  /** Config sources: settings.json (global mcpServers) and plugins/. */
+  readonly configDir: string;
   readonly runtimeDir: string;
   readonly socket: string;
 }
@@ -15,6 +17,7 @@ export interface PathInputs {
   readonly homedir?: string;
   readonly dataDir?: string;
   readonly runtimeDir?: string;
+  readonly configDir?: string;
   readonly socket?: string;
 }
 
@@ -26,6 +29,8 @@ export const SOCKET_NAME = 'wispd.sock';
  *   elsewhere $XDG_DATA_HOME/wisp or ~/.local/share/wisp.
  * - runtime dir: `runtimeDir` > WISP_RUNTIME_DIR > (when the data dir was overridden) <data>/run,
  *   so an overridden home is a separate instance > $XDG_RUNTIME_DIR/wisp > <data>/run.
+ * - config dir: `configDir` (--config-dir) > WISP_CONFIG_HOME > (when the data dir was
+ *   overridden) <data>/config > $XDG_CONFIG_HOME/wisp > ~/.config/wisp (macOS too).
  * - socket: `socket` (--socket) > WISP_SOCKET > <runtime>/wispd.sock.
  */
 export function resolvePaths(inputs: PathInputs = {}): WispPaths {
@@ -50,9 +55,17 @@ export function resolvePaths(inputs: PathInputs = {}): WispPaths {
   else if (dataOverride === undefined && xdgRuntime !== undefined && path.isAbsolute(xdgRuntime)) runtimeDir = path.join(xdgRuntime, 'wisp');
   else runtimeDir = path.join(dataDir, 'run');
 
+  const configOverride = nonEmpty(inputs.configDir) ?? nonEmpty(env.WISP_CONFIG_HOME);
+  const xdgConfig = nonEmpty(env.XDG_CONFIG_HOME);
+  let configDir: string;
+  if (configOverride !== undefined) configDir = path.resolve(configOverride);
+  else if (dataOverride !== undefined) configDir = path.join(dataDir, 'config');
+  else if (xdgConfig !== undefined && path.isAbsolute(xdgConfig)) configDir = path.join(xdgConfig, 'wisp');
+  else configDir = path.join(home, '.config', 'wisp');
+
   const socketOverride = nonEmpty(inputs.socket) ?? nonEmpty(env.WISP_SOCKET);
   const socket = socketOverride !== undefined ? path.resolve(socketOverride) : path.join(runtimeDir, SOCKET_NAME);
-  return { dataDir, runtimeDir: socketOverride !== undefined ? path.dirname(socket) : runtimeDir, socket };
+  return { dataDir, configDir, runtimeDir: socketOverride !== undefined ? path.dirname(socket) : runtimeDir, socket };
 }
 
 /** Longest socket path, in bytes: sun_path is 108 bytes on Linux and 104 on macOS, NUL included. */

@@ -64,7 +64,7 @@ export const ConnectionState = Type.Union(
     Type.Object({
       status: Type.Literal('active'),
       generation: Generation,
-      pid: Pid,
+      pid: Type.Union([Pid, Type.Null()], { description: 'The server process; null for a remote (http) service.' }),
       toolCount: Type.Integer({ minimum: 0 }),
       toolListVersion: Type.Integer({ minimum: 1, description: 'Bumped on every tool discovery of this connection.' }),
       server: Type.Object({ name: Type.String(), version: Type.String() }, { description: 'What the server says it is: untrusted.' }),
@@ -94,8 +94,10 @@ const EnvVariable = Type.Object({ name: EnvName, storage: Storage }, { descripti
 export const Service = Type.Object({
   id: Type.String({ description: 'Stable UUID assigned at registration.' }),
   name: ServiceName,
-  transport: Type.Literal('stdio'),
-  command: Type.String(),
+  transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')], { description: 'stdio: a local program; http: a remote streamable-HTTP endpoint.' }),
+  command: Type.String({ description: 'stdio: the program. http: empty.' }),
+  url: Type.Union([Type.String(), Type.Null()], { description: 'http: the endpoint. stdio: null.' }),
+  headers: Type.Array(EnvVariable, { description: 'http: header names and where their values are kept. Values are write-only.' }),
   args: Type.Array(Type.String()),
   cwd: Type.Union([Type.String(), Type.Null()]),
   timeoutMs: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default (10000).' }),
@@ -104,8 +106,18 @@ export const Service = Type.Object({
     [
       Type.Object({ kind: Type.Literal('manual') }),
       Type.Object({ kind: Type.Literal('install'), planDigest: Type.String(), package: Type.String(), version: Type.String() }),
+      Type.Object({
+        kind: Type.Literal('source'),
+        source: Type.Union([Type.Literal('global'), Type.Literal('plugin'), Type.Literal('project')]),
+        file: Type.String(),
+        plugin: Type.Union([Type.String(), Type.Null()]),
+        digest: Type.String(),
+      }),
     ],
-    { description: 'manual: registered by hand; install: registered by a verified npm install of that plan.' },
+    {
+      description:
+        'manual: registered by hand; install: registered by a verified npm install of that plan; source: synced from a config file (edit the file and reload, not the service).',
+    },
   ),
   enabled: Type.Boolean({ description: 'True while activating or active. Every edit and every daemon restart disables a service.' }),
   configVersion: Type.Integer({ minimum: 1, description: 'Bumped on every edit; a trust decision is bound to it.' }),
@@ -326,6 +338,41 @@ export const InstallSettingsView = Type.Object({
   timeoutMs: Type.Integer({ description: 'One install attempt, end to end.' }),
 });
 
+const EntryOriginView = Type.Object({
+  source: Type.Union([Type.Literal('global'), Type.Literal('plugin'), Type.Literal('project')]),
+  file: Type.String(),
+  plugin: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const SourcesReport = Type.Object({
+  at: Timestamp,
+  entries: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      origin: EntryOriginView,
+      transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')]),
+      overrides: Type.Union([EntryOriginView, Type.Null()], { description: 'The entry this one replaced whole (a project entry over a global one).' }),
+      warnings: Type.Array(Type.String(), { description: 'Unset ${VAR}s, command and url both given, ...' }),
+      action: Type.Union([Type.Literal('added'), Type.Literal('updated'), Type.Literal('unchanged'), Type.Literal('skipped')], {
+        description: 'updated: its content changed, so it was stopped and disabled until trusted again.',
+      }),
+      reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped (name taken, limit reached).' }),
+      serviceId: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+  skipped: Type.Array(Type.Object({ name: Type.String(), origin: EntryOriginView, reason: Type.String() }), {
+    description: 'Entries not used: invalid (with why), replaced by a later one, or a plugin duplicate.',
+  }),
+  problems: Type.Array(Type.Object({ file: Type.String(), message: Type.String() }), { description: 'Files that could not be used at all.' }),
+  removed: Type.Array(Type.String(), { description: 'Services removed because their entry is gone (or no longer valid).' }),
+});
+
+const SourcesView = Type.Object({
+  configDir: Type.String({ description: 'Holds settings.json (global mcpServers, enabledPlugins) and plugins/<folder>/plugin.json.' }),
+  projects: Type.Array(Type.String(), { description: 'Project directories whose .mcp.json is read, in order.' }),
+  report: Type.Union([SourcesReport, Type.Null()], { description: 'The last sync (daemon start or reload).' }),
+});
+
 export const DaemonStatus = Type.Object({
   version: Type.String(),
   protocolVersion: Type.String(),
@@ -336,6 +383,7 @@ export const DaemonStatus = Type.Object({
   nodeVersion: Type.String(),
   paths: Type.Object({
     dataDir: Type.String(),
+    configDir: Type.String({ description: 'Config sources: settings.json (global mcpServers, enabledPlugins) and plugins/.' }),
     runtimeDir: Type.String(),
     socket: Type.String(),
     registryFile: Type.String(),
@@ -420,6 +468,15 @@ export const methods = {
     result: Type.Object({ service: Service }),
     errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
   }),
+  'services.registerRemote': method({
+    summary: 'Register a remote MCP server (streamable HTTP). It is stored disabled; nothing connects. Header values are set with services.setHeaders.',
+    params: Type.Object(
+      { name: ServiceName, url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096 }), timeoutMs: Type.Optional(TimeoutMs) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
   'services.list': method({
     summary: 'Every registered service, in registration order.',
     params: NoParams,
@@ -470,6 +527,31 @@ export const methods = {
         variables: Type.Array(
           Type.Object(
             { name: EnvName, value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: NoNul }), storage: Storage },
+            { additionalProperties: false },
+          ),
+          { maxItems: LIMITS.maxEnvVars },
+        ),
+        mode: Type.Union([Type.Literal('replace'), Type.Literal('upsert')]),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'KEYCHAIN_UNAVAILABLE', 'INVALID_CONFIG', 'LIMIT_EXCEEDED', 'STORAGE_FAILED'],
+  }),
+  'services.setHeaders': method({
+    summary:
+      'Set a remote service\'s HTTP headers (e.g. Authorization). replace: these become ALL its headers; upsert: set these, keep the others. ' +
+      'Values are write-only secrets (keychain or memory), bound to the current URL. The service is stopped and disabled, and its configVersion bumped.',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        headers: Type.Array(
+          Type.Object(
+            {
+              name: Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", maxLength: 128 }),
+              value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: '^[^\\u0000\\r\\n]*$' }),
+              storage: Storage,
+            },
             { additionalProperties: false },
           ),
           { maxItems: LIMITS.maxEnvVars },
@@ -683,6 +765,47 @@ export const methods = {
     ),
     result: Type.Object({ settings: InstallSettingsView }),
     errors: ['STORAGE_FAILED'],
+  }),
+  'sources.list': method({
+    summary: 'The config sources (global settings, enabled plugins, projects) and what the last sync did with every entry.',
+    params: NoParams,
+    result: SourcesView,
+  }),
+  'sources.reload': method({
+    summary: 'Read the config sources again and sync them into the registry: changed entries are stopped and disabled, gone ones removed. Services registered by hand are never touched.',
+    params: NoParams,
+    result: SourcesView,
+  }),
+  'sources.addProject': method({
+    summary: 'Add a project directory whose .mcp.json is a config source, then sync.',
+    params: Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' }) }, { additionalProperties: false }),
+    result: SourcesView,
+    errors: ['INVALID_PARAMS', 'STORAGE_FAILED'],
+  }),
+  'sources.removeProject': method({
+    summary: 'Remove a project directory from the config sources, then sync (its services are removed).',
+    params: Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
+    result: SourcesView,
+    errors: ['INVALID_PARAMS', 'STORAGE_FAILED'],
+  }),
+  'services.import': method({
+    summary:
+      'One-off import of a Claude-Desktop-style (mcpServers) or VS Code-style (servers) file: each entry becomes a service registered by hand (disabled). ' +
+      'Env and header values go to the secret store (storage), never into mcp-servers.json. ${VAR} expands from the daemon\'s environment.',
+    params: Type.Object(
+      {
+        content: Type.String({ maxLength: 1024 * 1024, description: 'The file\'s text.' }),
+        file: Type.Optional(Type.String({ maxLength: 4096, description: 'Where it came from, for messages.' })),
+        storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({
+      imported: Type.Array(Service),
+      skipped: Type.Array(Type.Object({ name: Type.String(), reason: Type.String() })),
+      warnings: Type.Array(Type.String()),
+    }),
+    errors: ['INVALID_PARAMS', 'LIMIT_EXCEEDED', 'KEYCHAIN_UNAVAILABLE', 'STORAGE_FAILED'],
   }),
 } as const satisfies Record<string, MethodDef>;
 

@@ -23,8 +23,12 @@ import {
 } from '../control/index.js';
 import { Approvals, AuditLog, type Approval, type ApprovalAnnouncement } from '../approvals/index.js';
 import {
+  HEADER_SECRET_PREFIX,
+  ProjectList,
   ServiceRegistry,
   ServiceStore,
+  SourceSync,
+  mergeSources,
   Supervisor,
   ToolCalls,
   type CatalogTool,
@@ -86,6 +90,8 @@ export class Daemon {
   private readonly modelSettings: ModelSettingsStore;
   private readonly sessions: Sessions;
   private readonly installer: Installer;
+  private readonly projects: ProjectList;
+  private readonly sourceSync: SourceSync;
   private modelKey: string | undefined;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
@@ -147,6 +153,27 @@ export class Daemon {
       },
       now,
     });
+    this.projects = new ProjectList(options.paths.dataDir);
+    this.sourceSync = new SourceSync(
+      {
+        registry: this.registry,
+        configDir: () => options.paths.configDir,
+        projects: () => this.projects.list(),
+        env: () => options.env ?? process.env,
+        writeSecrets: (config, values) => this.secrets.write(config.id, launchBinding(config), values.map((v) => ({ ...v, storage: 'session' as const }))),
+        eraseSecrets: (config) => this.secrets.erase(config.id, secretRefs(config)),
+        storedSecrets: async (config) => {
+          const values: Record<string, string> = {};
+          for (const ref of secretRefs(config)) {
+            const secret = await this.sessionSecrets.get(config.id, ref.name);
+            if (secret === null) return null;
+            values[ref.name] = secret.value;
+          }
+          return values;
+        },
+      },
+      now,
+    );
     this.sessions = new Sessions({
       transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions')),
       toolCalls: this.toolCalls,
@@ -259,6 +286,14 @@ export class Daemon {
       logger.error({ ...loaded.problem }, 'mcp-servers.json could not be used; moved it aside and started with an empty registry');
     }
     this.registry.adopt(loaded.services);
+    const projectsProblem = await this.projects.load();
+    if (projectsProblem !== null) logger.error({ problem: projectsProblem }, 'the project sources list could not be used');
+    try {
+      const report = await this.sourceSync.sync();
+      if (report.problems.length > 0 || report.skipped.length > 0) logger.warn({ problems: report.problems, skipped: report.skipped.length }, 'some config source entries were not used (wispctl mcp sources)');
+    } catch (error) {
+      logger.error({ err: String(error) }, 'the config sources could not be synced');
+    }
     const settingsProblem = await this.modelSettings.load();
     if (settingsProblem !== null) logger.error({ problem: settingsProblem }, 'settings.json could not be used; model defaults apply');
     await this.sessions.load();
@@ -300,7 +335,118 @@ export class Daemon {
 
   /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
   private activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
-    return this.supervisor.activate(config, configVersion, signal, () => this.secrets.read(config.id, launchBinding(config), config.env ?? []));
+    return this.supervisor.activate(config, configVersion, signal, async () => {
+      if (config.transport !== 'http') return this.secrets.read(config.id, launchBinding(config), config.env ?? []);
+      // A remote service's secrets are its header values, handed to its transport only.
+      const values = await this.secrets.read(config.id, launchBinding(config), secretRefs(config));
+      return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
+    });
+  }
+
+  /**
+   * services.setEnv and services.setHeaders: values first (a keychain failure changes
+   * nothing), then the names, then the entries no longer wanted are erased.
+   */
+  private async setSecrets(
+    ref: { id?: string | undefined; name?: string | undefined; mode: 'replace' | 'upsert' },
+    kind: 'env' | 'headers',
+    given: readonly { name: string; value: string; storage: 'keychain' | 'session' }[],
+  ): Promise<{ service: Service }> {
+    const target = this.registry.get({ id: ref.id, name: ref.name });
+    this.assertEditable(target);
+    if ((kind === 'headers') !== (target.transport === 'http')) {
+      throw new WispError('INVALID_CONFIG', kind === 'headers' ? `${target.name} is a local (stdio) service: set variables, not headers` : `${target.name} is a remote (http) service: set headers, not variables`, { field: kind });
+    }
+    // Header names are case-insensitive; variable names are not.
+    const norm = (name: string): string => (kind === 'headers' ? name.toLowerCase() : name);
+    const names = given.map((v) => norm(v.name));
+    const duplicate = given.find((v, i) => names.indexOf(norm(v.name)) !== i);
+    if (duplicate !== undefined) throw new WispError('INVALID_CONFIG', `${duplicate.name} is given twice`, { field: kind });
+    const stored = (name: string): string => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name);
+    let gone: VariableRef[] = [];
+    const updated = await this.registry.update({ id: target.id }, async (config) => {
+      const before: VariableRef[] = (kind === 'env' ? config.env : config.headers) ?? [];
+      const kept = ref.mode === 'upsert' ? before.filter((v) => !names.includes(norm(v.name))) : [];
+      const after: VariableRef[] = [...kept, ...given.map((v) => ({ name: v.name, storage: v.storage }))];
+      if (after.length > LIMITS.maxEnvVars) {
+        throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxEnvVars} ${kind === 'env' ? 'variables' : 'headers'} per service`, { limit: 'maxEnvVars', max: LIMITS.maxEnvVars });
+      }
+      await this.secrets.write(config.id, launchBinding(config), given.map((v) => ({ name: stored(v.name), value: v.value, storage: v.storage })));
+      gone = before.filter((old) => !after.some((v) => v.name === old.name && v.storage === old.storage)).map((v) => ({ name: stored(v.name), storage: v.storage }));
+      return kind === 'env' ? { env: after } : { headers: after };
+    });
+    await this.secrets.erase(updated.id, gone);
+    await this.supervisor.stop(updated.id);
+    return { service: this.view(updated) };
+  }
+
+  /** A service from a config file is edited in the file, not here. */
+  private assertEditable(config: StoredService): void {
+    if (config.origin?.kind === 'source') {
+      throw new WispError('INVALID_CONFIG', `${config.name} comes from ${config.origin.file}: edit that file, then run wispctl mcp reload`, { field: 'origin' });
+    }
+  }
+
+  private sourcesView(): Result<'sources.list'> {
+    const report = this.sourceSync.report;
+    return {
+      configDir: this.options.paths.configDir,
+      projects: [...this.projects.list()],
+      report:
+        report === null
+          ? null
+          : {
+              ...report,
+              entries: report.entries.map((e) => ({ ...e, warnings: [...e.warnings], overrides: e.overrides === null ? null : { ...e.overrides }, origin: { ...e.origin } })),
+              skipped: report.skipped.map((e) => ({ ...e, origin: { ...e.origin } })),
+              problems: report.problems.map((p) => ({ ...p })),
+              removed: [...report.removed],
+            },
+    };
+  }
+
+  /** One-off import: each entry becomes a service registered by hand (disabled), its values in the chosen store. */
+  private async importFile(params: Params<'services.import'>): Promise<Result<'services.import'>> {
+    let json: unknown;
+    try {
+      json = JSON.parse(params.content);
+    } catch (error) {
+      throw new WispError('INVALID_PARAMS', `${params.file ?? 'the file'} is not valid JSON: ${(error as Error).message}`);
+    }
+    const doc = (typeof json === 'object' && json !== null ? json : {}) as { mcpServers?: unknown; servers?: unknown };
+    const servers = doc.mcpServers ?? doc.servers;
+    if (typeof servers !== 'object' || servers === null) throw new WispError('INVALID_PARAMS', `${params.file ?? 'the file'} has no mcpServers or servers object`);
+    const merged = mergeSources([{ kind: 'global', file: params.file ?? 'the imported file', content: { json: { mcpServers: servers } } }], this.options.env ?? process.env);
+    const imported: Service[] = [];
+    const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason }));
+    for (const entry of merged.entries) {
+      try {
+        const config = await this.registry.register({
+          name: entry.name,
+          transport: entry.transport,
+          command: entry.command,
+          args: entry.args,
+          url: entry.url ?? undefined,
+          env: Object.keys(entry.env).map((name) => ({ name, storage: params.storage })),
+          headers: Object.keys(entry.headers).map((name) => ({ name, storage: params.storage })),
+        });
+        const values = [
+          ...Object.entries(entry.env).map(([name, value]) => ({ name, value, storage: params.storage })),
+          ...Object.entries(entry.headers).map(([name, value]) => ({ name: `${HEADER_SECRET_PREFIX}${name}`, value, storage: params.storage })),
+        ];
+        try {
+          await this.secrets.write(config.id, launchBinding(config), values);
+        } catch (error) {
+          await this.registry.delete({ id: config.id });
+          throw error;
+        }
+        imported.push(this.view(config));
+      } catch (error) {
+        if (error instanceof WispError && error.code === 'KEYCHAIN_UNAVAILABLE') throw error;
+        skipped.push({ name: entry.name, reason: error instanceof WispError ? `${error.code}: ${error.message}` : String(error) });
+      }
+    }
+    return { imported, skipped, warnings: merged.entries.flatMap((e) => e.warnings) };
   }
 
   /** The model API key: saved (keychain or session) if the user set one, else the daemon's DEEPSEEK_API_KEY. */
@@ -339,7 +485,7 @@ export class Daemon {
 
   /** An installed server is registered DISABLED, once per plan: the same plan again finds its service. */
   private async registerInstalled(plan: InstallPlan, command: string, args: string[]): Promise<{ id: string; name: string }> {
-    const existing = this.registry.list().find((s) => s.origin?.planDigest === plan.digest);
+    const existing = this.registry.list().find((s) => s.origin?.kind === 'install' && s.origin.planDigest === plan.digest);
     if (existing !== undefined) return existing;
     const taken = new Set(this.registry.list().map((s) => s.name));
     const config = await this.registry.register({
@@ -354,7 +500,7 @@ export class Daemon {
 
   /** Refused before anything runs: an install whose service could not be registered. */
   private assertRoomFor(plan: InstallPlan): void {
-    if (this.registry.list().some((s) => s.origin?.planDigest === plan.digest)) return;
+    if (this.registry.list().some((s) => s.origin?.kind === 'install' && s.origin.planDigest === plan.digest)) return;
     if (this.registry.count >= LIMITS.maxServices) {
       throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxServices} services may be registered: remove one before installing another`, {
         limit: 'maxServices',
@@ -446,8 +592,10 @@ export class Daemon {
     return {
       id: config.id,
       name: config.name,
-      transport: 'stdio',
+      transport: config.transport ?? 'stdio',
       command: config.command,
+      url: config.url ?? null,
+      headers: (config.headers ?? []).map((h) => ({ name: h.name, storage: h.storage })),
       args: [...config.args],
       cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? null,
@@ -511,13 +659,14 @@ export class Daemon {
       'services.list': () => ({ services: this.registry.list().map((config) => this.view(config)) }),
       'services.get': (params) => ({ service: this.view(this.registry.get(params)) }),
       'services.update': async (params) => {
+        this.assertEditable(this.registry.get({ id: params.id, name: params.name }));
         const config = await this.registry.update({ id: params.id, name: params.name }, params.set, params.configVersion);
         await this.supervisor.stop(config.id);
         return { service: this.view(config) };
       },
       'services.delete': async (params) => {
         // The secrets go first: if the keychain refuses, nothing is deleted.
-        const deleted = await this.registry.delete(params, (config) => this.secrets.erase(config.id, config.env ?? []));
+        const deleted = await this.registry.delete(params, (config) => this.secrets.erase(config.id, secretRefs(config)));
         await this.supervisor.remove(deleted.id);
         return { deleted };
       },
@@ -526,27 +675,11 @@ export class Daemon {
         await this.activate(config, params.configVersion, ctx.signal);
         return { service: this.view(this.registry.get({ id: config.id })) };
       },
-      'services.setEnv': async (params) => {
-        const names = params.variables.map((v) => v.name);
-        const duplicate = names.find((n, i) => names.indexOf(n) !== i);
-        if (duplicate !== undefined) throw new WispError('INVALID_CONFIG', `the variable ${duplicate} is given twice`, { field: 'variables' });
-        let gone: VariableRef[] = [];
-        const updated = await this.registry.update({ id: params.id, name: params.name }, async (config) => {
-          const before: VariableRef[] = config.env ?? [];
-          const kept = params.mode === 'upsert' ? before.filter((v) => !names.includes(v.name)) : [];
-          const after: VariableRef[] = [...kept, ...params.variables.map((v) => ({ name: v.name, storage: v.storage }))];
-          if (after.length > LIMITS.maxEnvVars) {
-            throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxEnvVars} variables per service`, { limit: 'maxEnvVars', max: LIMITS.maxEnvVars });
-          }
-          // Values before names: a keychain failure changes nothing.
-          await this.secrets.write(config.id, launchBinding(config), params.variables);
-          gone = before.filter((old) => !after.some((v) => v.name === old.name && v.storage === old.storage));
-          return { env: after };
-        });
-        await this.secrets.erase(updated.id, gone);
-        await this.supervisor.stop(updated.id);
-        return { service: this.view(updated) };
-      },
+      'services.setEnv': (params) => this.setSecrets(params, 'env', params.variables),
+      'services.setHeaders': (params) => this.setSecrets(params, 'headers', params.headers),
+      'services.registerRemote': async (params) => ({
+        service: this.view(await this.registry.register({ name: params.name, transport: 'http', command: '', url: params.url, timeoutMs: params.timeoutMs })),
+      }),
       'services.carryOverEnv': async (params) => {
         const config = this.registry.get({ id: params.id, name: params.name });
         if (config.configVersion !== params.configVersion) {
@@ -554,6 +687,7 @@ export class Daemon {
             configVersion: config.configVersion,
           });
         }
+        this.assertEditable(config);
         await this.secrets.carryOver(config.id, launchBinding(config), config.env ?? []);
         return { service: this.view(config) };
       },
@@ -627,6 +761,22 @@ export class Daemon {
         await this.modelSettings.updateInstalls(params);
         return { settings: { ...this.installSettings(), runtimeDirs: [...this.installSettings().runtimeDirs] } };
       },
+      'sources.list': () => this.sourcesView(),
+      'sources.reload': async () => {
+        await this.sourceSync.sync();
+        return this.sourcesView();
+      },
+      'sources.addProject': async (params) => {
+        await this.projects.add(params.directory);
+        await this.sourceSync.sync();
+        return this.sourcesView();
+      },
+      'sources.removeProject': async (params) => {
+        await this.projects.remove(params.directory);
+        await this.sourceSync.sync();
+        return this.sourcesView();
+      },
+      'services.import': (params) => this.importFile(params),
       'approvals.list': (params) => ({ approvals: this.approvals.list(params.all === true ? 'all' : 'open').map(approvalView) }),
       'approvals.respond': (params, ctx) => ({
         approval: approvalView(this.approvals.respond(params.id, params.decision, clientId(ctx.connection.id))),
@@ -691,6 +841,11 @@ function planView(plan: InstallPlan, runtime: Runtime): Result<'installs.plan'>[
 function attemptView(record: AttemptRecord): Result<'installs.get'>['attempt'] {
   const { schemaVersion: _version, ...attempt } = record;
   return attempt;
+}
+
+/** Every secret a service has in the stores: its variables, and (http) its header values. */
+function secretRefs(config: StoredService): VariableRef[] {
+  return [...(config.env ?? []), ...(config.headers ?? []).map((h) => ({ name: `${HEADER_SECRET_PREFIX}${h.name}`, storage: h.storage }))];
 }
 
 function clientId(connectionId: number): string {

@@ -8,6 +8,7 @@ import { createLogger } from './logger.js';
 interface WispdOptions {
   dataDir?: string;
   runtimeDir?: string;
+  configDir?: string;
   socket?: string;
   logLevel: string;
   logPretty?: boolean;
@@ -23,6 +24,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .version(version)
     .option('--data-dir <dir>', 'data directory (default: WISP_HOME, else the platform data dir)')
     .option('--runtime-dir <dir>', 'directory for the control socket (default: $XDG_RUNTIME_DIR/wisp or <data>/run)')
+    .option('--config-dir <dir>', 'config sources: settings.json and plugins/ (default: WISP_CONFIG_HOME, <data>/config when the data dir is given, else $XDG_CONFIG_HOME/wisp or ~/.config/wisp)')
     .option('--socket <path>', 'control socket path (default: <runtime-dir>/wispd.sock)')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'))
     .option('--log-pretty', 'human-readable logs (default when stdout is a terminal)')
@@ -38,7 +40,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   const redactor = new Redactor();
   const logger = createLogger({ level: opts.logLevel, pretty: opts.logPretty ?? process.stdout.isTTY, redactor });
-  const paths = resolvePaths({ dataDir: opts.dataDir, runtimeDir: opts.runtimeDir, socket: opts.socket });
+  const paths = resolvePaths({ dataDir: opts.dataDir, runtimeDir: opts.runtimeDir, configDir: opts.configDir, socket: opts.socket });
 
   let daemon: Daemon;
   try {

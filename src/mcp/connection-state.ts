@@ -6,7 +6,7 @@ export type { ConnectionState };
 /** Everything that can happen to a connection. Each maps to at most one next state. */
 export type ConnectionEvent =
   | { readonly type: 'activate'; readonly generation: number }
-  | { readonly type: 'spawned'; readonly pid: number }
+  | { readonly type: 'spawned'; readonly pid: number | null }
   | { readonly type: 'initialized' }
   | {
       readonly type: 'discovered';
@@ -49,7 +49,7 @@ export function transition(state: ConnectionState, event: ConnectionEvent, at: s
       if (state.status === 'active') {
         return { ...state, toolCount: event.toolCount, toolListVersion: event.toolListVersion, server: { ...event.server } };
       }
-      if (state.status === 'activating' && state.phase === 'discovering' && state.pid !== null) {
+      if (state.status === 'activating' && state.phase === 'discovering') {
         const { generation, pid } = state;
         return { status: 'active', generation, pid, toolCount: event.toolCount, toolListVersion: event.toolListVersion, server: { ...event.server }, since: at };
       }

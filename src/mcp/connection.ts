@@ -4,6 +4,8 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { HttpTransport, type TransportFailure } from './http-transport.js';
 import { StdioTransport, type StopLadder } from './stdio-transport.js';
 import type { StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
@@ -18,7 +20,7 @@ export const MAX_TOOL_PAGES = 100;
 const noSdkValidation: jsonSchemaValidator = { getValidator: () => undefined as never };
 
 export interface ConnectionHooks {
-  spawned(pid: number): void;
+  spawned(pid: number | null): void;
   initialized(): void;
   /** A complete, checked tool list; throws (LIMIT_EXCEEDED) to refuse it. */
   discovered(tools: CatalogTool[], server: { name: string; version: string }, toolListVersion: number): void;
@@ -31,6 +33,7 @@ export interface ConnectionOptions {
   readonly ladder: StopLadder;
   readonly stderr: StderrTail;
   readonly searchPath: string | undefined;
+  /** stdio: the service's own variables. http: its header values. */
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -50,6 +53,7 @@ export class Failure extends Error {
  */
 export class Connection {
   private transport: StdioTransport | undefined;
+  private http: HttpTransport | undefined;
   private client: Client | undefined;
   private closed = false;
   private toolListVersion = 0;
@@ -73,29 +77,30 @@ export class Connection {
     const timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs;
     const deadline = Date.now() + timeoutMs;
     try {
-      await checkCwd(this.config.cwd);
-      const command = await resolveCommand(this.config.command, this.options.searchPath);
-      signal.throwIfAborted();
-      if (this.isClosed()) return;
-      const transport = new StdioTransport(
-        { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
-        { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr },
-      );
-      this.transport = transport;
-      await transport.start();
-      if (this.isClosed()) {
-        await transport.stop(true);
-        return;
+      if (this.config.transport === 'http') {
+        this.hooks.spawned(null);
+        await this.openHttp(deadline, signal);
+      } else {
+        await checkCwd(this.config.cwd);
+        const command = await resolveCommand(this.config.command, this.options.searchPath);
+        signal.throwIfAborted();
+        if (this.isClosed()) return;
+        const transport = new StdioTransport(
+          { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
+          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr },
+        );
+        this.transport = transport;
+        await transport.start();
+        if (this.isClosed()) {
+          await transport.stop(true);
+          return;
+        }
+        this.hooks.spawned(transport.pid ?? 0);
+        const client = this.newClient();
+        await client.connect(transport, { timeout: remaining(deadline), signal });
       }
-      this.hooks.spawned(transport.pid ?? 0);
-
-      const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities: {}, jsonSchemaValidator: noSdkValidation });
-      this.client = client;
-      client.onclose = () => this.onClosed();
-      client.onerror = () => undefined; // surfaced through the failing request or onclose
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
-      await client.connect(transport, { timeout: remaining(deadline), signal });
-      if (this.isClosed()) return;
+      const client = this.client;
+      if (this.isClosed() || client === undefined) return;
       this.server = { name: client.getServerVersion()?.name ?? 'unknown', version: client.getServerVersion()?.version ?? 'unknown' };
       this.hooks.initialized();
 
@@ -106,6 +111,60 @@ export class Connection {
     } catch (error) {
       throw this.toFailure(error, signal);
     }
+  }
+
+  private newClient(): Client {
+    const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities: {}, jsonSchemaValidator: noSdkValidation });
+    this.client = client;
+    // A client replaced after an expired session closes too: only the current one counts.
+    client.onclose = () => {
+      if (this.client === client) this.onClosed();
+    };
+    client.onerror = () => undefined; // surfaced through the failing request or onclose
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+    return client;
+  }
+
+  /** A new HTTP transport and client, initialized (a first activation, or after the server forgot our session). */
+  private async openHttp(deadline: number, signal: AbortSignal): Promise<void> {
+    const http = new HttpTransport({
+      url: this.config.url ?? '',
+      headers: this.options.env,
+      maxMessageBytes: LIMITS.maxStdioFrameBytes,
+      onFailure: (failure) => this.failWith(failure),
+    });
+    this.http = http;
+    const client = this.newClient();
+    await client.connect(http.inner, { timeout: remaining(deadline), signal });
+  }
+
+  /**
+   * Runs one request; when a remote server answers 404 (it no longer knows our session),
+   * opens a new session and sends it once more. The server never saw the first attempt.
+   */
+  private async withSession<T>(deadline: number, signal: AbortSignal, request: (client: Client) => Promise<T>): Promise<T> {
+    const client = this.client;
+    if (client === undefined || this.closed) throw new Failure('SERVER_EXITED', 'the connection is closed');
+    try {
+      return await request(client);
+    } catch (error) {
+      if (!(error instanceof StreamableHTTPError) || error.code !== 404 || this.isClosed()) throw error;
+      const old = this.http;
+      this.client = undefined;
+      await old?.stop(0);
+      await this.openHttp(deadline, signal);
+      const renewed = this.client as Client | undefined;
+      if (renewed === undefined || this.isClosed()) throw new Failure('SERVER_EXITED', 'the connection is closed');
+      return request(renewed);
+    }
+  }
+
+  /** A transport limit tripped: the connection fails now (once), whatever request was running. */
+  private failWith(failure: TransportFailure): void {
+    if (this.isClosed()) return;
+    this.closed = true;
+    this.hooks.failed(failure.code, failure.message);
+    void this.http?.stop(0);
   }
 
   /** Discovers every page again; on failure the hooks hear `failed`. */
@@ -120,10 +179,10 @@ export class Connection {
    * caller then closes this connection. Rejects with a Failure.
    */
   async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
-    const client = this.client;
-    if (client === undefined || this.closed) throw new Failure('SERVER_EXITED', 'the connection is closed');
     try {
-      return (await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: AbortSignal.any([signal]) })) as CallToolResult;
+      return (await this.withSession(Date.now() + timeoutMs, signal, (client) =>
+        client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: AbortSignal.any([signal]) }),
+      )) as CallToolResult;
     } catch (error) {
       throw this.toFailure(error, signal, timeoutMs);
     }
@@ -133,6 +192,7 @@ export class Connection {
   async stop(force: boolean): Promise<void> {
     this.closed = true;
     await this.transport?.stop(force);
+    await this.http?.stop(force ? 0 : this.options.ladder.stdinGraceMs);
   }
 
   /** A method, not a field read, so the compiler does not assume it is unchanged across awaits. */
@@ -166,8 +226,6 @@ export class Connection {
   }
 
   private async listAllTools(deadline: number, signal: AbortSignal): Promise<Tool[]> {
-    const client = this.client;
-    if (client === undefined) throw new Failure('SERVER_EXITED', 'not connected');
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
@@ -175,7 +233,8 @@ export class Connection {
         throw new Failure('PROTOCOL_ERROR', `tools/list was still paging after ${MAX_TOOL_PAGES} pages`);
       }
       // A fresh signal per request: the SDK leaves a listener on a shared one (see notes).
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining(deadline), signal: AbortSignal.any([signal]) });
+      const params = cursor === undefined ? {} : { cursor };
+      const result = await this.withSession(deadline, signal, (client) => client.listTools(params, { timeout: remaining(deadline), signal: AbortSignal.any([signal]) }));
       tools.push(...result.tools);
       if (tools.length > LIMITS.maxToolsPerService) {
         throw new WispError('LIMIT_EXCEEDED', `${this.config.name} offers more than ${LIMITS.maxToolsPerService} tools (at most ${LIMITS.maxToolsPerService} per service)`, {
@@ -191,17 +250,22 @@ export class Connection {
   private onClosed(): void {
     if (this.isClosed()) return;
     this.closed = true;
-    const failure = this.transport?.failure;
+    const failure = this.transport?.failure ?? this.http?.failure;
     if (failure !== undefined) this.hooks.failed(failure.code, failure.message);
+    else if (this.http !== undefined) this.hooks.failed('SERVER_EXITED', 'the connection to the remote server closed');
     else this.hooks.failed('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
     // Sweep whatever the server left in its process group.
     void this.transport?.stop(true);
   }
 
   private toFailure(error: unknown, signal: AbortSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs): Failure {
-    const transportFailure = this.transport?.failure;
+    const transportFailure = this.transport?.failure ?? this.http?.failure;
     if (transportFailure !== undefined) return new Failure(transportFailure.code, transportFailure.message);
     if (error instanceof Failure) return error;
+    if (this.http !== undefined) {
+      const remote = httpFailure(error, this.config.url ?? '');
+      if (remote !== undefined) return remote;
+    }
     if (signal.aborted) return new Failure('CANCELLED', 'cancelled (the client that asked went away, or the service was stopped)');
     if (error instanceof WispError) return new Failure(error.code, error.message);
     if (error instanceof McpError) {
@@ -215,6 +279,19 @@ export class Connection {
     }
     return new Failure('PROTOCOL_ERROR', error instanceof Error ? error.message : String(error));
   }
+}
+
+/** What a remote server's failures mean: unreachable, HTTP errors, an expired session. */
+function httpFailure(error: unknown, url: string): Failure | undefined {
+  if (error instanceof StreamableHTTPError) {
+    if (error.code === 401 || error.code === 403) return new Failure('NEEDS_AUTH', `${url} refused the request (HTTP ${error.code}): it needs authorization`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
+  }
+  if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${cause?.code ?? cause?.message ?? error.message}`);
+  }
+  return undefined;
 }
 
 function remaining(deadline: number): number {

@@ -1,4 +1,4 @@
-export { ServiceStore, REGISTRY_FILE, SCHEMA_VERSION, type StoredService, type InstallOrigin, type LoadProblem, type LoadResult } from './service-store.js';
+export { ServiceStore, REGISTRY_FILE, SCHEMA_VERSION, type StoredService, type InstallOrigin, type SourceOrigin, type ServiceOrigin, type LoadProblem, type LoadResult } from './service-store.js';
 export { ServiceRegistry, type RegisterInput, type UpdateInput, type RegistryChange } from './service-registry.js';
 export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervisor.js';
 export { modelToolName, type CatalogTool } from './tool-catalog.js';
@@ -6,3 +6,6 @@ export { transition, InvalidTransition, type ConnectionEvent } from './connectio
 export type { StopLadder } from './stdio-transport.js';
 export { ToolCalls, type CallRequest } from './tool-calls.js';
 export { normalizeResult } from './result.js';
+export { mergeSources, expand, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';
+export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
+export { SourceSync, HEADER_SECRET_PREFIX, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';

@@ -1,15 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { LIMITS, WispError, type ServiceRef } from '../control/index.js';
-import type { InstallOrigin, ServiceStore, StoredService } from './service-store.js';
+import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
+
+type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session' };
 
 export interface RegisterInput {
   readonly name: string;
+  /** Default stdio. */
+  readonly transport?: 'stdio' | 'http' | undefined;
+  /** stdio: the program. http: ignored (stored empty). */
   readonly command: string;
+  readonly url?: string | undefined;
+  readonly env?: readonly SecretRef[] | undefined;
+  readonly headers?: readonly SecretRef[] | undefined;
   readonly args?: readonly string[] | undefined;
   readonly cwd?: string | undefined;
   readonly timeoutMs?: number | undefined;
-  readonly origin?: InstallOrigin | undefined;
+  readonly origin?: ServiceOrigin | undefined;
 }
 
 export interface UpdateInput {
@@ -19,7 +27,10 @@ export interface UpdateInput {
   readonly cwd?: string | null | undefined;
   readonly timeoutMs?: number | null | undefined;
   /** Variable names and storage (values never reach the registry). */
-  readonly env?: readonly { readonly name: string; readonly storage: 'keychain' | 'session' }[] | undefined;
+  readonly env?: readonly SecretRef[] | undefined;
+  readonly url?: string | undefined;
+  readonly headers?: readonly SecretRef[] | undefined;
+  readonly origin?: ServiceOrigin | undefined;
 }
 
 export type RegistryChange =
@@ -67,17 +78,20 @@ export class ServiceRegistry {
           max: LIMITS.maxServices,
         });
       }
-      assertCommand(input.command);
+      const http = input.transport === 'http';
+      if (http) assertUrl(input.url);
+      else assertCommand(input.command);
       assertAbsoluteCwd(input.cwd);
       const at = this.now().toISOString();
       const service: StoredService = {
         id: randomUUID(),
         name: input.name,
-        command: input.command,
-        args: [...(input.args ?? [])],
+        ...(http ? { transport: 'http' as const, url: input.url ?? null, headers: (input.headers ?? []).map((h) => ({ ...h })) } : {}),
+        command: http ? '' : input.command,
+        args: http ? [] : [...(input.args ?? [])],
         cwd: input.cwd ?? null,
         timeoutMs: input.timeoutMs ?? null,
-        env: [],
+        env: (input.env ?? []).map((v) => ({ ...v })),
         ...(input.origin !== undefined ? { origin: input.origin } : {}),
         enabled: false,
         configVersion: 1,
@@ -111,12 +125,16 @@ export class ServiceRegistry {
       }
       const set = typeof change === 'function' ? await change(current) : change;
       if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name);
-      if (set.command !== undefined) assertCommand(set.command);
+      const http = current.transport === 'http';
+      if (set.command !== undefined && !http) assertCommand(set.command);
+      if (set.url !== undefined && http) assertUrl(set.url);
       assertAbsoluteCwd(set.cwd);
       const next: StoredService = {
         ...current,
         name: set.name ?? current.name,
-        command: set.command ?? current.command,
+        command: http ? '' : (set.command ?? current.command),
+        ...(http ? { url: set.url ?? current.url ?? null, headers: set.headers !== undefined ? set.headers.map((h) => ({ ...h })) : (current.headers ?? []) } : {}),
+        ...(set.origin !== undefined ? { origin: set.origin } : {}),
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,
         timeoutMs: set.timeoutMs !== undefined ? set.timeoutMs : (current.timeoutMs ?? null),
@@ -185,8 +203,15 @@ export class ServiceRegistry {
   }
 }
 
+function assertUrl(url: string | undefined): void {
+  if (url === undefined || !/^https?:\/\/[^\s]+$/.test(url)) {
+    throw new WispError('INVALID_CONFIG', `an http service needs an http(s) url, not ${JSON.stringify(url)}`, { field: 'url' });
+  }
+}
+
 /** A command is an absolute path or a bare program name (looked up on PATH at activation). */
 function assertCommand(command: string): void {
+  if (command === '') throw new WispError('INVALID_CONFIG', 'command must not be empty', { field: 'command' });
   if (!path.isAbsolute(command) && command.includes('/')) {
     throw new WispError('INVALID_CONFIG', `command must be an absolute path or a bare program name, not ${JSON.stringify(command)}`, {
       field: 'command',

@@ -24,11 +24,38 @@ export const InstallOrigin = Type.Object(
 );
 export type InstallOrigin = Static<typeof InstallOrigin>;
 
+/** A service synced from a config source (global settings, a plugin, a project's .mcp.json). */
+export const SourceOrigin = Type.Object(
+  {
+    kind: Type.Literal('source'),
+    source: Type.Union([Type.Literal('global'), Type.Literal('plugin'), Type.Literal('project')]),
+    file: Type.String({ minLength: 1, maxLength: 4096 }),
+    plugin: Type.Union([Type.String(), Type.Null()]),
+    /** Digest of the entry's content without secret values: a change disables the service. */
+    digest: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+  },
+  { additionalProperties: false },
+);
+export type SourceOrigin = Static<typeof SourceOrigin>;
+export type ServiceOrigin = InstallOrigin | SourceOrigin;
+
+const SecretRef = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 256 }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
+  { additionalProperties: false },
+);
+
 const StoredService = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
     name: Type.String({ pattern: SERVICE_NAME_PATTERN }),
-    command: Type.String({ minLength: 1, maxLength: LIMITS.maxCommandChars }),
+    /** Absent: stdio (every service before remote ones existed). */
+    transport: Type.Optional(Type.Union([Type.Literal('stdio'), Type.Literal('http')])),
+    /** stdio: the program (never empty). http: empty. */
+    command: Type.String({ maxLength: LIMITS.maxCommandChars }),
+    /** http: the streamable HTTP endpoint. */
+    url: Type.Optional(Type.Union([Type.String({ pattern: '^https?://', maxLength: 4096 }), Type.Null()])),
+    /** http: header names and where their values are kept (values are secrets). */
+    headers: Type.Optional(Type.Array(SecretRef, { maxItems: LIMITS.maxEnvVars })),
     args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
     cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
     timeoutMs: Type.Optional(Type.Union([Type.Integer({ minimum: 100, maximum: 600_000 }), Type.Null()])),
@@ -43,7 +70,7 @@ const StoredService = Type.Object(
       ),
     ),
     /** Where the configuration came from; absent or null: registered by hand. */
-    origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin])),
+    origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin])),
     enabled: Type.Boolean(),
     configVersion: Type.Integer({ minimum: 1 }),
     createdAt: Type.String(),

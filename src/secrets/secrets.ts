@@ -15,8 +15,10 @@ export interface VariableValue extends VariableRef {
 }
 
 /** The digest every stored value is bound to: the program it was given to. */
-export function launchBinding(launch: { command: string; args: readonly string[]; cwd: string | null }): string {
-  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd }));
+export function launchBinding(launch: { command: string; args: readonly string[]; cwd: string | null; url?: string | null | undefined }): string {
+  // A remote service's secrets (headers) are bound to its URL too: an edited URL never gets old tokens.
+  const url = typeof launch.url === 'string' ? { url: launch.url } : {};
+  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd, ...url }));
 }
 
 /**

@@ -16,6 +16,13 @@ export async function registerScenario(
   return service;
 }
 
+/** The process of an active local service (never 0 or null: a test must not signal its own group). */
+export function pidOf(service: Service): number {
+  const c = service.connection;
+  if (c.status !== 'active' || c.pid === null) throw new Error(`${service.name} has no process (${c.status})`);
+  return c.pid;
+}
+
 /** Trusts and activates a service as it currently is; resolves with the resulting service. */
 export async function activate(client: WispClient, name: string): Promise<Service> {
   const { service } = await client.call('services.get', { name });

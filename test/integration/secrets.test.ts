@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import { activate, registerScenario, scenarioServer } from '../helpers/services.js';
+import { activate, pidOf, registerScenario, scenarioServer } from '../helpers/services.js';
 import { killLeftovers, RawClient, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 const home = tempDir();
@@ -54,8 +54,8 @@ describe('service secrets', () => {
     expect(setA.service).toMatchObject({ env: [{ name: 'A_TOKEN', storage: 'session' }], configVersion: 2, enabled: false });
     expect(JSON.stringify(setA)).not.toContain('value-of-a-5521');
     await client.call('services.setEnv', { id: b.id, mode: 'replace', variables: [{ name: 'B_TOKEN', value: 'value-of-b-9917', storage: 'session' }] });
-    const pidA = await activate(client, 'env-a').then((s) => (s.connection.status === 'active' ? s.connection.pid : 0));
-    const pidB = await activate(client, 'env-b').then((s) => (s.connection.status === 'active' ? s.connection.pid : 0));
+    const pidA = pidOf(await activate(client, 'env-a'));
+    const pidB = pidOf(await activate(client, 'env-b'));
     if (process.platform === 'linux') {
       expect(environOf(pidA)).toContain('A_TOKEN=value-of-a-5521');
       expect(environOf(pidA)).not.toContain('value-of-b-9917');

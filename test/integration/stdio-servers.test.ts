@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { ConnectionState, Service } from '../../src/control/protocol.js';
-import { activate, EventLog, registerScenario, scenarioServer } from '../helpers/services.js';
+import { activate, EventLog, pidOf, registerScenario, scenarioServer } from '../helpers/services.js';
 import { daemonEnv, isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 const home = tempDir();
@@ -41,11 +41,6 @@ function failed(service: Service): Extract<ConnectionState, { status: 'failed' }
   return service.connection as Extract<ConnectionState, { status: 'failed' }>;
 }
 
-function pidOf(service: Service): number {
-  const c = service.connection;
-  if (c.status !== 'active') throw new Error(`${service.name} is ${c.status}`);
-  return c.pid;
-}
 
 describe('trust and activation', () => {
   it('activates an echo server: active, tools listed, minimal environment', async () => {

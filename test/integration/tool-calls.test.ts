@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, WispEvent } from '../../src/control/protocol.js';
-import { activate, EventLog, registerScenario } from '../helpers/services.js';
+import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
 import { isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 const home = tempDir();
@@ -171,7 +171,7 @@ describe('tool calls with approvals', () => {
     const { approval } = await asked;
     const { service } = await asker.call('services.get', { id: serviceId });
     if (service.connection.status !== 'active') throw new Error('not active');
-    process.kill(service.connection.pid, 'SIGUSR2');
+    process.kill(pidOf(service), 'SIGUSR2');
     await expect(pending).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
     await expect(human.call('approvals.respond', { id: approval.id, decision: 'approve' })).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING', details: { status: 'stale' } });
     expect(await countCalls()).toBe(before);
@@ -183,7 +183,7 @@ describe('tool calls with approvals', () => {
     const hanger = await registerScenario(asker, 'hanger', ['--call-tools'], { timeoutMs: 500 });
     const active = await activate(asker, 'hanger');
     if (active.connection.status !== 'active') throw new Error('not active');
-    const pid = active.connection.pid;
+    const pid = pidOf(active);
     const asked = requested(humanLog);
     const pending = asker.call('tools.call', { serviceId: hanger.id, toolName: 'hang', arguments: {} });
     pending.catch(() => undefined);

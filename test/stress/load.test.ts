@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { WispError, type WispEvent } from '../../src/control/protocol.js';
-import { activate, registerScenario } from '../helpers/services.js';
+import { activate, pidOf, registerScenario } from '../helpers/services.js';
 import { killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
 
 /** Bounded for CI; WISP_STRESS=1 runs the issue's full size (250 calls per stream). */
@@ -33,7 +33,7 @@ describe('load: many clients calling tools while the registry and tool lists cha
     const target = await registerScenario(admin, 'target');
     const active = await activate(admin, 'target');
     if (active.connection.status !== 'active') throw new Error('not active');
-    const pid = active.connection.pid;
+    const pid = pidOf(active);
     const bystander = await registerScenario(admin, 'bystander');
 
     const outcomes = new Map<string, number>();

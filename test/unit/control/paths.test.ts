@@ -7,14 +7,16 @@ describe('resolvePaths', () => {
   it('uses ~/Library/Application Support/Wisp on macOS', () => {
     expect(resolvePaths({ platform: 'darwin', homedir: '/Users/ada', env: {} })).toEqual({
       dataDir: '/Users/ada/Library/Application Support/Wisp',
+      configDir: '/Users/ada/.config/wisp',
       runtimeDir: '/Users/ada/Library/Application Support/Wisp/run',
       socket: '/Users/ada/Library/Application Support/Wisp/run/wispd.sock',
     });
   });
 
   it('uses XDG_DATA_HOME and XDG_RUNTIME_DIR on Linux', () => {
-    expect(resolvePaths({ platform: 'linux', homedir: home, env: { XDG_DATA_HOME: '/d', XDG_RUNTIME_DIR: '/run/user/1000' } })).toEqual({
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { XDG_DATA_HOME: '/d', XDG_RUNTIME_DIR: '/run/user/1000', XDG_CONFIG_HOME: '/c' } })).toEqual({
       dataDir: '/d/wisp',
+      configDir: '/c/wisp',
       runtimeDir: '/run/user/1000/wisp',
       socket: '/run/user/1000/wisp/wispd.sock',
     });
@@ -23,6 +25,7 @@ describe('resolvePaths', () => {
   it('falls back to ~/.local/share/wisp and a run dir inside it', () => {
     expect(resolvePaths({ platform: 'linux', homedir: home, env: {} })).toEqual({
       dataDir: '/home/ada/.local/share/wisp',
+      configDir: '/home/ada/.config/wisp',
       runtimeDir: '/home/ada/.local/share/wisp/run',
       socket: '/home/ada/.local/share/wisp/run/wispd.sock',
     });
@@ -32,6 +35,12 @@ describe('resolvePaths', () => {
     const env = { WISP_HOME: '/w', XDG_RUNTIME_DIR: '/run/user/1000' };
     expect(resolvePaths({ platform: 'linux', homedir: home, env }).socket).toBe('/w/run/wispd.sock');
     expect(resolvePaths({ platform: 'linux', homedir: home, env, dataDir: '/flag' }).dataDir).toBe('/flag');
+  });
+
+  it('keeps the config sources of an overridden data dir inside it, unless WISP_CONFIG_HOME or --config-dir says otherwise', () => {
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { WISP_HOME: '/w', XDG_CONFIG_HOME: '/c' } }).configDir).toBe('/w/config');
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { WISP_HOME: '/w', WISP_CONFIG_HOME: '/cfg' } }).configDir).toBe('/cfg');
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { WISP_CONFIG_HOME: '/cfg' }, configDir: '/flag' }).configDir).toBe('/flag');
   });
 
   it('lets --socket and WISP_SOCKET override the socket', () => {

@@ -1,0 +1,147 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { WispClient } from '../control/client.js';
+import { WispError, type Result, type Service } from '../control/protocol.js';
+import { table } from './format.js';
+import { readSecret } from './secret-input.js';
+
+type Sources = Result<'sources.list'>;
+
+export interface SourcesCliContext {
+  readonly withClient: <T>(fn: (client: WispClient) => Promise<T>) => Promise<T>;
+  readonly print: (value: unknown, human: () => string) => void;
+  readonly err: (text: string) => void;
+  readonly ref: (nameOrId: string) => { id: string } | { name: string };
+  readonly describeService: (service: Service) => string;
+}
+
+/** wispctl mcp sources|reload|import|add-remote|header: config files and remote servers. */
+export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
+  const sources = mcp
+    .command('sources')
+    .description('the config sources (global settings.json, enabled plugins, project .mcp.json files) and what became of every entry')
+    .action(() => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.list'))));
+
+  sources
+    .command('add-project')
+    .description('read DIR/.mcp.json as a config source (then sync)')
+    .argument('<dir>', 'the project directory')
+    .action((dir: string) => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.addProject', { directory: path.resolve(dir) }))));
+
+  sources
+    .command('remove-project')
+    .description('stop reading DIR/.mcp.json (then sync: its services are removed)')
+    .argument('<dir>', 'the project directory')
+    .action((dir: string) => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.removeProject', { directory: path.resolve(dir) }))));
+
+  mcp
+    .command('reload')
+    .description('read the config sources again: changed entries are stopped and disabled, removed ones deleted (no hot reload otherwise)')
+    .action(() => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.reload'))));
+
+  mcp
+    .command('import')
+    .description('one-off import of a Claude-Desktop-style (mcpServers) or VS Code-style (servers) file: each entry is registered disabled')
+    .argument('<file>', 'the JSON file')
+    .option('--session', 'keep env and header values in memory only (not in the keychain)')
+    .action((file: string, opts: { session?: boolean }) =>
+      ctx.withClient(async (client) => {
+        const content = await fs.readFile(file, 'utf8').catch((error: unknown) => {
+          throw new WispError('INVALID_PARAMS', `cannot read ${file}: ${(error as Error).message}`);
+        });
+        const result = await client.call('services.import', { content, file: path.resolve(file), storage: opts.session === true ? 'session' : 'keychain' });
+        ctx.print(result, () =>
+          [
+            ...result.imported.map((s) => `imported ${s.name} (${s.transport}, disabled)`),
+            ...result.skipped.map((s) => `skipped ${s.name}: ${s.reason}`),
+            ...result.warnings.map((w) => `warning: ${w}`),
+            result.imported.length > 0 ? 'trust and start each with: wispctl mcp activate NAME' : 'nothing imported',
+          ].join('\n'),
+        );
+      }),
+    );
+
+  mcp
+    .command('add-remote')
+    .description('register a remote MCP server (streamable HTTP); it is stored disabled')
+    .argument('<name>', 'service name')
+    .argument('<url>', 'the endpoint, e.g. https://example.com/mcp')
+    .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000)', (v) => Number(v))
+    .action((name: string, url: string, opts: { timeoutMs?: number }) =>
+      ctx.withClient(async (client) => {
+        const { service } = await client.call('services.registerRemote', { name, url, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+        ctx.print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${ctx.describeService(service)}`);
+      }),
+    );
+
+  const header = mcp.command('header').description('a remote service\'s HTTP headers: values go to the OS keychain (or memory), never to files');
+
+  header
+    .command('set')
+    .description('set one header (e.g. Authorization); the value is read without echo from the terminal, or from stdin')
+    .argument('<name>', 'service name (or id)')
+    .argument('<header>', 'header name')
+    .option('--session', 'keep the value in memory only, for this daemon run')
+    .action((name: string, headerName: string, opts: { session?: boolean }) =>
+      ctx.withClient(async (client) => {
+        const { service } = await client.call('services.get', ctx.ref(name));
+        const value = await readSecret(`value for the ${headerName} header (${service.name}, not shown): `, ctx.err);
+        const result = await client.call('services.setHeaders', {
+          id: service.id,
+          mode: 'upsert',
+          headers: [{ name: headerName, value, storage: opts.session === true ? 'session' : 'keychain' }],
+        });
+        ctx.print(result.service.headers, () => `${result.service.name}: ${headerName} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+      }),
+    );
+
+  header
+    .command('list')
+    .description('header names and where each value is kept (values are never shown)')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      ctx.withClient(async (client) => {
+        const { service } = await client.call('services.get', ctx.ref(name));
+        ctx.print(service.headers, () => (service.headers.length === 0 ? 'no headers' : table(['HEADER', 'STORAGE'], service.headers.map((h) => [h.name, h.storage]))));
+      }),
+    );
+
+  header
+    .command('clear')
+    .description('remove every header of a remote service')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      ctx.withClient(async (client) => {
+        const { service } = await client.call('services.get', ctx.ref(name));
+        const result = await client.call('services.setHeaders', { id: service.id, mode: 'replace', headers: [] });
+        ctx.print(result.service.headers, () => `${result.service.name}: headers cleared`);
+      }),
+    );
+}
+
+function where(origin: { source: string; file: string; plugin: string | null }): string {
+  return `${origin.source}${origin.plugin !== null ? ` (${origin.plugin})` : ''} ${origin.file}`;
+}
+
+function showSources(ctx: SourcesCliContext, view: Sources): void {
+  ctx.print(view, () => {
+    const lines = [`config dir: ${view.configDir}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.join(', ')}`];
+    const report = view.report;
+    if (report === null) return [...lines, 'not synced yet'].join('\n');
+    lines.push(`synced:     ${report.at}`, '');
+    if (report.entries.length > 0) {
+      lines.push(
+        table(
+          ['NAME', 'TRANSPORT', 'ACTION', 'FROM', 'OVERRIDES'],
+          report.entries.map((e) => [e.name, e.transport, e.action + (e.reason !== null ? `: ${e.reason}` : ''), where(e.origin), e.overrides !== null ? where(e.overrides) : '-']),
+        ),
+      );
+    } else lines.push('no entries');
+    for (const e of report.entries) for (const w of e.warnings) lines.push(`warning: ${w}`);
+    for (const s of report.skipped) lines.push(`skipped ${s.name} (${where(s.origin)}): ${s.reason}`);
+    for (const p of report.problems) lines.push(`unusable: ${p.file}: ${p.message}`);
+    for (const r of report.removed) lines.push(`removed ${r}: its entry is gone`);
+    return lines.join('\n');
+  });
+}

@@ -1,0 +1,242 @@
+import { LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
+
+/**
+ * The three config sources of the CLI chapter (an `mcpServers` map in each), merged:
+ * global -> enabled plugins -> projects. Pure: files are read elsewhere, and the result is
+ * synced into the registry by the daemon. Every decision is reported (what an entry
+ * overrides, why one was skipped, each warning), because `wispctl mcp sources` shows it.
+ */
+
+export type SourceKind = 'global' | 'plugin' | 'project';
+
+export interface SourceFile {
+  readonly kind: SourceKind;
+  /** The file the entries come from (shown to the user). */
+  readonly file: string;
+  /** For a plugin: its name (entries are namespaced by it). */
+  readonly plugin?: string;
+  /** For a project or a plugin: its directory (the servers' working directory). */
+  readonly directory?: string;
+  /** The parsed JSON, or why it could not be read. */
+  readonly content: { readonly json: unknown } | { readonly error: string };
+}
+
+export interface EntryOrigin {
+  readonly source: SourceKind;
+  readonly file: string;
+  readonly plugin: string | null;
+}
+
+export interface SourceEntry {
+  /** The service name: the entry's key, or `<plugin>.<key>` for a plugin entry. */
+  readonly name: string;
+  readonly key: string;
+  readonly origin: EntryOrigin;
+  readonly transport: 'stdio' | 'http';
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd: string | null;
+  /** Expanded values: secrets, never persisted in the registry. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly url: string | null;
+  /** Expanded header values: secrets too. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly oauth: OAuthSetting | null;
+  /** Digest of everything but the secret values (their names are in it). */
+  readonly digest: string;
+  readonly warnings: readonly string[];
+  /** The entry this one replaced (a project entry over a global one of the same name). */
+  readonly overrides: EntryOrigin | null;
+}
+
+export interface OAuthSetting {
+  readonly enabled: boolean;
+  readonly clientId: string | null;
+  readonly scopes: string | null;
+}
+
+export interface SkippedEntry {
+  readonly name: string;
+  readonly origin: EntryOrigin;
+  readonly reason: string;
+}
+
+export interface MergeResult {
+  readonly entries: SourceEntry[];
+  readonly skipped: SkippedEntry[];
+  /** Whole files that could not be used. */
+  readonly problems: { readonly file: string; readonly message: string }[];
+}
+
+const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const NAME = new RegExp(SERVICE_NAME_PATTERN);
+
+/** `${VAR}` and `${VAR:-default}` from `env`; an unset variable (with no default) becomes empty and is reported. */
+export function expand(text: string, env: Readonly<Record<string, string | undefined>>, unset: (name: string) => void): string {
+  return text.replace(VAR, (_match, name: string, fallback: string | undefined) => {
+    const value = env[name];
+    if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
+    if (value === undefined) {
+      unset(name);
+      return '';
+    }
+    return value;
+  });
+}
+
+/** The `mcpServers` map of a file: at the top level, or under `config` (global settings). */
+function serversOf(json: unknown, kind: SourceKind): Record<string, unknown> | string {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return 'not a JSON object';
+  const doc = json as Record<string, unknown>;
+  const config: unknown = doc.config;
+  const servers = doc.mcpServers ?? (kind === 'global' && typeof config === 'object' && config !== null ? (config as Record<string, unknown>).mcpServers : undefined);
+  if (servers === undefined) return {};
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) return 'mcpServers is not an object';
+  return servers as Record<string, unknown>;
+}
+
+const isStringMap = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+
+/** One entry, checked and expanded; a string is why it is invalid. */
+function readEntry(
+  key: string,
+  raw: unknown,
+  file: SourceFile,
+  env: Readonly<Record<string, string | undefined>>,
+): Omit<SourceEntry, 'overrides'> | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'the entry is not an object';
+  const entry = raw as Record<string, unknown>;
+  const name = file.kind === 'plugin' ? `${file.plugin ?? 'plugin'}.${key}` : key;
+  if (!NAME.test(name)) return `"${name}" is not a valid service name (1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`;
+  const warnings: string[] = [];
+  const where = `entry "${key}" in ${file.file}`;
+  const unsetVars = new Set<string>();
+  const x = (text: string): string => expand(text, env, (v) => unsetVars.add(v));
+
+  const hasCommand = entry.command !== undefined;
+  const hasUrl = entry.url !== undefined;
+  if (!hasCommand && !hasUrl) return 'it has neither command (stdio) nor url (streamable HTTP)';
+  if (hasCommand && hasUrl) warnings.push(`${where} has both command and url: it runs as stdio and the url is ignored`);
+  if (hasCommand && (typeof entry.command !== 'string' || entry.command === '')) return 'command must be a non-empty string';
+  if (entry.args !== undefined && (!Array.isArray(entry.args) || !entry.args.every((a) => typeof a === 'string'))) return 'args must be an array of strings';
+  if (entry.env !== undefined && !isStringMap(entry.env)) return 'env must map variable names to strings';
+  if (entry.headers !== undefined && !isStringMap(entry.headers)) return 'headers must map header names to strings';
+  if (isStringMap(entry.env)) {
+    const bad = Object.keys(entry.env).find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+    if (bad !== undefined) return `env has an invalid variable name ${JSON.stringify(bad)}`;
+    if (Object.keys(entry.env).length > LIMITS.maxEnvVars) return `env has more than ${LIMITS.maxEnvVars} variables`;
+  }
+  if (isStringMap(entry.headers)) {
+    const bad = Object.keys(entry.headers).find((n) => !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(n));
+    if (bad !== undefined) return `headers has an invalid header name ${JSON.stringify(bad)}`;
+  }
+  let oauth: OAuthSetting | null = null;
+  if (entry.oauth !== undefined) {
+    if (typeof entry.oauth !== 'object' || entry.oauth === null || Array.isArray(entry.oauth)) return 'oauth must be an object';
+    const o = entry.oauth as Record<string, unknown>;
+    if (o.enabled !== undefined && typeof o.enabled !== 'boolean') return 'oauth.enabled must be true or false';
+    if (o.clientId !== undefined && typeof o.clientId !== 'string') return 'oauth.clientId must be a string';
+    if (o.scopes !== undefined && typeof o.scopes !== 'string' && !(Array.isArray(o.scopes) && o.scopes.every((s) => typeof s === 'string'))) {
+      return 'oauth.scopes must be a string or an array of strings';
+    }
+    oauth = {
+      enabled: o.enabled !== false,
+      clientId: typeof o.clientId === 'string' ? o.clientId : null,
+      scopes: Array.isArray(o.scopes) ? (o.scopes).join(' ') : typeof o.scopes === 'string' ? o.scopes : null,
+    };
+  }
+
+  const transport = hasCommand ? 'stdio' : 'http';
+  const command = transport === 'stdio' ? x(entry.command as string) : '';
+  const args = transport === 'stdio' ? ((entry.args) ?? []).map(x) : [];
+  const envValues = transport === 'stdio' ? Object.fromEntries(Object.entries((entry.env) ?? {}).map(([k, v]) => [k, x(v)])) : {};
+  const url = transport === 'http' ? x(String(entry.url)) : null;
+  const headers = transport === 'http' ? Object.fromEntries(Object.entries((entry.headers) ?? {}).map(([k, v]) => [k, x(v)])) : {};
+  if (transport === 'stdio' && command === '') return 'command is empty after ${VAR} expansion';
+  if (url !== null && !/^https?:\/\/[^\s]+$/.test(url)) return `url ${JSON.stringify(url)} is not an http(s) URL`;
+  for (const v of [...unsetVars].sort()) warnings.push(`\${${v}} is not set (${where}): it became an empty string`);
+  const cwd = file.directory ?? null;
+  const digest = sha256Hex(
+    canonicalJson({ transport, command, args, cwd, env: Object.keys(envValues).sort(), url, headers: Object.keys(headers).sort(), oauth }),
+  ).slice(0, 32);
+  return {
+    name,
+    key,
+    origin: { source: file.kind, file: file.file, plugin: file.plugin ?? null },
+    transport,
+    command,
+    args,
+    cwd,
+    env: envValues,
+    url,
+    headers,
+    oauth,
+    digest,
+    warnings,
+  };
+}
+
+/** Content as a human would compare it: everything, secret values included (kept in memory only). */
+function sameContent(a: Omit<SourceEntry, 'overrides'>, b: Omit<SourceEntry, 'overrides'>): boolean {
+  const content = (e: Omit<SourceEntry, 'overrides'>): string =>
+    canonicalJson({ transport: e.transport, command: e.command, args: e.args, env: e.env, url: e.url, headers: e.headers, oauth: e.oauth });
+  return content(a) === content(b);
+}
+
+/**
+ * Merges the files, in the order given (global, then plugins, then projects). A later
+ * manual entry (global or project) with the same name replaces an earlier one whole; a
+ * plugin entry is namespaced `<plugin>.<key>`, and dropped when its content equals a
+ * manual entry's.
+ */
+export function mergeSources(files: readonly SourceFile[], env: Readonly<Record<string, string | undefined>>): MergeResult {
+  const byName = new Map<string, SourceEntry>();
+  const skipped: SkippedEntry[] = [];
+  const problems: { file: string; message: string }[] = [];
+  const plugins: Omit<SourceEntry, 'overrides'>[] = [];
+  for (const file of files) {
+    if ('error' in file.content) {
+      problems.push({ file: file.file, message: file.content.error });
+      continue;
+    }
+    const servers = serversOf(file.content.json, file.kind);
+    if (typeof servers === 'string') {
+      problems.push({ file: file.file, message: servers });
+      continue;
+    }
+    for (const [key, raw] of Object.entries(servers)) {
+      const origin: EntryOrigin = { source: file.kind, file: file.file, plugin: file.plugin ?? null };
+      const entry = readEntry(key, raw, file, env);
+      if (typeof entry === 'string') {
+        skipped.push({ name: key, origin, reason: `invalid: ${entry}` });
+        continue;
+      }
+      if (file.kind === 'plugin') {
+        plugins.push(entry);
+        continue;
+      }
+      const previous = byName.get(entry.name);
+      if (previous !== undefined) skipped.push({ name: previous.name, origin: previous.origin, reason: `replaced whole by the entry of the same name in ${entry.origin.file}` });
+      byName.set(entry.name, { ...entry, overrides: previous?.origin ?? null });
+    }
+  }
+  const manual = [...byName.values()];
+  for (const entry of plugins) {
+    const twin = manual.find((m) => sameContent(m, entry));
+    if (twin !== undefined) {
+      skipped.push({ name: entry.name, origin: entry.origin, reason: `same content as "${twin.name}" from ${twin.origin.file}: deduplicated` });
+      continue;
+    }
+    if (byName.has(entry.name)) {
+      skipped.push({ name: entry.name, origin: entry.origin, reason: `the name is taken by "${entry.name}" from ${byName.get(entry.name)?.origin.file ?? ''}` });
+      continue;
+    }
+    byName.set(entry.name, { ...entry, overrides: null });
+  }
+  // Global first, then plugins, then projects: the order the user reads them in.
+  const rank: Record<SourceKind, number> = { global: 0, plugin: 1, project: 2 };
+  const entries = [...byName.values()].sort((a, b) => rank[a.origin.source] - rank[b.origin.source]);
+  return { entries, skipped, problems };
+}

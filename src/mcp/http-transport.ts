@@ -1,0 +1,99 @@
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ErrorCode } from '../control/index.js';
+
+export interface TransportFailure {
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
+export interface HttpTransportOptions {
+  readonly url: string;
+  /** Header values (secrets) from the store, sent with every request. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** One JSON response, or one SSE event, larger than this fails the connection. */
+  readonly maxMessageBytes: number;
+  /** Called once when a limit trips: the connection fails itself (no retry loop). */
+  readonly onFailure: (failure: TransportFailure) => void;
+  readonly authProvider?: OAuthClientProvider | undefined;
+  /** The fetch to wrap (default: the global one). */
+  readonly fetch?: FetchLike | undefined;
+}
+
+/**
+ * The SDK's streamable HTTP client transport, with our own fetch wrapper around it: the
+ * SDK puts no bound on response sizes, so every response body is counted as it streams,
+ * JSON whole and SSE per event, and cut at the limit (see the team's SDK notes).
+ */
+export class HttpTransport {
+  readonly inner: StreamableHTTPClientTransport;
+  private tripped: TransportFailure | undefined;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    const base = options.fetch ?? ((url: string | URL, init?: RequestInit) => fetch(url, init));
+    const capped: FetchLike = async (url, init) => this.cap(await base(url, init));
+    this.inner = new StreamableHTTPClientTransport(new URL(options.url), {
+      fetch: capped,
+      requestInit: { headers: { ...options.headers } },
+      // One reconnection attempt of a dropped SSE stream at most: a server that is down is a failure, not a loop.
+      reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+      ...(options.authProvider !== undefined ? { authProvider: options.authProvider } : {}),
+    });
+  }
+
+  get failure(): TransportFailure | undefined {
+    return this.tripped;
+  }
+
+  /** Ends the server's session (DELETE), then closes; both bounded, both best effort. */
+  async stop(graceMs: number): Promise<void> {
+    if (this.inner.sessionId !== undefined) {
+      await Promise.race([this.inner.terminateSession().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    }
+    await this.inner.close().catch(() => undefined);
+  }
+
+  private trip(failure: TransportFailure): Error {
+    if (this.tripped === undefined) {
+      this.tripped = failure;
+      this.options.onFailure(failure);
+    }
+    return new Error(failure.message);
+  }
+
+  private cap(response: Response): Response {
+    const limit = this.options.maxMessageBytes;
+    const body = response.body;
+    if (body === null || [101, 204, 205, 304].includes(response.status)) return response;
+    const sse = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
+    const declared = Number(response.headers.get('content-length') ?? NaN);
+    if (!sse && declared > limit) {
+      void body.cancel();
+      throw this.trip({ code: 'FRAME_TOO_LARGE', message: `the server sent a ${declared}-byte response; the limit is ${limit} bytes` });
+    }
+    let count = 0;
+    let newline = false;
+    const counter = new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, controller) => {
+        if (sse) {
+          // An SSE event ends at a blank line; count the bytes of the event being read.
+          for (const byte of chunk) {
+            count += 1;
+            if (byte === 10) {
+              if (newline) count = 0;
+              newline = true;
+            } else if (byte !== 13) newline = false;
+            if (count > limit) break;
+          }
+        } else count += chunk.byteLength;
+        if (count > limit) {
+          controller.error(this.trip({ code: 'FRAME_TOO_LARGE', message: `the server sent ${sse ? 'an SSE event' : 'a response'} over the ${limit}-byte limit` }));
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+}

@@ -1,0 +1,169 @@
+import { LIMITS, WispError } from '../control/index.js';
+import { mergeSources, type EntryOrigin, type SkippedEntry, type SourceEntry } from './config-sources.js';
+import type { ServiceRegistry } from './service-registry.js';
+import type { SourceOrigin, StoredService } from './service-store.js';
+import { readSourceFiles } from './source-files.js';
+
+/** Where a header's value is kept in the secret store (beside the service's variables). */
+export const HEADER_SECRET_PREFIX = 'header:';
+
+export interface SecretValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface SourceSyncDeps {
+  readonly registry: ServiceRegistry;
+  readonly configDir: () => string;
+  readonly projects: () => readonly string[];
+  /** The daemon's environment, for ${VAR} expansion. */
+  readonly env: () => Readonly<Record<string, string | undefined>>;
+  /** Values from files go to the session store: the file is their source, re-read at every sync. */
+  readonly writeSecrets: (config: StoredService, values: readonly SecretValue[]) => Promise<void>;
+  readonly eraseSecrets: (config: StoredService) => Promise<void>;
+  /** The values stored now (session store), or null for any missing. */
+  readonly storedSecrets: (config: StoredService) => Promise<Readonly<Record<string, string>> | null>;
+}
+
+export type SyncAction = 'added' | 'updated' | 'unchanged' | 'skipped';
+
+export interface SyncedEntry {
+  readonly name: string;
+  readonly origin: EntryOrigin;
+  readonly transport: 'stdio' | 'http';
+  readonly overrides: EntryOrigin | null;
+  readonly warnings: readonly string[];
+  readonly action: SyncAction;
+  readonly reason: string | null;
+  readonly serviceId: string | null;
+}
+
+export interface SyncReport {
+  readonly at: string;
+  readonly entries: SyncedEntry[];
+  readonly skipped: SkippedEntry[];
+  readonly problems: { readonly file: string; readonly message: string }[];
+  readonly removed: string[];
+}
+
+function secretValues(entry: SourceEntry): SecretValue[] {
+  return [
+    ...Object.entries(entry.env).map(([name, value]) => ({ name, value })),
+    ...Object.entries(entry.headers).map(([name, value]) => ({ name: `${HEADER_SECRET_PREFIX}${name}`, value })),
+  ];
+}
+
+function originOf(entry: SourceEntry): SourceOrigin {
+  return { kind: 'source', source: entry.origin.source, file: entry.origin.file, plugin: entry.origin.plugin, digest: entry.digest };
+}
+
+function sameSecrets(stored: Readonly<Record<string, string>> | null, wanted: readonly SecretValue[]): boolean {
+  if (stored === null) return wanted.length === 0;
+  return wanted.length === Object.keys(stored).length && wanted.every((v) => stored[v.name] === v.value);
+}
+
+/**
+ * Syncs the merged config sources into the registry, at daemon start and on `mcp reload`
+ * (never on its own). An entry whose content changed is updated, which stops and
+ * disables it until trusted again; an entry gone from its source is removed; services
+ * registered by hand or by an install are never touched.
+ */
+export class SourceSync {
+  private queue: Promise<unknown> = Promise.resolve();
+  private last: SyncReport | null = null;
+
+  constructor(
+    private readonly deps: SourceSyncDeps,
+    private readonly now: () => Date,
+  ) {}
+
+  get report(): SyncReport | null {
+    return this.last;
+  }
+
+  sync(): Promise<SyncReport> {
+    const run = this.queue.then(() => this.run());
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async run(): Promise<SyncReport> {
+    const { registry } = this.deps;
+    const files = await readSourceFiles(this.deps.configDir(), this.deps.projects());
+    const merged = mergeSources(files, this.deps.env());
+    const entries: SyncedEntry[] = [];
+    const keep = new Set<string>();
+    for (const entry of merged.entries) {
+      const base = { name: entry.name, origin: entry.origin, transport: entry.transport, overrides: entry.overrides, warnings: entry.warnings };
+      try {
+        const result = await this.apply(entry);
+        if (result.serviceId !== null) keep.add(result.serviceId);
+        entries.push({ ...base, ...result });
+      } catch (error) {
+        entries.push({ ...base, action: 'skipped', reason: error instanceof WispError ? `${error.code}: ${error.message}` : String(error), serviceId: null });
+      }
+    }
+    const removed: string[] = [];
+    for (const service of registry.list()) {
+      if (service.origin?.kind !== 'source' || keep.has(service.id)) continue;
+      // Skipped entries of a source are removed too: their old config no longer describes them.
+      await this.deps.eraseSecrets(service);
+      await registry.delete({ id: service.id }).catch(() => undefined);
+      removed.push(service.name);
+    }
+    this.last = { at: this.now().toISOString(), entries, skipped: merged.skipped, problems: merged.problems, removed };
+    return this.last;
+  }
+
+  private async apply(entry: SourceEntry): Promise<{ action: SyncAction; reason: string | null; serviceId: string | null }> {
+    const { registry } = this.deps;
+    const values = secretValues(entry);
+    const existing = registry.list().find((s) => s.name === entry.name);
+    if (existing !== undefined && existing.origin?.kind !== 'source') {
+      return { action: 'skipped', reason: `the name ${entry.name} is taken by a service registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
+    }
+    const refs = {
+      env: Object.keys(entry.env).map((name) => ({ name, storage: 'session' as const })),
+      headers: Object.keys(entry.headers).map((name) => ({ name, storage: 'session' as const })),
+    };
+    if (existing === undefined || (existing.transport ?? 'stdio') !== entry.transport) {
+      const userServices = registry.list().filter((s) => s.origin?.kind !== 'source' || s.id === existing?.id).length;
+      if (existing === undefined && registry.count >= LIMITS.maxServices) {
+        return { action: 'skipped', reason: `limit reached: at most ${LIMITS.maxServices} services (${userServices} registered otherwise)`, serviceId: null };
+      }
+      if (existing !== undefined) {
+        await this.deps.eraseSecrets(existing);
+        await registry.delete({ id: existing.id });
+      }
+      const config = await registry.register({
+        name: entry.name,
+        transport: entry.transport,
+        command: entry.command,
+        args: entry.args,
+        url: entry.url ?? undefined,
+        cwd: entry.cwd ?? undefined,
+        env: refs.env,
+        headers: refs.headers,
+        origin: originOf(entry),
+      });
+      await this.deps.writeSecrets(config, values);
+      return { action: existing === undefined ? 'added' : 'updated', reason: null, serviceId: config.id };
+    }
+    const origin = existing.origin;
+    const sameContent = origin?.kind === 'source' && origin.digest === entry.digest && origin.file === entry.origin.file;
+    const stored = await this.deps.storedSecrets(existing);
+    if (sameContent && stored === null) {
+      // After a restart the session store is empty: the values come back from the file.
+      await this.deps.writeSecrets(existing, values);
+      return { action: 'unchanged', reason: null, serviceId: existing.id };
+    }
+    if (sameContent && sameSecrets(stored, values)) return { action: 'unchanged', reason: null, serviceId: existing.id };
+    await this.deps.eraseSecrets(existing);
+    const config = await registry.update(
+      { id: existing.id },
+      { command: entry.command, args: entry.args, cwd: entry.cwd, url: entry.url ?? undefined, env: refs.env, headers: refs.headers, origin: originOf(entry) },
+    );
+    await this.deps.writeSecrets(config, values);
+    return { action: 'updated', reason: null, serviceId: config.id };
+  }
+}

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { expand, mergeSources, type SourceFile } from '../../../src/mcp/index.js';
+
+const global = (json: unknown): SourceFile => ({ kind: 'global', file: '/cfg/settings.json', content: { json } });
+const plugin = (name: string, json: unknown): SourceFile => ({ kind: 'plugin', file: `/cfg/plugins/${name}/plugin.json`, plugin: name, directory: `/cfg/plugins/${name}`, content: { json } });
+const project = (dir: string, json: unknown): SourceFile => ({ kind: 'project', file: `${dir}/.mcp.json`, directory: dir, content: { json } });
+const env = { TOKEN: 'tok-123', EMPTY: '', HOST: 'example.com' };
+
+describe('${VAR} expansion', () => {
+  it.each([
+    ['${TOKEN}', 'tok-123', []],
+    ['Bearer ${TOKEN}!', 'Bearer tok-123!', []],
+    ['${MISSING}', '', ['MISSING']],
+    ['${MISSING:-fallback}', 'fallback', []],
+    ['${EMPTY:-fallback}', 'fallback', []],
+    ['${EMPTY}', '', []],
+    ['${TOKEN:-fallback}', 'tok-123', []],
+    ['$TOKEN and ${ not a var }', '$TOKEN and ${ not a var }', []],
+    ['https://${HOST}/mcp', 'https://example.com/mcp', []],
+  ])('%s -> %s', (text, expected, unset) => {
+    const seen: string[] = [];
+    expect(expand(text, env, (name) => seen.push(name))).toBe(expected);
+    expect(seen).toEqual(unset);
+  });
+});
+
+describe('merging config sources', () => {
+  it('reads mcpServers at the top level or under config in the global file', () => {
+    const top = mergeSources([global({ mcpServers: { a: { command: 'a-bin' } } })], env);
+    const nested = mergeSources([global({ config: { mcpServers: { b: { command: 'b-bin' } } } })], env);
+    expect(top.entries.map((e) => e.name)).toEqual(['a']);
+    expect(nested.entries.map((e) => e.name)).toEqual(['b']);
+  });
+
+  it('picks the transport: command -> stdio, url -> http, both -> stdio with a warning, neither -> invalid with file and name', () => {
+    const result = mergeSources(
+      [
+        global({
+          mcpServers: {
+            local: { command: 'srv', args: ['--x'], env: { K: 'v' } },
+            remote: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${TOKEN}' }, oauth: { enabled: true } },
+            both: { command: 'srv', url: 'https://example.com/mcp' },
+            neither: { args: ['x'] },
+          },
+        }),
+      ],
+      env,
+    );
+    const byName = Object.fromEntries(result.entries.map((e) => [e.name, e]));
+    expect(byName.local).toMatchObject({ transport: 'stdio', command: 'srv', args: ['--x'], env: { K: 'v' }, url: null });
+    expect(byName.remote).toMatchObject({ transport: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer tok-123' }, oauth: { enabled: true, clientId: null } });
+    expect(byName.both).toMatchObject({ transport: 'stdio', url: null });
+    expect(byName.both?.warnings.join()).toContain('both command and url');
+    expect(result.skipped).toEqual([{ name: 'neither', origin: { source: 'global', file: '/cfg/settings.json', plugin: null }, reason: expect.stringContaining('neither command') }]);
+  });
+
+  it('expands ${VAR} in command, args, env, url and headers, warning about each unset variable with the entry and file', () => {
+    const result = mergeSources(
+      [
+        global({
+          mcpServers: {
+            s: { command: '${HOST}-bin', args: ['--token=${TOKEN}', '${NOPE1}'], env: { A: '${TOKEN}', B: '${NOPE2:-d}' } },
+            r: { url: 'https://${HOST}/mcp', headers: { X: '${NOPE3}' } },
+          },
+        }),
+      ],
+      env,
+    );
+    const [s, r] = result.entries;
+    expect(s).toMatchObject({ command: 'example.com-bin', args: ['--token=tok-123', ''], env: { A: 'tok-123', B: 'd' } });
+    expect(s?.warnings).toEqual(['${NOPE1} is not set (entry "s" in /cfg/settings.json): it became an empty string']);
+    expect(r).toMatchObject({ url: 'https://example.com/mcp', headers: { X: '' } });
+    expect(r?.warnings).toEqual(['${NOPE3} is not set (entry "r" in /cfg/settings.json): it became an empty string']);
+  });
+
+  it('lets a project entry replace a global one of the same name whole, with no field merge', () => {
+    const result = mergeSources(
+      [global({ mcpServers: { shared: { command: 'global-bin', args: ['--g'], env: { G: '1' } } } }), project('/p', { mcpServers: { shared: { command: 'project-bin' } } })],
+      env,
+    );
+    expect(result.entries).toHaveLength(1);
+    expect(result.entries[0]).toMatchObject({ name: 'shared', command: 'project-bin', args: [], env: {}, cwd: '/p', origin: { source: 'project', file: '/p/.mcp.json' } });
+    expect(result.entries[0]?.overrides).toEqual({ source: 'global', file: '/cfg/settings.json', plugin: null });
+    expect(result.skipped).toEqual([{ name: 'shared', origin: { source: 'global', file: '/cfg/settings.json', plugin: null }, reason: expect.stringContaining('replaced whole') }]);
+  });
+
+  it('namespaces plugin servers, so a project entry with the short name does not replace them', () => {
+    const result = mergeSources([plugin('tools', { mcpServers: { fetch: { command: 'plugin-fetch' } } }), project('/p', { mcpServers: { fetch: { command: 'project-fetch' } } })], env);
+    expect(result.entries.map((e) => [e.name, e.command, e.origin.source])).toEqual([
+      ['tools.fetch', 'plugin-fetch', 'plugin'],
+      ['fetch', 'project-fetch', 'project'],
+    ]);
+    expect(result.entries[0]?.cwd).toBe('/cfg/plugins/tools');
+  });
+
+  it('drops a plugin entry whose content equals a manual one', () => {
+    const same = { command: 'srv', args: ['--a'], env: { K: '${TOKEN}' } };
+    const result = mergeSources([global({ mcpServers: { mine: same } }), plugin('dup', { mcpServers: { theirs: { command: 'srv', args: ['--a'], env: { K: 'tok-123' } } } })], env);
+    expect(result.entries.map((e) => e.name)).toEqual(['mine']);
+    expect(result.skipped).toEqual([{ name: 'dup.theirs', origin: expect.objectContaining({ source: 'plugin', plugin: 'dup' }), reason: expect.stringContaining('same content as "mine"') }]);
+  });
+
+  it('keeps the merge order global -> plugin -> project in what it reports', () => {
+    const result = mergeSources([global({ mcpServers: { g: { command: 'g' } } }), plugin('p', { mcpServers: { x: { command: 'x' } } }), project('/p', { mcpServers: { j: { command: 'j' } } })], env);
+    expect(result.entries.map((e) => e.origin.source)).toEqual(['global', 'plugin', 'project']);
+  });
+
+  it.each([
+    ['a non-object entry', 'x', 'not an object'],
+    ['an empty command', { command: '' }, 'non-empty string'],
+    ['args that are not strings', { command: 'c', args: [1] }, 'args must be'],
+    ['an env that is not a string map', { command: 'c', env: { A: 1 } }, 'env must map'],
+    ['a bad variable name', { command: 'c', env: { 'A-B': 'x' } }, 'invalid variable name'],
+    ['a bad header name', { url: 'https://x.example', headers: { 'Bad Header': 'x' } }, 'invalid header name'],
+    ['a url that is not http', { url: 'ftp://x.example' }, 'is not an http(s) URL'],
+    ['a bad oauth', { url: 'https://x.example', oauth: 'yes' }, 'oauth must be an object'],
+    ['a command empty after expansion', { command: '${NOT_SET}' }, 'empty after'],
+  ])('reports %s as invalid, with the reason', (_what, entry, reason) => {
+    const result = mergeSources([project('/p', { mcpServers: { bad: entry } })], env);
+    expect(result.entries).toEqual([]);
+    expect(result.skipped[0]).toMatchObject({ name: 'bad', origin: { file: '/p/.mcp.json' }, reason: expect.stringContaining(reason) });
+  });
+
+  it('refuses names the registry cannot hold', () => {
+    const result = mergeSources([global({ mcpServers: { 'has space': { command: 'c' }, '-lead': { command: 'c' } } })], env);
+    expect(result.entries).toEqual([]);
+    expect(result.skipped.map((s) => s.reason)).toEqual([expect.stringContaining('not a valid service name'), expect.stringContaining('not a valid service name')]);
+  });
+
+  it('reports a whole file that cannot be used, and goes on with the others', () => {
+    const result = mergeSources(
+      [{ kind: 'project', file: '/broken/.mcp.json', directory: '/broken', content: { error: 'is not valid JSON: Unexpected token' } }, global({ mcpServers: 3 }), project('/ok', { mcpServers: { fine: { command: 'c' } } })],
+      env,
+    );
+    expect(result.problems).toEqual([
+      { file: '/broken/.mcp.json', message: 'is not valid JSON: Unexpected token' },
+      { file: '/cfg/settings.json', message: 'mcpServers is not an object' },
+    ]);
+    expect(result.entries.map((e) => e.name)).toEqual(['fine']);
+  });
+
+  it('gives the same digest for the same content, a new one for any change, and keeps secret values out of it', () => {
+    const digest = (entry: unknown, vars = env): string => mergeSources([global({ mcpServers: { s: entry } })], vars).entries[0]?.digest ?? '';
+    const base = { command: 'c', args: ['a'], env: { K: '${TOKEN}' } };
+    expect(digest(base)).toBe(digest({ ...base }));
+    expect(digest({ ...base, args: ['b'] })).not.toBe(digest(base));
+    expect(digest({ ...base, env: { K2: '${TOKEN}' } })).not.toBe(digest(base));
+    // The value is a secret: it is compared in memory, never hashed into the registry.
+    expect(digest(base, { ...env, TOKEN: 'other' })).toBe(digest(base));
+  });
+});
