@@ -162,6 +162,9 @@ export class Daemon {
         env: () => options.env ?? process.env,
         writeSecrets: (config, values) => this.secrets.write(config.id, launchBinding(config), values.map((v) => ({ ...v, storage: 'session' as const }))),
         eraseSecrets: (config) => this.secrets.erase(config.id, secretRefs(config)),
+        stop: async (id) => {
+          await this.supervisor.stop(id);
+        },
         storedSecrets: async (config) => {
           const values: Record<string, string> = {};
           for (const ref of secretRefs(config)) {

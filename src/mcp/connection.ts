@@ -56,6 +56,8 @@ export class Connection {
   private http: HttpTransport | undefined;
   private client: Client | undefined;
   private closed = false;
+  /** Set once discovery finished: before that, a failing activation reports its own error. */
+  private activated = false;
   private toolListVersion = 0;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
@@ -108,6 +110,7 @@ export class Connection {
       if (this.isClosed()) return;
       this.toolListVersion += 1;
       this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
+      this.activated = true;
     } catch (error) {
       throw this.toFailure(error, signal);
     }
@@ -249,6 +252,8 @@ export class Connection {
 
   private onClosed(): void {
     if (this.isClosed()) return;
+    // The SDK closes a remote client whose initialize failed: activation reports why (unreachable, 401...).
+    if (this.http !== undefined && !this.activated) return;
     this.closed = true;
     const failure = this.transport?.failure ?? this.http?.failure;
     if (failure !== undefined) this.hooks.failed(failure.code, failure.message);

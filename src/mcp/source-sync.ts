@@ -21,6 +21,8 @@ export interface SourceSyncDeps {
   /** Values from files go to the session store: the file is their source, re-read at every sync. */
   readonly writeSecrets: (config: StoredService, values: readonly SecretValue[]) => Promise<void>;
   readonly eraseSecrets: (config: StoredService) => Promise<void>;
+  /** Waits until a service is stopped (an updated entry is disabled before the sync reports it). */
+  readonly stop: (serviceId: string) => Promise<void>;
   /** The values stored now (session store), or null for any missing. */
   readonly storedSecrets: (config: StoredService) => Promise<Readonly<Record<string, string>> | null>;
 }
@@ -164,6 +166,7 @@ export class SourceSync {
       { command: entry.command, args: entry.args, cwd: entry.cwd, url: entry.url ?? undefined, env: refs.env, headers: refs.headers, origin: originOf(entry) },
     );
     await this.deps.writeSecrets(config, values);
+    await this.deps.stop(config.id);
     return { action: 'updated', reason: null, serviceId: config.id };
   }
 }
