@@ -181,8 +181,9 @@ function buildProgram(io: CliIo): Command {
                   const state = c.status === 'activating' ? `activating/${c.phase}` : c.status;
                   const pid = 'pid' in c && c.pid !== null ? String(c.pid) : '-';
                   const tools = c.status === 'active' ? String(c.toolCount) : '-';
-                  const since = c.status === 'failed' ? c.at : c.since;
-                  const reason = c.status === 'failed' ? `${c.code}: ${c.message}` : '';
+                  const since = c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since;
+                  const reason =
+                    c.status === 'failed' ? `${c.code}: ${c.message}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}` : '';
                   return [s.name, state, pid, tools, since, s.transport, reason];
                 }),
               ),
@@ -793,6 +794,8 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.call.service.name}/${event.call.toolName} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${head}  ${event.call.service.name}/${event.call.toolName} ${event.code}: ${event.message}`;
+    case 'service.login':
+      return `${head}  ${event.service.name} waits for a login: ${event.authorizationUrl}`;
     case 'install.progress':
       return `${head}  ${event.install.package}@${event.install.version} ${event.index}/${event.total} ${event.step} ${event.status}`;
     case 'install.finished':
@@ -848,9 +851,11 @@ function describeConnection(state: ConnectionState): string {
     case 'activating':
       return `activating (${state.phase}${state.pid !== null ? `, pid ${state.pid}` : ''})`;
     case 'active':
-      return `active (pid ${state.pid}, ${state.toolCount} tools)`;
+      return `active (${state.pid !== null ? `pid ${state.pid}` : 'remote'}, ${state.toolCount} tools)`;
     case 'failed':
       return `failed ${state.code}: ${state.message}`;
+    case 'needs_auth':
+      return `needs_auth${state.authorizationServer !== null ? ` at ${state.authorizationServer}` : ''}: ${state.message} (wispctl mcp login NAME)`;
     case 'stopping':
       return 'stopping';
   }

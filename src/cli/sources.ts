@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -68,10 +69,49 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .argument('<name>', 'service name')
     .argument('<url>', 'the endpoint, e.g. https://example.com/mcp')
     .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000)', (v) => Number(v))
-    .action((name: string, url: string, opts: { timeoutMs?: number }) =>
+    .option('--oauth', 'it uses OAuth: log in with wispctl mcp login NAME')
+    .option('--client-id <id>', 'OAuth: a pre-registered client id (default: the client registers itself)')
+    .option('--scopes <scopes>', 'OAuth: the scopes to ask for, space-separated')
+    .action((name: string, url: string, opts: { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string }) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.registerRemote', { name, url, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+        const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined;
+        const { service } = await client.call('services.registerRemote', {
+          name,
+          url,
+          ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+          ...(oauth ? { oauth: { ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}), ...(opts.scopes !== undefined ? { scopes: opts.scopes } : {}) } } : {}),
+        });
         ctx.print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${ctx.describeService(service)}`);
+      }),
+    );
+
+  mcp
+    .command('login')
+    .description('log in to a remote service with OAuth: prints the authorization URL (and opens a browser on a desktop), waits for the callback, then activates it')
+    .argument('<name>', 'service name (or id)')
+    .option('--no-browser', 'only print the URL')
+    .action((name: string, opts: { browser: boolean }) =>
+      ctx.withClient(async (client) => {
+        const { service } = await client.call('services.get', ctx.ref(name));
+        client.onEvent((event) => {
+          if (event.type !== 'service.login' || event.service.id !== service.id) return;
+          ctx.err(`Open this URL to log in to ${service.name} (the answer comes back to ${event.redirectUri}):\n\n  ${event.authorizationUrl}\n`);
+          if (opts.browser) openBrowser(event.authorizationUrl);
+        });
+        await client.call('events.subscribe', {});
+        const result = await client.call('services.login', { id: service.id, configVersion: service.configVersion });
+        ctx.print(result.service, () => `${result.service.name}: logged in; ${result.service.connection.status === 'active' ? `active, ${result.service.connection.toolCount} tools` : result.service.connection.status}`);
+      }),
+    );
+
+  mcp
+    .command('logout')
+    .description('remove a remote service\'s OAuth tokens and client registration from the keychain, and stop it')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      ctx.withClient(async (client) => {
+        const { service } = await client.call('services.logout', ctx.ref(name));
+        ctx.print(service, () => `${service.name}: logged out (tokens removed from the keychain)`);
       }),
     );
 
@@ -118,6 +158,16 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
         ctx.print(result.service.headers, () => `${result.service.name}: headers cleared`);
       }),
     );
+}
+
+/** Opens the URL in the desktop's browser, where there is a desktop; never through a shell. */
+function openBrowser(url: string): void {
+  const desktop = process.platform === 'darwin' || (process.env.DISPLAY ?? '') !== '' || (process.env.WAYLAND_DISPLAY ?? '') !== '';
+  if (!desktop) return;
+  const opener = process.platform === 'darwin' ? 'open' : 'xdg-open';
+  const child = spawn(opener, [url], { stdio: 'ignore', detached: true, shell: false });
+  child.on('error', () => undefined);
+  child.unref();
 }
 
 function where(origin: { source: string; file: string; plugin: string | null }): string {

@@ -348,6 +348,11 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'A remote (http) server needs authorization: check its headers, or log in (wispctl mcp login NAME) when it uses OAuth.',
   },
+  AUTH_FAILED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'An OAuth login failed: the callback\'s state did not match the login (refused), the authorization server denied access, or the code exchange failed.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

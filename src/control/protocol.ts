@@ -77,9 +77,19 @@ export const ConnectionState = Type.Union(
       message: Type.String(),
       at: Timestamp,
     }),
+    Type.Object({
+      status: Type.Literal('needs_auth'),
+      generation: Generation,
+      authorizationServer: Type.Union([Type.String(), Type.Null()], { description: 'Where to log in, as the server advertises it (RFC 9728), when known.' }),
+      message: Type.String(),
+      at: Timestamp,
+    }),
     Type.Object({ status: Type.Literal('stopping'), generation: Generation, pid: Type.Union([Pid, Type.Null()]), since: Timestamp }),
   ],
-  { description: 'disabled -> activating(spawning|initializing|discovering) -> active; any step may end in failed; stopping -> disabled.' },
+  {
+    description:
+      'disabled -> activating(spawning|initializing|discovering) -> active; any step may end in failed, or (remote servers) needs_auth: log in with wispctl mcp login; stopping -> disabled.',
+  },
 );
 export type ConnectionState = Static<typeof ConnectionState>;
 
@@ -98,6 +108,9 @@ export const Service = Type.Object({
   command: Type.String({ description: 'stdio: the program. http: empty.' }),
   url: Type.Union([Type.String(), Type.Null()], { description: 'http: the endpoint. stdio: null.' }),
   headers: Type.Array(EnvVariable, { description: 'http: header names and where their values are kept. Values are write-only.' }),
+  oauth: Type.Union([Type.Object({ enabled: Type.Boolean(), clientId: Type.Union([Type.String(), Type.Null()]), scopes: Type.Union([Type.String(), Type.Null()]) }), Type.Null()], {
+    description: 'http: OAuth login (authorization code + PKCE; tokens in the keychain). null: none.',
+  }),
   args: Type.Array(Type.String()),
   cwd: Type.Union([Type.String(), Type.Null()]),
   timeoutMs: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default (10000).' }),
@@ -471,11 +484,38 @@ export const methods = {
   'services.registerRemote': method({
     summary: 'Register a remote MCP server (streamable HTTP). It is stored disabled; nothing connects. Header values are set with services.setHeaders.',
     params: Type.Object(
-      { name: ServiceName, url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096 }), timeoutMs: Type.Optional(TimeoutMs) },
+      {
+        name: ServiceName,
+        url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096 }),
+        timeoutMs: Type.Optional(TimeoutMs),
+        oauth: Type.Optional(
+          Type.Object(
+            {
+              clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'A pre-registered client id; without it the client registers itself (dynamic registration).' })),
+              scopes: Type.Optional(Type.String({ maxLength: 1024 })),
+            },
+            { additionalProperties: false, description: 'Log in with OAuth (wispctl mcp login NAME).' },
+          ),
+        ),
+      },
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
     errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
+  'services.login': method({
+    summary:
+      'OAuth login for a remote service, bound to the configVersion shown: arms a loopback listener on 127.0.0.1, announces the authorization URL (event service.login), ' +
+      'waits for the callback (its state must match), saves the tokens in the keychain, then activates. Disconnecting cancels it.',
+    params: Type.Object({ ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'INVALID_CONFIG', 'AUTH_FAILED', 'CANCELLED', 'TIMEOUT', 'KEYCHAIN_UNAVAILABLE'],
+  }),
+  'services.logout': method({
+    summary: 'Remove a remote service\'s OAuth tokens and client registration from the keychain, and stop it.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'INVALID_CONFIG', 'KEYCHAIN_UNAVAILABLE'],
   }),
   'services.list': method({
     summary: 'Every registered service, in registration order.',
@@ -835,6 +875,11 @@ export const events = {
     service: Type.Object({ id: Type.String(), name: Type.String() }),
     toolListVersion: Type.Integer(),
     toolCount: Type.Integer(),
+  }),
+  'service.login': event('service.login', 'An OAuth login waits for the human: open the authorization URL in a browser.', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+    authorizationUrl: Type.String(),
+    redirectUri: Type.String({ description: 'The loopback listener (127.0.0.1) that receives the callback.' }),
   }),
   'approval.requested': event('approval.requested', 'A call waits for a human: any attached client may answer.', { approval: Approval }),
   'approval.resolved': event('approval.resolved', 'An approval was approved, denied, cancelled or made stale.', { approval: Approval }),

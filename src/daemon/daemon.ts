@@ -24,7 +24,11 @@ import {
 import { Approvals, AuditLog, type Approval, type ApprovalAnnouncement } from '../approvals/index.js';
 import {
   HEADER_SECRET_PREFIX,
+  OAUTH_ITEMS,
   ProjectList,
+  VaultOAuthProvider,
+  listenForCallback,
+  type OAuthVault,
   ServiceRegistry,
   ServiceStore,
   SourceSync,
@@ -41,6 +45,8 @@ import { DEFAULT_RUNTIME_DIRS, Installer, STEPS, serviceNameFor, type AttemptRec
 import { ModelSettingsStore, type InstallSettingsView } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, launchBinding, type Redactor, type SecretStore, type VariableRef } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { randomBytes } from 'node:crypto';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
 
@@ -343,7 +349,79 @@ export class Daemon {
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await this.secrets.read(config.id, launchBinding(config), secretRefs(config));
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
-    });
+    }, () => this.savedLogin(config));
+  }
+
+  /** A remote service's OAuth items in the keychain, bound to its URL: a token saved for another URL reads as absent. */
+  private vault(config: StoredService): OAuthVault {
+    const binding = launchBinding(config);
+    return {
+      get: async (name) => {
+        const secret = await this.keychain.get(config.id, name);
+        return secret !== null && secret.binding === binding ? secret.value : null;
+      },
+      set: (name, value) => this.keychain.set(config.id, name, { value, binding }),
+      delete: (name) => this.keychain.delete(config.id, name),
+    };
+  }
+
+  /** The provider for an activation: only for an OAuth service that has logged in (tokens saved). */
+  private async savedLogin(config: StoredService): Promise<VaultOAuthProvider | undefined> {
+    if (config.oauth?.enabled !== true) return undefined;
+    const vault = this.vault(config);
+    const [tokens, redirect] = await Promise.all([vault.get(OAUTH_ITEMS.tokens), vault.get(OAUTH_ITEMS.redirect)]);
+    if (tokens === null || redirect === null) return undefined;
+    // A refresh that fails wants a new login: the activation then ends in needs_auth.
+    return new VaultOAuthProvider(vault, config.oauth, redirect, () => undefined);
+  }
+
+  /**
+   * wispctl mcp login: a loopback listener armed first, the authorization URL announced,
+   * the callback's state checked, the tokens saved in the keychain, then activation.
+   */
+  private async login(params: Params<'services.login'>, signal: AbortSignal): Promise<Result<'services.login'>> {
+    const config = this.registry.get({ id: params.id, name: params.name });
+    if (config.transport !== 'http' || config.url == null) throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
+    if (config.oauth?.enabled !== true) {
+      throw new WispError('INVALID_CONFIG', `${config.name} does not use OAuth: register it with --oauth (or "oauth": {"enabled": true} in its config file)`, { field: 'oauth' });
+    }
+    if (config.configVersion !== params.configVersion) {
+      throw new WispError('APPROVAL_STALE', `${config.name} changed since it was shown (configVersion ${config.configVersion}); show it again`, { configVersion: config.configVersion });
+    }
+    const vault = this.vault(config);
+    const previous = await vault.get(OAUTH_ITEMS.redirect);
+    const state = randomBytes(24).toString('base64url');
+    const callback = await listenForCallback(state, signal, previous !== null ? Number(new URL(previous).port) : 0);
+    try {
+      // A client registered for another loopback port cannot use this one: register again.
+      if (previous !== callback.redirectUri && config.oauth.clientId === null) await vault.delete(OAUTH_ITEMS.client);
+      await vault.set(OAUTH_ITEMS.redirect, callback.redirectUri);
+      let authorizationUrl: URL | undefined;
+      const provider = new VaultOAuthProvider(vault, config.oauth, callback.redirectUri, (url) => (authorizationUrl = url), state);
+      await vault.delete(OAUTH_ITEMS.tokens);
+      const scope = config.oauth.scopes ?? undefined;
+      const first = await authStep(() => auth(provider, { serverUrl: config.url ?? '', ...(scope !== undefined ? { scope } : {}) }));
+      if (first === 'REDIRECT') {
+        if (authorizationUrl === undefined) throw new WispError('AUTH_FAILED', 'the authorization server gave no authorization URL');
+        this.events.emit({ type: 'service.login', service: { id: config.id, name: config.name }, authorizationUrl: authorizationUrl.href, redirectUri: callback.redirectUri });
+        const code = await Promise.race([
+          callback.code,
+          new Promise<never>((_, reject) => setTimeout(() => reject(new WispError('TIMEOUT', 'nobody finished the login within 10 minutes')), 600_000).unref()),
+        ]);
+        await authStep(() => auth(provider, { serverUrl: config.url ?? '', authorizationCode: code, ...(scope !== undefined ? { scope } : {}) }));
+      }
+      await vault.delete(OAUTH_ITEMS.verifier);
+    } finally {
+      await callback.close();
+    }
+    await this.activate(config, params.configVersion, signal);
+    return { service: this.view(this.registry.get({ id: config.id })) };
+  }
+
+  /** Every OAuth item of a service, gone (logout, or the service deleted). */
+  private async forgetLogin(config: StoredService): Promise<void> {
+    if (config.oauth == null) return;
+    for (const name of Object.values(OAUTH_ITEMS)) await this.keychain.delete(config.id, name);
   }
 
   /**
@@ -599,6 +677,7 @@ export class Daemon {
       command: config.command,
       url: config.url ?? null,
       headers: (config.headers ?? []).map((h) => ({ name: h.name, storage: h.storage })),
+      oauth: config.oauth != null ? { ...config.oauth } : null,
       args: [...config.args],
       cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? null,
@@ -669,7 +748,10 @@ export class Daemon {
       },
       'services.delete': async (params) => {
         // The secrets go first: if the keychain refuses, nothing is deleted.
-        const deleted = await this.registry.delete(params, (config) => this.secrets.erase(config.id, secretRefs(config)));
+        const deleted = await this.registry.delete(params, async (config) => {
+          await this.secrets.erase(config.id, secretRefs(config));
+          await this.forgetLogin(config);
+        });
         await this.supervisor.remove(deleted.id);
         return { deleted };
       },
@@ -681,8 +763,25 @@ export class Daemon {
       'services.setEnv': (params) => this.setSecrets(params, 'env', params.variables),
       'services.setHeaders': (params) => this.setSecrets(params, 'headers', params.headers),
       'services.registerRemote': async (params) => ({
-        service: this.view(await this.registry.register({ name: params.name, transport: 'http', command: '', url: params.url, timeoutMs: params.timeoutMs })),
+        service: this.view(
+          await this.registry.register({
+            name: params.name,
+            transport: 'http',
+            command: '',
+            url: params.url,
+            timeoutMs: params.timeoutMs,
+            oauth: params.oauth !== undefined ? { enabled: true, clientId: params.oauth.clientId ?? null, scopes: params.oauth.scopes ?? null } : null,
+          }),
+        ),
       }),
+      'services.login': (params, ctx) => this.login(params, ctx.signal),
+      'services.logout': async (params) => {
+        const config = this.registry.get(params);
+        if (config.transport !== 'http') throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
+        await this.supervisor.stop(config.id);
+        await this.forgetLogin(config);
+        return { service: this.view(this.registry.get({ id: config.id })) };
+      },
       'services.carryOverEnv': async (params) => {
         const config = this.registry.get({ id: params.id, name: params.name });
         if (config.configVersion !== params.configVersion) {
@@ -849,6 +948,16 @@ function attemptView(record: AttemptRecord): Result<'installs.get'>['attempt'] {
 /** Every secret a service has in the stores: its variables, and (http) its header values. */
 function secretRefs(config: StoredService): VariableRef[] {
   return [...(config.env ?? []), ...(config.headers ?? []).map((h) => ({ name: `${HEADER_SECRET_PREFIX}${h.name}`, storage: h.storage }))];
+}
+
+/** An SDK auth() step; what it throws (network, a refused exchange) becomes AUTH_FAILED. */
+async function authStep<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof WispError) throw error;
+    throw new WispError('AUTH_FAILED', `the OAuth flow failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function clientId(connectionId: number): string {

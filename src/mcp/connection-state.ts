@@ -15,6 +15,7 @@ export type ConnectionEvent =
       readonly server: { readonly name: string; readonly version: string };
     }
   | { readonly type: 'failed'; readonly code: string; readonly message: string }
+  | { readonly type: 'needs_auth'; readonly authorizationServer: string | null; readonly message: string }
   | { readonly type: 'stop' }
   | { readonly type: 'stopped' };
 
@@ -27,13 +28,14 @@ export class InvalidTransition extends Error {
 /**
  * The one transition function of the connection state machine:
  * disabled -> activating(spawning -> initializing -> discovering) -> active; any of those
- * may end in failed; activating/active -> stopping -> disabled; failed -> stopping or a new
+ * may end in failed (or needs_auth, for a remote server that wants a login);
+ * activating/active -> stopping -> disabled; failed or needs_auth -> stopping or a new
  * activation. Anything else is a bug and throws.
  */
 export function transition(state: ConnectionState, event: ConnectionEvent, at: string): ConnectionState {
   switch (event.type) {
     case 'activate':
-      if (state.status === 'disabled' || state.status === 'failed') {
+      if (state.status === 'disabled' || state.status === 'failed' || state.status === 'needs_auth') {
         return { status: 'activating', phase: 'spawning', generation: event.generation, pid: null, since: at };
       }
       break;
@@ -59,11 +61,16 @@ export function transition(state: ConnectionState, event: ConnectionEvent, at: s
         return { status: 'failed', generation: state.generation, code: event.code, message: event.message, at };
       }
       break;
+    case 'needs_auth':
+      if (state.status === 'activating' || state.status === 'active') {
+        return { status: 'needs_auth', generation: state.generation, authorizationServer: event.authorizationServer, message: event.message, at };
+      }
+      break;
     case 'stop':
       if (state.status === 'activating' || state.status === 'active') {
         return { status: 'stopping', generation: state.generation, pid: state.pid, since: at };
       }
-      if (state.status === 'failed') return { status: 'stopping', generation: state.generation, pid: null, since: at };
+      if (state.status === 'failed' || state.status === 'needs_auth') return { status: 'stopping', generation: state.generation, pid: null, since: at };
       break;
     case 'stopped':
       if (state.status === 'stopping') return { status: 'disabled', since: at };

@@ -4,6 +4,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
+import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpTransport, type TransportFailure } from './http-transport.js';
 import { StdioTransport, type StopLadder } from './stdio-transport.js';
@@ -35,12 +36,16 @@ export interface ConnectionOptions {
   readonly searchPath: string | undefined;
   /** stdio: the service's own variables. http: its header values. */
   readonly env: Readonly<Record<string, string>>;
+  /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
+  readonly authProvider?: OAuthClientProvider | undefined;
 }
 
 export class Failure extends Error {
   constructor(
     readonly code: WispCode,
     message: string,
+    /** NEEDS_AUTH: where the server says to log in, when known. */
+    readonly authorizationServer: string | null = null,
   ) {
     super(message);
   }
@@ -112,7 +117,9 @@ export class Connection {
       this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
       this.activated = true;
     } catch (error) {
-      throw this.toFailure(error, signal);
+      const failure = this.toFailure(error, signal);
+      if (failure.code !== 'NEEDS_AUTH' || this.config.url == null) throw failure;
+      throw new Failure(failure.code, failure.message, await authorizationServerOf(this.config.url));
     }
   }
 
@@ -135,6 +142,7 @@ export class Connection {
       headers: this.options.env,
       maxMessageBytes: LIMITS.maxStdioFrameBytes,
       onFailure: (failure) => this.failWith(failure),
+      authProvider: this.options.authProvider,
     });
     this.http = http;
     const client = this.newClient();
@@ -288,6 +296,7 @@ export class Connection {
 
 /** What a remote server's failures mean: unreachable, HTTP errors, an expired session. */
 function httpFailure(error: unknown, url: string): Failure | undefined {
+  if (error instanceof UnauthorizedError) return new Failure('NEEDS_AUTH', `${url} needs a login (wispctl mcp login)`);
   if (error instanceof StreamableHTTPError) {
     if (error.code === 401 || error.code === 403) return new Failure('NEEDS_AUTH', `${url} refused the request (HTTP ${error.code}): it needs authorization`);
     return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
@@ -297,6 +306,16 @@ function httpFailure(error: unknown, url: string): Failure | undefined {
     return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${cause?.code ?? cause?.message ?? error.message}`);
   }
   return undefined;
+}
+
+/** Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null. */
+async function authorizationServerOf(url: string): Promise<string | null> {
+  try {
+    const metadata = await discoverOAuthProtectedResourceMetadata(url, undefined, (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(3000) }));
+    return metadata.authorization_servers?.[0] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 function remaining(deadline: number): number {

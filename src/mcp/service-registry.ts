@@ -4,6 +4,7 @@ import { LIMITS, WispError, type ServiceRef } from '../control/index.js';
 import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
 
 type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session' };
+type OAuthConfig = { readonly enabled: boolean; readonly clientId: string | null; readonly scopes: string | null };
 
 export interface RegisterInput {
   readonly name: string;
@@ -14,6 +15,7 @@ export interface RegisterInput {
   readonly url?: string | undefined;
   readonly env?: readonly SecretRef[] | undefined;
   readonly headers?: readonly SecretRef[] | undefined;
+  readonly oauth?: OAuthConfig | null | undefined;
   readonly args?: readonly string[] | undefined;
   readonly cwd?: string | undefined;
   readonly timeoutMs?: number | undefined;
@@ -30,6 +32,7 @@ export interface UpdateInput {
   readonly env?: readonly SecretRef[] | undefined;
   readonly url?: string | undefined;
   readonly headers?: readonly SecretRef[] | undefined;
+  readonly oauth?: OAuthConfig | null | undefined;
   readonly origin?: ServiceOrigin | undefined;
 }
 
@@ -86,7 +89,7 @@ export class ServiceRegistry {
       const service: StoredService = {
         id: randomUUID(),
         name: input.name,
-        ...(http ? { transport: 'http' as const, url: input.url ?? null, headers: (input.headers ?? []).map((h) => ({ ...h })) } : {}),
+        ...(http ? { transport: 'http' as const, url: input.url ?? null, headers: (input.headers ?? []).map((h) => ({ ...h })), oauth: input.oauth != null ? { ...input.oauth } : null } : {}),
         command: http ? '' : input.command,
         args: http ? [] : [...(input.args ?? [])],
         cwd: input.cwd ?? null,
@@ -133,7 +136,13 @@ export class ServiceRegistry {
         ...current,
         name: set.name ?? current.name,
         command: http ? '' : (set.command ?? current.command),
-        ...(http ? { url: set.url ?? current.url ?? null, headers: set.headers !== undefined ? set.headers.map((h) => ({ ...h })) : (current.headers ?? []) } : {}),
+        ...(http
+          ? {
+              url: set.url ?? current.url ?? null,
+              headers: set.headers !== undefined ? set.headers.map((h) => ({ ...h })) : (current.headers ?? []),
+              oauth: set.oauth !== undefined ? (set.oauth === null ? null : { ...set.oauth }) : (current.oauth ?? null),
+            }
+          : {}),
         ...(set.origin !== undefined ? { origin: set.origin } : {}),
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,

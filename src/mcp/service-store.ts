@@ -54,6 +54,16 @@ const StoredService = Type.Object(
     command: Type.String({ maxLength: LIMITS.maxCommandChars }),
     /** http: the streamable HTTP endpoint. */
     url: Type.Optional(Type.Union([Type.String({ pattern: '^https?://', maxLength: 4096 }), Type.Null()])),
+    /** http: OAuth (authorization code + PKCE); tokens live in the keychain, never here. */
+    oauth: Type.Optional(
+      Type.Union([
+        Type.Null(),
+        Type.Object(
+          { enabled: Type.Boolean(), clientId: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]), scopes: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]) },
+          { additionalProperties: false },
+        ),
+      ]),
+    ),
     /** http: header names and where their values are kept (values are secrets). */
     headers: Type.Optional(Type.Array(SecretRef, { maxItems: LIMITS.maxEnvVars })),
     args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),

@@ -146,6 +146,7 @@ export class SourceSync {
         cwd: entry.cwd ?? undefined,
         env: refs.env,
         headers: refs.headers,
+        oauth: entry.oauth,
         origin: originOf(entry),
       });
       await this.deps.writeSecrets(config, values);
@@ -163,7 +164,7 @@ export class SourceSync {
     await this.deps.eraseSecrets(existing);
     const config = await registry.update(
       { id: existing.id },
-      { command: entry.command, args: entry.args, cwd: entry.cwd, url: entry.url ?? undefined, env: refs.env, headers: refs.headers, origin: originOf(entry) },
+      { command: entry.command, args: entry.args, cwd: entry.cwd, url: entry.url ?? undefined, env: refs.env, headers: refs.headers, oauth: entry.oauth, origin: originOf(entry) },
     );
     await this.deps.writeSecrets(config, values);
     await this.deps.stop(config.id);

@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, type ConnectionState, type EventPayload } from '../control/index.js';
 import { Connection, Failure, type ConnectionHooks } from './connection.js';
@@ -84,6 +85,8 @@ export class Supervisor {
     configVersion: number,
     signal: AbortSignal,
     loadEnv: () => Promise<Record<string, string>> = () => Promise.resolve({}),
+    /** A remote service with OAuth: the provider holding its saved tokens (none: no login yet). */
+    loadAuth: () => Promise<OAuthClientProvider | undefined> = () => Promise.resolve(undefined),
   ): Promise<ConnectionState> {
     if (config.configVersion !== configVersion) {
       throw new WispError(
@@ -99,7 +102,8 @@ export class Supervisor {
     }
     // Secrets are read only now, after the checks, and only for a service that has variables.
     const env = await loadEnv();
-    if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed') {
+    const authProvider = config.transport === 'http' ? await loadAuth() : undefined;
+    if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed' && statusOf(entry) !== 'needs_auth') {
       throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
     }
     entry.generation += 1;
@@ -110,6 +114,7 @@ export class Supervisor {
       stderr: entry.stderr,
       searchPath: this.options.searchPath,
       env,
+      authProvider,
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -124,7 +129,7 @@ export class Supervisor {
         this.withdraw(entry.id);
         await connection.stop(true);
         if (this.isCurrent(entry, connection) && statusOf(entry) === 'activating') {
-          this.apply(entry, { type: 'failed', code: failure.code, message: failure.message });
+          this.apply(entry, failureEvent(failure.code, failure.message, failure.authorizationServer));
         }
       }
     } finally {
@@ -214,11 +219,11 @@ export class Supervisor {
     };
   }
 
-  /** Withdraws the tools, marks the service failed and takes the process down the ladder. */
+  /** Withdraws the tools, marks the service failed (or needs_auth) and takes the process down the ladder. */
   private fail(entry: Entry, code: string, message: string): void {
     if (entry.state.status !== 'active' && entry.state.status !== 'activating') return;
     this.withdraw(entry.id);
-    this.apply(entry, { type: 'failed', code, message });
+    this.apply(entry, failureEvent(code, message, null));
     const connection = entry.connection;
     if (connection !== undefined) {
       const stopping = connection.stop(false).finally(() => this.background.delete(stopping));
@@ -280,4 +285,9 @@ export class Supervisor {
 
 function statusOf(entry: Entry): ConnectionState['status'] {
   return entry.state.status;
+}
+
+/** A failure, or (NEEDS_AUTH from a remote server) the needs_auth state with where to log in. */
+function failureEvent(code: string, message: string, authorizationServer: string | null): ConnectionEvent {
+  return code === 'NEEDS_AUTH' ? { type: 'needs_auth', authorizationServer, message } : { type: 'failed', code, message };
 }

@@ -70,7 +70,7 @@ describe('remote servers over streamable HTTP', () => {
     const server = await fixture({ token: 'tok-secret-7781' });
     const service = await remote('remote-auth', server.url);
     const failed = await activate(service);
-    expect(failed.connection).toMatchObject({ status: 'failed', code: 'NEEDS_AUTH' });
+    expect(failed.connection).toMatchObject({ status: 'needs_auth', authorizationServer: null, message: expect.stringContaining('HTTP 401') });
     const { service: withHeader } = await client.call('services.setHeaders', {
       id: service.id,
       mode: 'replace',

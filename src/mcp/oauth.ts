@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { WispError } from '../control/index.js';
+
+/** Where a service's OAuth state lives: the OS keychain, one entry per item, never a file. */
+export interface OAuthVault {
+  get(name: string): Promise<string | null>;
+  set(name: string, value: string): Promise<void>;
+  delete(name: string): Promise<void>;
+}
+
+export const OAUTH_ITEMS = { tokens: 'oauth:tokens', client: 'oauth:client', verifier: 'oauth:verifier', redirect: 'oauth:redirect' } as const;
+
+export interface OAuthSettings {
+  readonly clientId: string | null;
+  readonly scopes: string | null;
+}
+
+/**
+ * The SDK's OAuthClientProvider, backed by the vault. Tokens and client information are
+ * kept verbatim (the SDK stamps them with their issuer and checks it on the way back).
+ * `onRedirect` hears the authorization URL when the SDK wants a human to log in.
+ */
+export class VaultOAuthProvider implements OAuthClientProvider {
+  constructor(
+    private readonly vault: OAuthVault,
+    private readonly settings: OAuthSettings,
+    private readonly redirect: string,
+    private readonly onRedirect: (authorizationUrl: URL) => void,
+    private readonly stateValue?: string,
+  ) {}
+
+  get redirectUrl(): string {
+    return this.redirect;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Wisp Host',
+      redirect_uris: [this.redirect],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(this.settings.scopes !== null ? { scope: this.settings.scopes } : {}),
+    };
+  }
+
+  state(): string {
+    return this.stateValue ?? randomBytes(16).toString('hex');
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    if (this.settings.clientId !== null) return { client_id: this.settings.clientId };
+    return parse(await this.vault.get(OAUTH_ITEMS.client)) as OAuthClientInformationMixed | undefined;
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    if (this.settings.clientId !== null) return;
+    await this.vault.set(OAUTH_ITEMS.client, JSON.stringify(info));
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    return parse(await this.vault.get(OAUTH_ITEMS.tokens)) as OAuthTokens | undefined;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await this.vault.set(OAUTH_ITEMS.tokens, JSON.stringify(tokens));
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    this.onRedirect(authorizationUrl);
+  }
+
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    await this.vault.set(OAUTH_ITEMS.verifier, codeVerifier);
+  }
+
+  async codeVerifier(): Promise<string> {
+    const verifier = await this.vault.get(OAUTH_ITEMS.verifier);
+    if (verifier === null) throw new WispError('NEEDS_AUTH', 'no PKCE verifier is saved for this login: start it again');
+    return verifier;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'all' || scope === 'tokens') await this.vault.delete(OAUTH_ITEMS.tokens);
+    if (scope === 'all' || scope === 'client') await this.vault.delete(OAUTH_ITEMS.client);
+    if (scope === 'all' || scope === 'verifier') await this.vault.delete(OAUTH_ITEMS.verifier);
+  }
+}
+
+/** Saved JSON, verbatim as the SDK gave it (the SDK checks its own fields, e.g. the issuer stamp). */
+function parse(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LoopbackCallback {
+  readonly redirectUri: string;
+  /** Resolves with the authorization code once a callback with the expected state arrives. */
+  readonly code: Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The redirect target of a login: a listener on 127.0.0.1, armed before the user is sent
+ * to the authorization server. The first callback decides: a wrong `state` (the SDK does
+ * not check it) or an error from the server fails the login; nothing else is accepted.
+ */
+export async function listenForCallback(expectedState: string, signal: AbortSignal, preferredPort = 0): Promise<LoopbackCallback> {
+  let settle!: { resolve: (code: string) => void; reject: (error: Error) => void };
+  const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+  code.catch(() => undefined);
+  let done = false;
+  const finish = (outcome: { code: string } | { error: WispError }): void => {
+    if (done) return;
+    done = true;
+    if ('code' in outcome) settle.resolve(outcome.code);
+    else settle.reject(outcome.error);
+  };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname !== '/callback' || done) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    const state = url.searchParams.get('state');
+    const error = url.searchParams.get('error');
+    const received = url.searchParams.get('code');
+    if (state !== expectedState) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('This login link does not match the login that was started (state mismatch). Start it again.\n');
+      finish({ error: new WispError('AUTH_FAILED', 'the authorization callback carried a state that does not match this login: refused') });
+    } else if (error !== null || received === null) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('The authorization server did not grant access.\n');
+      finish({ error: new WispError('AUTH_FAILED', `the authorization server answered ${error ?? 'without a code'}${url.searchParams.get('error_description') !== null ? `: ${url.searchParams.get('error_description') ?? ''}` : ''}`) });
+    } else {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('Logged in. You can close this page and go back to the terminal.\n');
+      finish({ code: received });
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (preferredPort !== 0 && error.code === 'EADDRINUSE') server.listen(0, '127.0.0.1', resolve);
+      else reject(error);
+    });
+    server.listen(preferredPort, '127.0.0.1', resolve);
+  });
+  const onAbort = (): void => finish({ error: new WispError('CANCELLED', 'the login was cancelled') });
+  signal.addEventListener('abort', onAbort, { once: true });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    redirectUri: `http://127.0.0.1:${port}/callback`,
+    code,
+    close: async () => {
+      signal.removeEventListener('abort', onAbort);
+      finish({ error: new WispError('CANCELLED', 'the login ended') });
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
