@@ -24,7 +24,7 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', setInterval: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', performance: 'readonly', setImmediate: 'readonly', TextDecoder: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', setInterval: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', performance: 'readonly', setImmediate: 'readonly', TextDecoder: 'readonly', fetch: 'readonly' } },
   },
   {
     // The fixture package bin published by the install tests is CommonJS, as many real ones are.

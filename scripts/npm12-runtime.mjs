@@ -40,3 +40,17 @@ export async function npm12Bin() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await npm12Bin());
+
+export const CONFORMANCE_VERSION = '0.1.16';
+
+/** The MCP conformance suite's CLI (it needs Node 22: run it with the node from npm12Bin()), installed on first use. */
+export async function conformanceCli() {
+  const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.cache', `conformance-${CONFORMANCE_VERSION}`);
+  const cli = path.join(dir, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  if (existsSync(path.join(dir, 'ready'))) return cli;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  await run('npm', ['install', '--prefix', dir, '--no-save', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', `@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`], { cwd: dir });
+  writeFileSync(path.join(dir, 'ready'), '');
+  return cli;
+}

@@ -81,6 +81,7 @@ export const ConnectionState = Type.Union(
       status: Type.Literal('needs_auth'),
       generation: Generation,
       authorizationServer: Type.Union([Type.String(), Type.Null()], { description: 'Where to log in, as the server advertises it (RFC 9728), when known.' }),
+      scope: Type.Union([Type.String(), Type.Null()], { description: 'The scope the server asked for (WWW-Authenticate), used by the next login.' }),
       message: Type.String(),
       at: Timestamp,
     }),

@@ -28,6 +28,7 @@ import {
   ProjectList,
   VaultOAuthProvider,
   listenForCallback,
+  probeChallenge,
   type OAuthVault,
   ServiceRegistry,
   ServiceStore,
@@ -390,17 +391,21 @@ export class Daemon {
     }
     const vault = this.vault(config);
     const previous = await vault.get(OAUTH_ITEMS.redirect);
-    const state = randomBytes(24).toString('base64url');
-    const callback = await listenForCallback(state, signal, previous !== null ? Number(new URL(previous).port) : 0);
+    const expectedState = randomBytes(24).toString('base64url');
+    const callback = await listenForCallback(expectedState, signal, previous !== null ? Number(new URL(previous).port) : 0);
     try {
       // A client registered for another loopback port cannot use this one: register again.
       if (previous !== callback.redirectUri && config.oauth.clientId === null) await vault.delete(OAUTH_ITEMS.client);
       await vault.set(OAUTH_ITEMS.redirect, callback.redirectUri);
       let authorizationUrl: URL | undefined;
-      const provider = new VaultOAuthProvider(vault, config.oauth, callback.redirectUri, (url) => (authorizationUrl = url), state);
+      const provider = new VaultOAuthProvider(vault, config.oauth, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
       await vault.delete(OAUTH_ITEMS.tokens);
-      const scope = config.oauth.scopes ?? undefined;
-      const first = await authStep(() => auth(provider, { serverUrl: config.url ?? '', ...(scope !== undefined ? { scope } : {}) }));
+      // The scope: what the server last asked for (a step-up), else what it asks a newcomer, else the configured one.
+      const challenge = await probeChallenge(config.url, this.options.version);
+      const state = this.supervisor.state(config.id);
+      const scope = (state.status === 'needs_auth' ? state.scope : null) ?? challenge.scope ?? config.oauth.scopes ?? undefined;
+      const where = { serverUrl: config.url, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) };
+      const first = await authStep(() => auth(provider, where));
       if (first === 'REDIRECT') {
         if (authorizationUrl === undefined) throw new WispError('AUTH_FAILED', 'the authorization server gave no authorization URL');
         this.events.emit({ type: 'service.login', service: { id: config.id, name: config.name }, authorizationUrl: authorizationUrl.href, redirectUri: callback.redirectUri });
@@ -408,7 +413,7 @@ export class Daemon {
           callback.code,
           new Promise<never>((_, reject) => setTimeout(() => reject(new WispError('TIMEOUT', 'nobody finished the login within 10 minutes')), 600_000).unref()),
         ]);
-        await authStep(() => auth(provider, { serverUrl: config.url ?? '', authorizationCode: code, ...(scope !== undefined ? { scope } : {}) }));
+        await authStep(() => auth(provider, { ...where, authorizationCode: code }));
       }
       await vault.delete(OAUTH_ITEMS.verifier);
     } finally {

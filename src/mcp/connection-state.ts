@@ -15,7 +15,7 @@ export type ConnectionEvent =
       readonly server: { readonly name: string; readonly version: string };
     }
   | { readonly type: 'failed'; readonly code: string; readonly message: string }
-  | { readonly type: 'needs_auth'; readonly authorizationServer: string | null; readonly message: string }
+  | { readonly type: 'needs_auth'; readonly authorizationServer: string | null; readonly scope: string | null; readonly message: string }
   | { readonly type: 'stop' }
   | { readonly type: 'stopped' };
 
@@ -63,7 +63,7 @@ export function transition(state: ConnectionState, event: ConnectionEvent, at: s
       break;
     case 'needs_auth':
       if (state.status === 'activating' || state.status === 'active') {
-        return { status: 'needs_auth', generation: state.generation, authorizationServer: event.authorizationServer, message: event.message, at };
+        return { status: 'needs_auth', generation: state.generation, authorizationServer: event.authorizationServer, scope: event.scope, message: event.message, at };
       }
       break;
     case 'stop':

@@ -25,8 +25,8 @@ export interface ConnectionHooks {
   initialized(): void;
   /** A complete, checked tool list; throws (LIMIT_EXCEEDED) to refuse it. */
   discovered(tools: CatalogTool[], server: { name: string; version: string }, toolListVersion: number): void;
-  /** The connection failed on its own (exit, protocol error, failed refresh). */
-  failed(code: WispCode, message: string): void;
+  /** The connection failed on its own (exit, protocol error, failed refresh, lost authorization with the scope asked for). */
+  failed(code: WispCode, message: string, scope?: string | null): void;
 }
 
 export interface ConnectionOptions {
@@ -46,6 +46,8 @@ export class Failure extends Error {
     message: string,
     /** NEEDS_AUTH: where the server says to log in, when known. */
     readonly authorizationServer: string | null = null,
+    /** NEEDS_AUTH: the scope the server asked for (WWW-Authenticate). */
+    readonly scope: string | null = null,
   ) {
     super(message);
   }
@@ -119,7 +121,8 @@ export class Connection {
     } catch (error) {
       const failure = this.toFailure(error, signal);
       if (failure.code !== 'NEEDS_AUTH' || this.config.url == null) throw failure;
-      throw new Failure(failure.code, failure.message, await authorizationServerOf(this.config.url));
+      const challenge = this.http?.challenge;
+      throw new Failure(failure.code, failure.message, await authorizationServerOf(this.config.url, challenge?.resourceMetadataUrl), challenge?.scope ?? null);
     }
   }
 
@@ -195,7 +198,14 @@ export class Connection {
         client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: AbortSignal.any([signal]) }),
       )) as CallToolResult;
     } catch (error) {
-      throw this.toFailure(error, signal, timeoutMs);
+      const failure = this.toFailure(error, signal, timeoutMs);
+      // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
+      if (failure.code === 'NEEDS_AUTH' && !this.isClosed()) {
+        this.closed = true;
+        this.hooks.failed('NEEDS_AUTH', failure.message, this.http?.challenge?.scope ?? null);
+        void this.http?.stop(0);
+      }
+      throw failure;
     }
   }
 
@@ -309,9 +319,11 @@ function httpFailure(error: unknown, url: string): Failure | undefined {
 }
 
 /** Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null. */
-async function authorizationServerOf(url: string): Promise<string | null> {
+async function authorizationServerOf(url: string, resourceMetadataUrl: URL | undefined): Promise<string | null> {
   try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(url, undefined, (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(3000) }));
+    const metadata = await discoverOAuthProtectedResourceMetadata(url, resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : undefined, (input, init) =>
+      fetch(input, { ...init, signal: AbortSignal.timeout(3000) }),
+    );
     return metadata.authorization_servers?.[0] ?? null;
   } catch {
     return null;

@@ -1,5 +1,5 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ErrorCode } from '../control/index.js';
 
@@ -29,6 +29,8 @@ export interface HttpTransportOptions {
 export class HttpTransport {
   readonly inner: StreamableHTTPClientTransport;
   private tripped: TransportFailure | undefined;
+  /** The last authorization challenge (401/403 WWW-Authenticate) the server sent. */
+  challenge: { resourceMetadataUrl?: URL; scope?: string } | undefined;
 
   constructor(private readonly options: HttpTransportOptions) {
     const base = options.fetch ?? ((url: string | URL, init?: RequestInit) => fetch(url, init));
@@ -63,6 +65,7 @@ export class HttpTransport {
   }
 
   private cap(response: Response): Response {
+    if (response.status === 401 || response.status === 403) this.challenge = extractWWWAuthenticateParams(response);
     const limit = this.options.maxMessageBytes;
     const body = response.body;
     if (body === null || [101, 204, 205, 304].includes(response.status)) return response;

@@ -9,4 +9,4 @@ export { normalizeResult } from './result.js';
 export { mergeSources, expand, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';
 export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
 export { SourceSync, HEADER_SECRET_PREFIX, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
-export { VaultOAuthProvider, listenForCallback, OAUTH_ITEMS, type OAuthVault, type OAuthSettings, type LoopbackCallback } from './oauth.js';
+export { VaultOAuthProvider, listenForCallback, probeChallenge, OAUTH_ITEMS, type OAuthVault, type OAuthSettings, type LoopbackCallback } from './oauth.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { WispError } from '../control/index.js';
 
@@ -164,4 +165,24 @@ export async function listenForCallback(expectedState: string, signal: AbortSign
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Asks the server what it wants before a login: an unauthenticated initialize, whose 401
+ * carries WWW-Authenticate with the resource metadata URL and the scope (RFC 9728, SEP-835).
+ */
+export async function probeChallenge(url: string, version: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'wispd', version } } }),
+      signal: AbortSignal.timeout(5000),
+    });
+    await response.body?.cancel();
+    if (response.status === 401 || response.status === 403) return extractWWWAuthenticateParams(response);
+  } catch {
+    // no challenge to learn from: discovery falls back to the well-known locations
+  }
+  return {};
 }

@@ -129,7 +129,7 @@ export class Supervisor {
         this.withdraw(entry.id);
         await connection.stop(true);
         if (this.isCurrent(entry, connection) && statusOf(entry) === 'activating') {
-          this.apply(entry, failureEvent(failure.code, failure.message, failure.authorizationServer));
+          this.apply(entry, failureEvent(failure.code, failure.message, failure.authorizationServer, failure.scope));
         }
       }
     } finally {
@@ -213,17 +213,17 @@ export class Supervisor {
         this.apply(entry, { type: 'discovered', toolCount: tools.length, toolListVersion, server });
         this.options.emit({ type: 'service.tools', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
       },
-      failed: (code, message) => {
-        if (current()) this.fail(entry, code, message);
+      failed: (code, message, scope) => {
+        if (current()) this.fail(entry, code, message, scope ?? null);
       },
     };
   }
 
   /** Withdraws the tools, marks the service failed (or needs_auth) and takes the process down the ladder. */
-  private fail(entry: Entry, code: string, message: string): void {
+  private fail(entry: Entry, code: string, message: string, scope: string | null = null): void {
     if (entry.state.status !== 'active' && entry.state.status !== 'activating') return;
     this.withdraw(entry.id);
-    this.apply(entry, failureEvent(code, message, null));
+    this.apply(entry, failureEvent(code, message, null, scope));
     const connection = entry.connection;
     if (connection !== undefined) {
       const stopping = connection.stop(false).finally(() => this.background.delete(stopping));
@@ -288,6 +288,6 @@ function statusOf(entry: Entry): ConnectionState['status'] {
 }
 
 /** A failure, or (NEEDS_AUTH from a remote server) the needs_auth state with where to log in. */
-function failureEvent(code: string, message: string, authorizationServer: string | null): ConnectionEvent {
-  return code === 'NEEDS_AUTH' ? { type: 'needs_auth', authorizationServer, message } : { type: 'failed', code, message };
+function failureEvent(code: string, message: string, authorizationServer: string | null, scope: string | null): ConnectionEvent {
+  return code === 'NEEDS_AUTH' ? { type: 'needs_auth', authorizationServer, scope, message } : { type: 'failed', code, message };
 }

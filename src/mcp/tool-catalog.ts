@@ -8,6 +8,8 @@ import { sha256Hex } from '../util/index.js';
 export interface CatalogTool {
   readonly serviceId: string;
   readonly serviceName: string;
+  /** From a remote (http) server: its results reach the model labelled as untrusted remote output. */
+  readonly remote: boolean;
   readonly generation: number;
   readonly toolListVersion: number;
   /** The server's own name for it: untrusted text, shown, never interpreted. */
@@ -76,7 +78,7 @@ export class SchemaCompiler {
 
 /** Checks a discovered tool list against the limits and compiles every input schema. */
 export function buildCatalog(
-  service: { id: string; name: string },
+  service: { id: string; name: string; transport?: 'stdio' | 'http' | undefined },
   generation: number,
   toolListVersion: number,
   tools: readonly Tool[],
@@ -96,6 +98,7 @@ export function buildCatalog(
     return {
       serviceId: service.id,
       serviceName: service.name,
+      remote: service.transport === 'http',
       generation,
       toolListVersion,
       name: tool.name,

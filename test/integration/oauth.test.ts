@@ -5,7 +5,8 @@ import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/control/protocol.js';
 import { startOAuthServer, type OAuthFixture } from '../../fixtures/servers/oauth-server.mjs';
 import { EventLog } from '../helpers/services.js';
-import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { spawn } from 'node:child_process';
+import { daemonEnv, killLeftovers, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * OAuth against a local authorization server built from the SDK's auth router, with the
@@ -138,5 +139,24 @@ describe.skipIf(!available)('OAuth for remote servers', () => {
   it('refuses a login bound to a configuration that changed since it was shown', async () => {
     const service = await current('protected');
     await expect(client.call('services.login', { id: service.id, configVersion: service.configVersion + 1 })).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
+  });
+
+  it('logs in from wispctl: it prints the URL, waits for the callback and reports the service active', async () => {
+    await client.call('services.registerRemote', { name: 'cli-protected', url: oauth.url, oauth: {} });
+    const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'login', 'cli-protected', '--no-browser'], { env: daemonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const url = await new Promise<string>((resolve) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const found = /^\s+(http\S+)$/m.exec(stderr);
+        if (found?.[1] !== undefined) resolve(found[1]);
+      });
+    });
+    expect(stderr).toContain('Open this URL to log in to cli-protected');
+    await browse(url);
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect({ code, stdout }).toEqual({ code: 0, stdout: 'cli-protected: logged in; active, 3 tools\n' });
   });
 });
