@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
+import { linkedSignal } from '../util/index.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -195,7 +196,7 @@ export class Connection {
   async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
     try {
       return (await this.withSession(Date.now() + timeoutMs, signal, (client) =>
-        client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: AbortSignal.any([signal]) }),
+        scoped(signal, (requestSignal) => client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: requestSignal })),
       )) as CallToolResult;
     } catch (error) {
       const failure = this.toFailure(error, signal, timeoutMs);
@@ -253,9 +254,11 @@ export class Connection {
       if (page >= MAX_TOOL_PAGES) {
         throw new Failure('PROTOCOL_ERROR', `tools/list was still paging after ${MAX_TOOL_PAGES} pages`);
       }
-      // A fresh signal per request: the SDK leaves a listener on a shared one (see notes).
+      // A signal of its own per request: the SDK leaves a listener on the one it is given.
       const params = cursor === undefined ? {} : { cursor };
-      const result = await this.withSession(deadline, signal, (client) => client.listTools(params, { timeout: remaining(deadline), signal: AbortSignal.any([signal]) }));
+      const result = await this.withSession(deadline, signal, (client) =>
+        scoped(signal, (requestSignal) => client.listTools(params, { timeout: remaining(deadline), signal: requestSignal })),
+      );
       tools.push(...result.tools);
       if (tools.length > LIMITS.maxToolsPerService) {
         throw new WispError('LIMIT_EXCEEDED', `${this.config.name} offers more than ${LIMITS.maxToolsPerService} tools (at most ${LIMITS.maxToolsPerService} per service)`, {
@@ -327,6 +330,19 @@ async function authorizationServerOf(url: string, resourceMetadataUrl: URL | und
     return metadata.authorization_servers?.[0] ?? null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * One SDK request with a signal of its own (the SDK leaves an abort listener on the signal
+ * it is given), unhooked from `signal` once the request ends: see util/linked-signal.ts.
+ */
+async function scoped<T>(signal: AbortSignal, request: (requestSignal: AbortSignal) => Promise<T>): Promise<T> {
+  const linked = linkedSignal(signal);
+  try {
+    return await request(linked.signal);
+  } finally {
+    linked.dispose();
   }
 }
 

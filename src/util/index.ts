@@ -2,3 +2,4 @@ export { writeFileAtomic, fsyncDirectory, sweepTempFiles } from './atomic-file.j
 export { LineSplitter } from './line-splitter.js';
 export { sha256Hex, canonicalJson } from './digest.js';
 export { assertNever } from './assert-never.js';
+export { linkedSignal } from './linked-signal.js';

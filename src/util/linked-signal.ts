@@ -1,0 +1,25 @@
+/**
+ * A fresh signal that aborts when any source does, and a `dispose` that unhooks it.
+ *
+ * Why not `AbortSignal.any`: Node keeps a composite signal that has 'abort' listeners
+ * alive (so it cannot miss its source's abort), and the MCP SDK adds such a listener to
+ * every request's signal and never removes it. With `AbortSignal.any` per request, every
+ * call leaked its signal, listener and closures (~190 bytes; measured with heap snapshots
+ * over 20,000 calls). A plain controller, unhooked after the request, is collected.
+ */
+export function linkedSignal(...sources: AbortSignal[]): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const aborted = sources.find((s) => s.aborted);
+  if (aborted !== undefined) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, dispose: () => undefined };
+  }
+  const onAbort = (event: Event): void => controller.abort((event.target as AbortSignal).reason);
+  for (const source of sources) source.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const source of sources) source.removeEventListener('abort', onAbort);
+    },
+  };
+}
