@@ -1,24 +1,40 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { WispError, type WispEvent } from '../../src/control/protocol.js';
+import { readFileSync } from 'node:fs';
+import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, pidOf, registerScenario } from '../helpers/services.js';
-import { killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+import { daemonEnv, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
 
 /** Bounded for CI; WISP_STRESS=1 runs the issue's full size (250 calls per stream). */
 const CALLS_PER_STREAM = process.env.WISP_STRESS === '1' ? 250 : 25;
 const CLIENTS = 8;
 const STREAMS_PER_CLIENT = 4;
+/** Each client also runs a model session: 2 turns of 4 tool calls, then an answer. */
+const SESSION_TURNS = 2;
+const CALLS_PER_TURN = 4;
+/** Generous: catches a runaway, not noise (the benchmark measures memory). */
+const MAX_RSS_MB = 400;
 
 const home = tempDir();
-afterAll(() => {
+const mock = new MockDeepSeek();
+afterAll(async () => {
   killLeftovers();
+  await mock.stop();
   home.remove();
 });
 
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
 describe('load: many clients calling tools while the registry and tool lists change', () => {
-  it('ends every call exactly once, leaks no approval and loses no event', async () => {
-    const daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '200'] });
+  it('ends every call exactly once, leaks no approval, loses no event and keeps its memory bounded', async () => {
+    const modelUrl = await mock.start();
+    const daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '200'], env: daemonEnv({ DEEPSEEK_API_KEY: 'sk-load' }) });
     const admin = await daemon.connect();
+    await admin.call('model.setSettings', { baseUrl: modelUrl, model: 'mock-model', maxRetries: 0 });
     const follower = await daemon.connect();
     const seen: number[] = [];
     follower.onEvent((event: WispEvent) => seen.push(event.seq));
@@ -58,8 +74,38 @@ describe('load: many clients calling tools while the registry and tool lists cha
         if (finished % 120 === 0 && changes++ < 30) process.kill(pid, 'SIGUSR2');
       }
     };
+    // The model sessions: every tool-call turn is queued before the answers, so each session
+    // keeps asking until it gets an answer, and all the proposed calls are made.
+    const echoName = (await admin.call('tools.list', { serviceId: target.id })).tools.find((t) => t.name === 'echo')?.modelName ?? '';
+    for (let t = 0; t < SESSION_TURNS; t++) {
+      for (let c = 0; c < CLIENTS; c++) {
+        const calls = Array.from({ length: CALLS_PER_TURN }, (_, k) => ({ id: `c${c}t${t}k${k}`, name: echoName, arguments: JSON.stringify({ text: `model-${c}-${t}-${k}` }) }));
+        mock.enqueue({ events: toolCallEvents(calls) });
+      }
+    }
+    for (let c = 0; c < CLIENTS; c++) mock.enqueue({ events: textEvents(`answer ${c}`) });
+    const rssBefore = rssMb(daemon.pid);
+    const sessions = await Promise.all(clients.map(async (client, c) => (await client.call('sessions.create', { title: `load ${c}` })).session.id));
+    const tasks = await Promise.all(clients.map(async (client, c) => (await client.call('sessions.send', { id: sessions[c] ?? '', text: 'use the tools' })).task.id));
+    const ended = (taskId: string): Promise<unknown> =>
+      new Promise((resolve) => {
+        const check = (event: WispEvent): void => {
+          if (event.type === 'task.state' && event.task.id === taskId && !['running', 'awaiting_approval'].includes(event.task.state.status)) resolve(event.task.state);
+        };
+        follower.onEvent(check);
+      });
+    const endings = tasks.map(ended);
+
     await Promise.all(clients.flatMap((client, c) => Array.from({ length: STREAMS_PER_CLIENT }, (_, s) => stream(client, c * STREAMS_PER_CLIENT + s))));
     await Promise.all(chores);
+    const states = await Promise.all(endings);
+    expect(states.every((state) => (state as { status: string }).status === 'completed'), JSON.stringify(states)).toBe(true);
+    // Every call a model proposed ended once, in a tool message the model read.
+    const toolMessages = (await Promise.all(sessions.map((id) => admin.call('sessions.get', { id })))).flatMap((r) => r.messages.filter((m) => m.role === 'tool'));
+    expect(toolMessages).toHaveLength(CLIENTS * SESSION_TURNS * CALLS_PER_TURN);
+    expect(new Set(toolMessages.map((m) => m.tool_call_id)).size).toBe(toolMessages.length);
+    const rssAfter = rssMb(daemon.pid);
+    expect(rssAfter, `RSS ${rssBefore.toFixed(0)} MB before, ${rssAfter.toFixed(0)} MB after`).toBeLessThan(MAX_RSS_MB);
 
     // Every call ended exactly once, each in a reported outcome.
     expect([...outcomes.values()].reduce((a, b) => a + b, 0)).toBe(total);
