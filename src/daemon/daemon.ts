@@ -916,8 +916,10 @@ function installTitle(plan: InstallPlan): string {
   return `Install ${plan.package}@${plan.version} from ${plan.registry} into ${plan.directory} and register it DISABLED (no install scripts run)`;
 }
 
+type PlanShown = Omit<Result<'installs.plan'>['plan'], 'digest' | 'runtime'>;
+
 /** What a human sees before approving an install. */
-function planShown(plan: InstallPlan): Record<string, unknown> {
+function planShown(plan: InstallPlan): PlanShown {
   return {
     package: plan.package,
     version: plan.version,
@@ -933,14 +935,7 @@ function planShown(plan: InstallPlan): Record<string, unknown> {
 function planView(plan: InstallPlan, runtime: Runtime): Result<'installs.plan'>['plan'] {
   return {
     digest: plan.digest,
-    package: plan.package,
-    version: plan.version,
-    bin: plan.bin,
-    args: [...plan.args],
-    registry: plan.registry,
-    directory: plan.directory,
-    will: [...plan.will],
-    wont: [...plan.wont],
+    ...planShown(plan),
     runtime: { node: runtime.node, nodeVersion: runtime.nodeVersion, npmVersion: runtime.npmVersion },
   };
 }
