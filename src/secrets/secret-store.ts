@@ -39,6 +39,9 @@ export class MemorySecretStore implements SecretStore {
 export class FakeSecretStore extends MemorySecretStore {
   calls = 0;
   unavailable = false;
+  /** When set, the set() call with this 1-based number fails (a keychain that refuses halfway). */
+  failSetNumber: number | undefined;
+  private sets = 0;
 
   override get(serviceId: string, name: string): Promise<StoredSecret | null> {
     this.touch();
@@ -47,6 +50,8 @@ export class FakeSecretStore extends MemorySecretStore {
 
   override set(serviceId: string, name: string, secret: StoredSecret): Promise<void> {
     this.touch();
+    this.sets += 1;
+    if (this.sets === this.failSetNumber) throw keychainUnavailable('the fake keychain refused this write');
     return super.set(serviceId, name, secret);
   }
 

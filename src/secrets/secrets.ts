@@ -1,7 +1,7 @@
 import { WispError } from '../control/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import type { Redactor } from './redactor.js';
-import type { SecretStore } from './secret-store.js';
+import type { SecretStore, StoredSecret } from './secret-store.js';
 
 export type Storage = 'keychain' | 'session';
 
@@ -34,12 +34,27 @@ export class Secrets {
     private readonly redactor: Redactor,
   ) {}
 
-  /** Writes values (the user saved them). Keychain failures throw before anything else changes. */
+  /**
+   * Writes values (the user saved them), all or nothing: when the keychain refuses one
+   * halfway, the entries already written are put back as they were before it throws.
+   */
   async write(serviceId: string, binding: string, variables: readonly VariableValue[]): Promise<void> {
-    for (const variable of variables) {
-      await this.store(variable.storage).set(serviceId, variable.name, { value: variable.value, binding });
-      this.redactor.add(variable.name, variable.value);
+    const written: { variable: VariableValue; before: StoredSecret | null }[] = [];
+    try {
+      for (const variable of variables) {
+        const store = this.store(variable.storage);
+        const before = await store.get(serviceId, variable.name);
+        await store.set(serviceId, variable.name, { value: variable.value, binding });
+        written.push({ variable, before });
+      }
+    } catch (error) {
+      for (const { variable, before } of written.reverse()) {
+        const store = this.store(variable.storage);
+        await (before === null ? store.delete(serviceId, variable.name) : store.set(serviceId, variable.name, before)).catch(() => undefined);
+      }
+      throw error;
     }
+    for (const variable of variables) this.redactor.add(variable.name, variable.value);
   }
 
   /** Removes entries (a variable was dropped, moved to other storage, or its service deleted). */

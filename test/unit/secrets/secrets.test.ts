@@ -61,6 +61,22 @@ describe('Secrets', () => {
     expect(keychain.dump()).not.toContain('plain-text-never');
   });
 
+  it('writes all or nothing: a keychain that refuses halfway leaves the earlier entries as they were', async () => {
+    const { keychain, secrets } = setup();
+    await secrets.write(service, binding, [{ name: 'A', value: 'old-a', storage: 'keychain' }]);
+    keychain.failSetNumber = 4; // the set of C below (A was the 1st; now A, B, then C)
+    await expect(
+      secrets.write(service, binding, [
+        { name: 'A', value: 'new-a', storage: 'keychain' },
+        { name: 'B', value: 'new-b', storage: 'keychain' },
+        { name: 'C', value: 'new-c', storage: 'keychain' },
+      ]),
+    ).rejects.toMatchObject({ code: 'KEYCHAIN_UNAVAILABLE' });
+    expect(await keychain.get(service, 'A')).toEqual({ value: 'old-a', binding });
+    expect(await keychain.get(service, 'B')).toBeNull();
+    expect(await keychain.get(service, 'C')).toBeNull();
+  });
+
   it('erases keychain entries and in-memory values', async () => {
     const { keychain, session, secrets, redactor } = setup();
     await secrets.write(service, binding, [
