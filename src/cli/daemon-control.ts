@@ -29,6 +29,9 @@ export async function statusOrNull(socket: string): Promise<DaemonStatus | null>
   }
 }
 
+/** wispd.log larger than this is rotated when `wispctl daemon start` starts the daemon. */
+export const MAX_LOG_BYTES = 10 * 1024 * 1024;
+
 /**
  * Starts wispd detached, its output appended to <data>/wispd.log, and waits until it says
  * (on an inherited pipe) that its socket is listening, or exits.
@@ -39,6 +42,10 @@ export async function startDaemon(paths: WispPaths, flags: readonly string[]): P
 
   await fs.mkdir(paths.dataDir, { recursive: true, mode: 0o700 });
   const logFile = path.join(paths.dataDir, 'wispd.log');
+  // Kept from growing without end: at each start, a log over the limit becomes wispd.log.1
+  // (replacing the previous one). Under systemd or launchd their own log handling applies.
+  const previous = await fs.stat(logFile).catch(() => undefined);
+  if (previous !== undefined && previous.size > MAX_LOG_BYTES) await fs.rename(logFile, `${logFile}.1`);
   const logFd = openSync(logFile, 'a', 0o600);
   const logStart = (await fs.stat(logFile)).size;
   const child = spawn(process.execPath, [wispdPath(), ...flags, '--no-log-pretty', '--ready-fd', '3'], {

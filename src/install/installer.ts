@@ -8,6 +8,7 @@ import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { commonFlags, defaultRegistry, npmEnvironment, prepareSandbox, runNpm, type NpmSandbox } from './npm-runner.js';
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
+import { STEPS, nextAttemptState, type AttemptEvent, type EndStatus, type Step } from './attempt-state.js';
 
 export interface InstallSettings {
   /** Where Node and npm are looked for, in order. */
@@ -20,9 +21,7 @@ export interface InstallSettings {
   readonly timeoutMs: number;
 }
 
-export const STEPS = ['prepare', 'lock', 'verify', 'install', 'check_bin', 'register'] as const;
-export type Step = (typeof STEPS)[number];
-export type AttemptStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out' | 'interrupted';
+export { STEPS, type Step } from './attempt-state.js';
 
 const LOG_TAIL_CHARS = 16 * 1024;
 const MAX_PLANS = 64;
@@ -45,7 +44,7 @@ const AttemptRecord = Type.Object({
     Type.Literal('timed_out'),
     Type.Literal('interrupted'),
   ]),
-  step: Type.Union([Type.Null(), ...STEPS.map((s) => Type.Literal(s))]),
+  step: Type.Union([Type.Null(), ...STEPS.map((step) => Type.Literal(step))]),
   startedAt: Type.String(),
   endedAt: Type.Union([Type.String(), Type.Null()]),
   error: Type.Union([
@@ -106,7 +105,8 @@ export class Installer {
     for (const record of await this.readAll(problems)) {
       if (record.status !== 'running') continue;
       if (record.npmPid !== null) await killLeftoverNpm(record.npmPid, record.runtime.node);
-      await this.save({ ...record, status: 'interrupted', endedAt: this.at(), npmPid: null, error: { code: 'INTERRUPTED', message: 'the daemon stopped during this install' } });
+      const ended = nextAttemptState(record, { type: 'end', status: 'interrupted' });
+      await this.save({ ...record, ...ended, endedAt: this.at(), npmPid: null, error: { code: 'INTERRUPTED', message: 'the daemon stopped during this install' } });
     }
     return problems;
   }
@@ -231,13 +231,17 @@ export class Installer {
     await this.save(record);
     const timeout = AbortSignal.timeout(settings.timeoutMs);
     const attemptSignal = AbortSignal.any([signal, timeout]);
-    const update = async (change: Partial<AttemptRecord>): Promise<void> => {
+    const apply = async (change: Partial<AttemptRecord>): Promise<void> => {
       record = { ...record, ...change };
       await this.save(record);
     };
+    type Details = Partial<Omit<AttemptRecord, 'status' | 'step'>>;
+    const update = (change: Details): Promise<void> => apply(change);
+    /** Status and step change only through the attempt's transition function. */
+    const advance = (event: AttemptEvent, change: Details = {}): Promise<void> => apply({ ...change, ...nextAttemptState(record, event) });
     const step = async <T>(name: Step, work: () => Promise<T>): Promise<T> => {
       attemptSignal.throwIfAborted();
-      await update({ step: name });
+      await advance({ type: 'step', step: name });
       this.options.events.progress(plan, name, 'started', null);
       const result = await work();
       attemptSignal.throwIfAborted();
@@ -278,7 +282,7 @@ export class Installer {
       await step('install', () => npm('install', ['ci']));
       const binPath = await step('check_bin', () => checkBin(plan));
       const service = await step('register', () => this.options.register(plan, runtime.node, [binPath, ...plan.args]));
-      await update({ status: 'succeeded', endedAt: this.at(), serviceId: service.id, serviceName: service.name });
+      await advance({ type: 'succeed' }, { endedAt: this.at(), serviceId: service.id, serviceName: service.name });
       this.options.events.finished(record);
       return { attempt: record, reused: false };
     } catch (caught) {
@@ -292,9 +296,9 @@ export class Installer {
           : caught instanceof WispError
             ? caught
             : new WispError('INSTALL_FAILED', `the install failed: ${(caught as Error).message}`);
-      const status: AttemptStatus = timedOut ? 'timed_out' : signal.aborted ? 'cancelled' : 'failed';
+      const status: EndStatus = timedOut ? 'timed_out' : signal.aborted ? 'cancelled' : 'failed';
       const problems = error.details.problems as LockProblem[] | undefined;
-      await update({ status, endedAt: this.at(), npmPid: null, error: { code: error.code, message: error.message, ...(problems !== undefined ? { problems } : {}) } });
+      await advance({ type: 'end', status }, { endedAt: this.at(), npmPid: null, error: { code: error.code, message: error.message, ...(problems !== undefined ? { problems } : {}) } });
       this.options.events.finished(record);
       throw new WispError(error.code, error.message, { ...error.details, digest: plan.digest, directory: plan.directory, status });
     }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/control/protocol.js';
@@ -238,5 +238,24 @@ describe('wispctl runs a real server', () => {
     expect(result.stdout).toContain("broken: failed COMMAND_NOT_FOUND: no-such-wisp-command was not found on the daemon's PATH");
     expect(result.code).toBe(1);
     expect((await run('mcp', 'list')).stdout).toMatch(/^broken\s+failed\s+-\s+-\s+\S+\s+stdio\s+COMMAND_NOT_FOUND: /m);
+  });
+});
+
+describe('wispctl daemon start and its log', () => {
+  it('rotates a wispd.log over 10 MB to wispd.log.1 when it starts the daemon', async () => {
+    const own = tempDir();
+    const ownEnv = daemonEnv({ WISP_HOME: own.path });
+    try {
+      const log = path.join(own.path, 'wispd.log');
+      writeFileSync(log, 'old line\n'.repeat(1_200_000));
+      const started = await runWispctl(['daemon', 'start'], { env: ownEnv });
+      expect(started.code).toBe(0);
+      expect(statSync(`${log}.1`).size).toBe(9 * 1_200_000);
+      expect(readFileSync(log, 'utf8')).not.toContain('old line');
+      expect(readFileSync(log, 'utf8')).toContain('wispd ready');
+    } finally {
+      await runWispctl(['daemon', 'stop'], { env: ownEnv });
+      own.remove();
+    }
   });
 });

@@ -119,9 +119,11 @@ describe('remote servers over streamable HTTP', () => {
     const service = await remote('remote-down', url);
     const failed = await activate(service);
     expect(failed.connection).toMatchObject({ status: 'failed', code: 'SERVER_UNREACHABLE', message: expect.stringContaining('ECONNREFUSED') });
-    // Nothing restarts it: it stays failed.
+    // Nothing restarts it: it stays failed. (Events reach the human's connection in order
+    // with its own responses, so after its round trip any later state change would show.)
+    await humanLog.waitFor((e) => e.type === 'service.state' && e.service.id === service.id && e.connection.status === 'failed');
     const events = humanLog.events.filter((e) => e.type === 'service.state' && e.service.id === service.id).length;
-    await client.call('daemon.status');
+    await human.call('daemon.status');
     expect(humanLog.events.filter((e) => e.type === 'service.state' && e.service.id === service.id).length).toBe(events);
     expect((await client.call('services.get', { id: service.id })).service.connection.status).toBe('failed');
   });

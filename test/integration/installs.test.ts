@@ -91,7 +91,9 @@ async function install(planned: Plan, decision: 'approve' | 'deny' = 'approve', 
   return started;
 }
 
-function steps(digest: string): string[] {
+/** The steps an attempt announced, once its install.finished has reached the human's connection (events arrive in order). */
+async function steps(digest: string): Promise<string[]> {
+  await humanLog.waitFor((e) => e.type === 'install.finished' && e.attempt.digest === digest);
   return humanLog.events.flatMap((e: WispEvent) => (e.type === 'install.progress' && e.install.digest === digest && e.status === 'started' && e.pid === null ? [e.step] : []));
 }
 
@@ -127,7 +129,7 @@ describe('verified npm installs', () => {
     const { attempt, service, reused } = await install(planned);
     expect(reused).toBe(false);
     expect(attempt).toMatchObject({ status: 'succeeded', lockedPackages: 3, installScripts: [], serviceId: service.id });
-    expect(steps(planned.digest)).toEqual(['prepare', 'lock', 'verify', 'install', 'check_bin', 'register']);
+    expect(await steps(planned.digest)).toEqual(['prepare', 'lock', 'verify', 'install', 'check_bin', 'register']);
     expect(service).toMatchObject({
       name: 'hello-mcp',
       enabled: false,
@@ -174,7 +176,7 @@ describe('verified npm installs', () => {
     const error = await install(planned).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'INSTALL_FAILED', details: { status: 'failed' } });
     expect((error as Error).message).toMatch(/git/i);
-    expect(steps(planned.digest)).not.toContain('install');
+    expect(await steps(planned.digest)).not.toContain('install');
     expect(existsSync(path.join(planned.directory, 'node_modules'))).toBe(false);
     const { attempt } = await asker.call('installs.get', { digest: planned.digest });
     expect(attempt).toMatchObject({ status: 'failed', step: 'lock', error: { code: 'INSTALL_FAILED' } });
@@ -188,7 +190,7 @@ describe('verified npm installs', () => {
     // verifier would refuse the URL spec (test/unit/install/lockfile-real.test.ts).
     expect(error).toMatchObject({ code: 'INSTALL_FAILED', details: { status: 'failed' } });
     expect((error as Error).message).toContain('tarball-target');
-    expect(steps(planned.digest)).not.toContain('install');
+    expect(await steps(planned.digest)).not.toContain('install');
     expect(existsSync(path.join(planned.directory, 'node_modules'))).toBe(false);
     // Never replayed: the same plan is refused until the attempt is discarded.
     await expect(asker.call('installs.start', { planDigest: planned.digest })).rejects.toMatchObject({ code: 'INSTALL_UNFINISHED', details: { directory: planned.directory } });
