@@ -62,7 +62,12 @@ try {
     if (event.type === 'service.login') void browse(event.authorizationUrl).catch((error) => log(`browser failed: ${error}`));
   });
   await client.call('events.subscribe', {});
-  const oauth = scenario.startsWith('auth/') ? { ...(typeof context.client_id === 'string' ? { clientId: context.client_id } : {}) } : undefined;
+  const oauth = scenario.startsWith('auth/')
+    ? {
+        ...(typeof context.client_id === 'string' ? { clientId: context.client_id } : {}),
+        ...(typeof context.client_id === 'string' && typeof context.client_secret === 'string' ? { clientSecret: context.client_secret } : {}),
+      }
+    : undefined;
   let { service } = await client.call('services.registerRemote', { name: 'conformance', url, timeoutMs: 20_000, ...(oauth !== undefined ? { oauth } : {}) });
   ({ service } = await client.call('services.activate', { id: service.id, configVersion: service.configVersion }));
   if (service.connection.status === 'needs_auth') {

@@ -72,14 +72,24 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .option('--oauth', 'it uses OAuth: log in with wispctl mcp login NAME')
     .option('--client-id <id>', 'OAuth: a pre-registered client id (default: the client registers itself)')
     .option('--scopes <scopes>', 'OAuth: the scopes to ask for, space-separated')
-    .action((name: string, url: string, opts: { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string }) =>
+    .option('--client-secret', 'OAuth: the pre-registered client has a secret: read it without echo (or from stdin), keep it in the keychain')
+    .action((name: string, url: string, opts: { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean }) =>
       ctx.withClient(async (client) => {
-        const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined;
+        const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || opts.clientSecret === true;
+        const clientSecret = opts.clientSecret === true ? await readSecret(`client secret for ${name} (not shown): `, ctx.err) : undefined;
         const { service } = await client.call('services.registerRemote', {
           name,
           url,
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-          ...(oauth ? { oauth: { ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}), ...(opts.scopes !== undefined ? { scopes: opts.scopes } : {}) } } : {}),
+          ...(oauth
+            ? {
+                oauth: {
+                  ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}),
+                  ...(opts.scopes !== undefined ? { scopes: opts.scopes } : {}),
+                  ...(clientSecret !== undefined ? { clientSecret } : {}),
+                },
+              }
+            : {}),
         });
         ctx.print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${ctx.describeService(service)}`);
       }),

@@ -494,6 +494,9 @@ export const methods = {
             {
               clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'A pre-registered client id; without it the client registers itself (dynamic registration).' })),
               scopes: Type.Optional(Type.String({ maxLength: 1024 })),
+              clientSecret: Type.Optional(
+                Type.String({ minLength: 1, maxLength: 4096, pattern: NoNul, description: 'The pre-registered client\'s secret (write-only: kept in the keychain, never shown).' }),
+              ),
             },
             { additionalProperties: false, description: 'Log in with OAuth (wispctl mcp login NAME).' },
           ),

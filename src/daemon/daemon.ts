@@ -373,7 +373,13 @@ export class Daemon {
     const [tokens, redirect] = await Promise.all([vault.get(OAUTH_ITEMS.tokens), vault.get(OAUTH_ITEMS.redirect)]);
     if (tokens === null || redirect === null) return undefined;
     // A refresh that fails wants a new login: the activation then ends in needs_auth.
-    return new VaultOAuthProvider(vault, config.oauth, redirect, () => undefined);
+    return new VaultOAuthProvider(vault, { ...config.oauth, clientSecret: await this.clientSecret(config) }, redirect, () => undefined);
+  }
+
+  /** A pre-registered client's secret, when one was given (only then is the keychain asked). */
+  private async clientSecret(config: StoredService): Promise<string | null> {
+    if (config.oauth?.clientId == null) return null;
+    return this.vault(config).get(OAUTH_ITEMS.clientSecret);
   }
 
   /**
@@ -398,7 +404,8 @@ export class Daemon {
       if (previous !== callback.redirectUri && config.oauth.clientId === null) await vault.delete(OAUTH_ITEMS.client);
       await vault.set(OAUTH_ITEMS.redirect, callback.redirectUri);
       let authorizationUrl: URL | undefined;
-      const provider = new VaultOAuthProvider(vault, config.oauth, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
+      const settings = { ...config.oauth, clientSecret: await this.clientSecret(config) };
+      const provider = new VaultOAuthProvider(vault, settings, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
       await vault.delete(OAUTH_ITEMS.tokens);
       // The scope: what the server last asked for (a step-up), else what it asks a newcomer, else the configured one.
       const challenge = await probeChallenge(config.url, this.options.version);
@@ -423,10 +430,12 @@ export class Daemon {
     return { service: this.view(this.registry.get({ id: config.id })) };
   }
 
-  /** Every OAuth item of a service, gone (logout, or the service deleted). */
-  private async forgetLogin(config: StoredService): Promise<void> {
+  /** A service's login, gone from the keychain (logout); with `everything`, its client secret too (the service deleted). */
+  private async forgetLogin(config: StoredService, everything = false): Promise<void> {
     if (config.oauth == null) return;
-    for (const name of Object.values(OAUTH_ITEMS)) await this.keychain.delete(config.id, name);
+    for (const name of Object.values(OAUTH_ITEMS)) {
+      if (name !== OAUTH_ITEMS.clientSecret || everything) await this.keychain.delete(config.id, name);
+    }
   }
 
   /**
@@ -755,7 +764,7 @@ export class Daemon {
         // The secrets go first: if the keychain refuses, nothing is deleted.
         const deleted = await this.registry.delete(params, async (config) => {
           await this.secrets.erase(config.id, secretRefs(config));
-          await this.forgetLogin(config);
+          await this.forgetLogin(config, true);
         });
         await this.supervisor.remove(deleted.id);
         return { deleted };
@@ -767,18 +776,31 @@ export class Daemon {
       },
       'services.setEnv': (params) => this.setSecrets(params, 'env', params.variables),
       'services.setHeaders': (params) => this.setSecrets(params, 'headers', params.headers),
-      'services.registerRemote': async (params) => ({
-        service: this.view(
-          await this.registry.register({
-            name: params.name,
-            transport: 'http',
-            command: '',
-            url: params.url,
-            timeoutMs: params.timeoutMs,
-            oauth: params.oauth !== undefined ? { enabled: true, clientId: params.oauth.clientId ?? null, scopes: params.oauth.scopes ?? null } : null,
-          }),
-        ),
-      }),
+      'services.registerRemote': async (params) => {
+        const secret = params.oauth?.clientSecret;
+        if (secret !== undefined && params.oauth?.clientId === undefined) {
+          throw new WispError('INVALID_CONFIG', 'a client secret goes with a pre-registered client id (--client-id)', { field: 'oauth.clientSecret' });
+        }
+        const config = await this.registry.register({
+          name: params.name,
+          transport: 'http',
+          command: '',
+          url: params.url,
+          timeoutMs: params.timeoutMs,
+          oauth: params.oauth !== undefined ? { enabled: true, clientId: params.oauth.clientId ?? null, scopes: params.oauth.scopes ?? null } : null,
+        });
+        if (secret !== undefined) {
+          // Secret first into the keychain; if it refuses, the registration is undone.
+          try {
+            await this.vault(config).set(OAUTH_ITEMS.clientSecret, secret);
+            this.options.redactor.add('OAUTH_CLIENT_SECRET', secret);
+          } catch (error) {
+            await this.registry.delete({ id: config.id });
+            throw error;
+          }
+        }
+        return { service: this.view(config) };
+      },
       'services.login': (params, ctx) => this.login(params, ctx.signal),
       'services.logout': async (params) => {
         const config = this.registry.get(params);

@@ -12,11 +12,20 @@ export interface OAuthVault {
   delete(name: string): Promise<void>;
 }
 
-export const OAUTH_ITEMS = { tokens: 'oauth:tokens', client: 'oauth:client', verifier: 'oauth:verifier', redirect: 'oauth:redirect' } as const;
+export const OAUTH_ITEMS = {
+  tokens: 'oauth:tokens',
+  client: 'oauth:client',
+  verifier: 'oauth:verifier',
+  redirect: 'oauth:redirect',
+  /** A pre-registered client's secret (confidential clients): set by the user, never shown. */
+  clientSecret: 'oauth:client-secret',
+} as const;
 
 export interface OAuthSettings {
   readonly clientId: string | null;
   readonly scopes: string | null;
+  /** With a pre-registered client id: its secret, read from the vault for this use only. */
+  readonly clientSecret?: string | null;
 }
 
 /**
@@ -43,7 +52,7 @@ export class VaultOAuthProvider implements OAuthClientProvider {
       redirect_uris: [this.redirect],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
-      token_endpoint_auth_method: 'none',
+      token_endpoint_auth_method: (this.settings.clientSecret ?? null) !== null ? 'client_secret_basic' : 'none',
       ...(this.settings.scopes !== null ? { scope: this.settings.scopes } : {}),
     };
   }
@@ -53,7 +62,10 @@ export class VaultOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    if (this.settings.clientId !== null) return { client_id: this.settings.clientId };
+    if (this.settings.clientId !== null) {
+      const secret = this.settings.clientSecret ?? null;
+      return { client_id: this.settings.clientId, ...(secret !== null ? { client_secret: secret } : {}) };
+    }
     return parse(await this.vault.get(OAUTH_ITEMS.client)) as OAuthClientInformationMixed | undefined;
   }
 

@@ -159,4 +159,12 @@ describe.skipIf(!available)('OAuth for remote servers', () => {
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'cli-protected: logged in; active, 3 tools\n' });
   });
+
+  it('keeps a pre-registered client\'s secret in the keychain only, and refuses one without a client id', async () => {
+    const { service } = await client.call('services.registerRemote', { name: 'confidential', url: oauth.url, oauth: { clientId: 'registered-client', clientSecret: 'client-secret-6611' } });
+    expect(service.oauth).toEqual({ enabled: true, clientId: 'registered-client', scopes: null });
+    expect(JSON.stringify(service)).not.toContain('client-secret-6611');
+    for (const file of filesUnder(home.path)) expect(readFileSync(file, 'utf8'), file).not.toContain('client-secret-6611');
+    await expect(client.call('services.registerRemote', { name: 'no-id', url: oauth.url, oauth: { clientSecret: 'x' } })).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+  });
 });
