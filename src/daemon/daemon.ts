@@ -71,6 +71,9 @@ export interface DaemonOptions {
   readonly runtimeDirs?: readonly string[];
 }
 
+/** How long a login waits for its callback. */
+const LOGIN_TIMEOUT_MS = 600_000;
+
 /** Where the model API key is filed in the keychain (or the session store). */
 const MODEL_KEY = { owner: 'model', name: 'DEEPSEEK_API_KEY', binding: 'model' } as const;
 
@@ -416,10 +419,13 @@ export class Daemon {
       if (first === 'REDIRECT') {
         if (authorizationUrl === undefined) throw new WispError('AUTH_FAILED', 'the authorization server gave no authorization URL');
         this.events.emit({ type: 'service.login', service: { id: config.id, name: config.name }, authorizationUrl: authorizationUrl.href, redirectUri: callback.redirectUri });
+        let timer: NodeJS.Timeout | undefined;
         const code = await Promise.race([
           callback.code,
-          new Promise<never>((_, reject) => setTimeout(() => reject(new WispError('TIMEOUT', 'nobody finished the login within 10 minutes')), 600_000).unref()),
-        ]);
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new WispError('TIMEOUT', 'nobody finished the login within 10 minutes')), LOGIN_TIMEOUT_MS);
+          }),
+        ]).finally(() => clearTimeout(timer));
         await authStep(() => auth(provider, { ...where, authorizationCode: code }));
       }
       await vault.delete(OAUTH_ITEMS.verifier);
