@@ -40,6 +40,15 @@ export async function main(argv: readonly string[]): Promise<void> {
 
   const redactor = new Redactor();
   const logger = createLogger({ level: opts.logLevel, pretty: opts.logPretty ?? process.stdout.isTTY, redactor });
+  // A bug that escapes every handler ends the daemon (the service manager restarts it), but
+  // through the logger first, so the reason is on record with known secrets redacted,
+  // never Node's raw dump of the error.
+  const fatal = (kind: string) => (error: unknown): void => {
+    logger.fatal({ err: error instanceof Error ? error.stack : String(error) }, `${kind}: wispd stops`);
+    process.exit(70);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
   const paths = resolvePaths({ dataDir: opts.dataDir, runtimeDir: opts.runtimeDir, configDir: opts.configDir, socket: opts.socket });
 
   let daemon: Daemon;
