@@ -143,6 +143,18 @@ export class Approvals {
     return this.apply(approval, { type: 'consume' });
   }
 
+  /**
+   * For a caller that waited (`wait`) on its approval: spends it on `binding` if it was
+   * approved, else throws what became of it (APPROVAL_DENIED, CANCELLED, APPROVAL_STALE).
+   */
+  spend(answered: Approval, binding: Binding, what: string): Approval {
+    const state = answered.state;
+    if (state.status === 'denied') throw new WispError('APPROVAL_DENIED', `${what} was denied`, { approvalId: answered.id });
+    if (state.status === 'cancelled') throw new WispError('CANCELLED', `the approval was cancelled: ${state.reason}`, { approvalId: answered.id });
+    if (state.status !== 'approved') throw new WispError('APPROVAL_STALE', `the approval is ${state.status}`, { approvalId: answered.id });
+    return this.consume(answered.id, binding);
+  }
+
   /** Cancels every open approval that matches (the service stopped, the task was cancelled...). */
   cancelWhere(match: (approval: Approval) => boolean, reason: string): void {
     for (const approval of [...this.open.values()]) if (match(approval)) this.apply(approval, { type: 'cancel', reason });

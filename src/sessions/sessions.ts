@@ -371,10 +371,7 @@ export class Sessions {
     await transition({ type: 'await', approvalId: approval.id });
     const answered = await approvals.wait(approval.id, signal);
     await transition({ type: 'resume' });
-    if (answered.state.status === 'denied') throw new WispError('APPROVAL_DENIED', `${toolName} was denied`);
-    if (answered.state.status === 'cancelled') throw new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`);
-    if (answered.state.status !== 'approved') throw new WispError('APPROVAL_STALE', `the approval is ${answered.state.status}`);
-    approvals.consume(approval.id, current());
+    approvals.spend(answered, current(), toolName);
   }
 
   private find(id: string): Session {
