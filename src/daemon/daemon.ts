@@ -33,6 +33,7 @@ import {
   ServiceRegistry,
   ServiceStore,
   SourceSync,
+  entryRegistration,
   mergeSources,
   Supervisor,
   ToolCalls,
@@ -170,7 +171,7 @@ export class Daemon {
         configDir: () => options.paths.configDir,
         projects: () => this.projects.list(),
         env: () => options.env ?? process.env,
-        writeSecrets: (config, values) => this.secrets.write(config.id, launchBinding(config), values.map((v) => ({ ...v, storage: 'session' as const }))),
+        writeSecrets: (config, values) => this.secrets.write(config.id, launchBinding(config), values),
         eraseSecrets: (config) => this.secrets.erase(config.id, secretRefs(config)),
         stop: async (id) => {
           await this.supervisor.stop(id);
@@ -489,21 +490,7 @@ export class Daemon {
   }
 
   private sourcesView(): Result<'sources.list'> {
-    const report = this.sourceSync.report;
-    return {
-      configDir: this.options.paths.configDir,
-      projects: [...this.projects.list()],
-      report:
-        report === null
-          ? null
-          : {
-              ...report,
-              entries: report.entries.map((e) => ({ ...e, warnings: [...e.warnings], overrides: e.overrides === null ? null : { ...e.overrides }, origin: { ...e.origin } })),
-              skipped: report.skipped.map((e) => ({ ...e, origin: { ...e.origin } })),
-              problems: report.problems.map((p) => ({ ...p })),
-              removed: [...report.removed],
-            },
-    };
+    return { configDir: this.options.paths.configDir, projects: [...this.projects.list()], report: this.sourceSync.report };
   }
 
   /** One-off import: each entry becomes a service registered by hand (disabled), its values in the chosen store. */
@@ -522,19 +509,8 @@ export class Daemon {
     const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason }));
     for (const entry of merged.entries) {
       try {
-        const config = await this.registry.register({
-          name: entry.name,
-          transport: entry.transport,
-          command: entry.command,
-          args: entry.args,
-          url: entry.url ?? undefined,
-          env: Object.keys(entry.env).map((name) => ({ name, storage: params.storage })),
-          headers: Object.keys(entry.headers).map((name) => ({ name, storage: params.storage })),
-        });
-        const values = [
-          ...Object.entries(entry.env).map(([name, value]) => ({ name, value, storage: params.storage })),
-          ...Object.entries(entry.headers).map(([name, value]) => ({ name: `${HEADER_SECRET_PREFIX}${name}`, value, storage: params.storage })),
-        ];
+        const { input, values } = entryRegistration(entry, params.storage);
+        const config = await this.registry.register(input);
         try {
           await this.secrets.write(config.id, launchBinding(config), values);
         } catch (error) {
@@ -584,6 +560,11 @@ export class Daemon {
     });
   }
 
+  private installSettingsView(): Result<'installs.getSettings'>['settings'] {
+    const settings = this.installSettings();
+    return { ...settings, runtimeDirs: [...settings.runtimeDirs] };
+  }
+
   /** An installed server is registered DISABLED, once per plan: the same plan again finds its service. */
   private async registerInstalled(plan: InstallPlan, command: string, args: string[]): Promise<{ id: string; name: string }> {
     const existing = this.registry.list().find((s) => s.origin?.kind === 'install' && s.origin.planDigest === plan.digest);
@@ -611,7 +592,7 @@ export class Daemon {
   }
 
   /** installs.start and the model's mcp_install_npm: one approval of kind install, bound to the plan digest, spent once. */
-  private async approveInstall(plan: InstallPlan, requester: Approval['requester'], signal: AbortSignal, onPending?: (approvalId: string) => Promise<void>): Promise<void> {
+  private async approveInstall(plan: InstallPlan, requester: Approval['requester'], signal: AbortSignal): Promise<void> {
     const binding = { planDigest: plan.digest };
     const approval = this.approvals.create(
       requester,
@@ -626,12 +607,7 @@ export class Daemon {
       },
       'install',
     );
-    await onPending?.(approval.id);
-    const answered = await this.approvals.wait(approval.id, signal);
-    if (answered.state.status === 'denied') throw new WispError('APPROVAL_DENIED', `the install of ${plan.package}@${plan.version} was denied`);
-    if (answered.state.status === 'cancelled') throw new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`);
-    if (answered.state.status !== 'approved') throw new WispError('APPROVAL_STALE', `the approval is ${answered.state.status}`);
-    this.approvals.consume(approval.id, binding);
+    this.approvals.spend(await this.approvals.wait(approval.id, signal), binding, `the install of ${plan.package}@${plan.version}`);
   }
 
   private modelSettingsView(): Result<'model.getSettings'>['settings'] {
@@ -891,10 +867,10 @@ export class Daemon {
       'installs.get': async (params) => ({ attempt: attemptView(await this.installer.get(params.digest)) }),
       'installs.cancel': (params) => ({ cancelled: this.installer.cancel(params.digest) }),
       'installs.discard': async (params) => ({ discarded: attemptView(await this.installer.discard(params.digest)) }),
-      'installs.getSettings': () => ({ settings: { ...this.installSettings(), runtimeDirs: [...this.installSettings().runtimeDirs] } }),
+      'installs.getSettings': () => ({ settings: this.installSettingsView() }),
       'installs.setSettings': async (params) => {
         await this.modelSettings.updateInstalls(params);
-        return { settings: { ...this.installSettings(), runtimeDirs: [...this.installSettings().runtimeDirs] } };
+        return { settings: this.installSettingsView() };
       },
       'sources.list': () => this.sourcesView(),
       'sources.reload': async () => {

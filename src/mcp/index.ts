@@ -8,5 +8,5 @@ export { ToolCalls, type CallRequest } from './tool-calls.js';
 export { normalizeResult } from './result.js';
 export { mergeSources, expand, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';
 export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
-export { SourceSync, HEADER_SECRET_PREFIX, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
+export { SourceSync, HEADER_SECRET_PREFIX, entryRegistration, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
 export { VaultOAuthProvider, listenForCallback, probeChallenge, OAUTH_ITEMS, type OAuthVault, type OAuthSettings, type LoopbackCallback } from './oauth.js';

@@ -1,6 +1,6 @@
 import { LIMITS, WispError } from '../control/index.js';
 import { mergeSources, type EntryOrigin, type SkippedEntry, type SourceEntry } from './config-sources.js';
-import type { ServiceRegistry } from './service-registry.js';
+import type { RegisterInput, ServiceRegistry } from './service-registry.js';
 import type { SourceOrigin, StoredService } from './service-store.js';
 import { readSourceFiles } from './source-files.js';
 
@@ -19,7 +19,7 @@ export interface SourceSyncDeps {
   /** The daemon's environment, for ${VAR} expansion. */
   readonly env: () => Readonly<Record<string, string | undefined>>;
   /** Values from files go to the session store: the file is their source, re-read at every sync. */
-  readonly writeSecrets: (config: StoredService, values: readonly SecretValue[]) => Promise<void>;
+  readonly writeSecrets: (config: StoredService, values: readonly (SecretValue & { storage: 'session' | 'keychain' })[]) => Promise<void>;
   readonly eraseSecrets: (config: StoredService) => Promise<void>;
   /** Waits until a service is stopped (an updated entry is disabled before the sync reports it). */
   readonly stop: (serviceId: string) => Promise<void>;
@@ -34,7 +34,7 @@ export interface SyncedEntry {
   readonly origin: EntryOrigin;
   readonly transport: 'stdio' | 'http';
   readonly overrides: EntryOrigin | null;
-  readonly warnings: readonly string[];
+  readonly warnings: string[];
   readonly action: SyncAction;
   readonly reason: string | null;
   readonly serviceId: string | null;
@@ -48,11 +48,29 @@ export interface SyncReport {
   readonly removed: string[];
 }
 
-function secretValues(entry: SourceEntry): SecretValue[] {
-  return [
-    ...Object.entries(entry.env).map(([name, value]) => ({ name, value })),
-    ...Object.entries(entry.headers).map(([name, value]) => ({ name: `${HEADER_SECRET_PREFIX}${name}`, value })),
-  ];
+/**
+ * What registering an entry takes: the configuration (variable and header NAMES, kept in
+ * `storage`) and the values for the secret store (headers under `header:<Name>`).
+ * Used by the sync and by the one-off import.
+ */
+export function entryRegistration(entry: SourceEntry, storage: 'keychain' | 'session'): { input: RegisterInput; values: (SecretValue & { storage: 'keychain' | 'session' })[] } {
+  return {
+    input: {
+      name: entry.name,
+      transport: entry.transport,
+      command: entry.command,
+      args: entry.args,
+      url: entry.url ?? undefined,
+      cwd: entry.cwd ?? undefined,
+      env: Object.keys(entry.env).map((name) => ({ name, storage })),
+      headers: Object.keys(entry.headers).map((name) => ({ name, storage })),
+      oauth: entry.oauth,
+    },
+    values: [
+      ...Object.entries(entry.env).map(([name, value]) => ({ name, value, storage })),
+      ...Object.entries(entry.headers).map(([name, value]) => ({ name: `${HEADER_SECRET_PREFIX}${name}`, value, storage })),
+    ],
+  };
 }
 
 function originOf(entry: SourceEntry): SourceOrigin {
@@ -96,7 +114,7 @@ export class SourceSync {
     const entries: SyncedEntry[] = [];
     const keep = new Set<string>();
     for (const entry of merged.entries) {
-      const base = { name: entry.name, origin: entry.origin, transport: entry.transport, overrides: entry.overrides, warnings: entry.warnings };
+      const base = { name: entry.name, origin: entry.origin, transport: entry.transport, overrides: entry.overrides, warnings: [...entry.warnings] };
       try {
         const result = await this.apply(entry);
         if (result.serviceId !== null) keep.add(result.serviceId);
@@ -119,36 +137,20 @@ export class SourceSync {
 
   private async apply(entry: SourceEntry): Promise<{ action: SyncAction; reason: string | null; serviceId: string | null }> {
     const { registry } = this.deps;
-    const values = secretValues(entry);
+    const { input, values } = entryRegistration(entry, 'session');
     const existing = registry.list().find((s) => s.name === entry.name);
     if (existing !== undefined && existing.origin?.kind !== 'source') {
       return { action: 'skipped', reason: `the name ${entry.name} is taken by a service registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
     }
-    const refs = {
-      env: Object.keys(entry.env).map((name) => ({ name, storage: 'session' as const })),
-      headers: Object.keys(entry.headers).map((name) => ({ name, storage: 'session' as const })),
-    };
     if (existing === undefined || (existing.transport ?? 'stdio') !== entry.transport) {
-      const userServices = registry.list().filter((s) => s.origin?.kind !== 'source' || s.id === existing?.id).length;
       if (existing === undefined && registry.count >= LIMITS.maxServices) {
-        return { action: 'skipped', reason: `limit reached: at most ${LIMITS.maxServices} services (${userServices} registered otherwise)`, serviceId: null };
+        return { action: 'skipped', reason: `limit reached: at most ${LIMITS.maxServices} services`, serviceId: null };
       }
       if (existing !== undefined) {
         await this.deps.eraseSecrets(existing);
         await registry.delete({ id: existing.id });
       }
-      const config = await registry.register({
-        name: entry.name,
-        transport: entry.transport,
-        command: entry.command,
-        args: entry.args,
-        url: entry.url ?? undefined,
-        cwd: entry.cwd ?? undefined,
-        env: refs.env,
-        headers: refs.headers,
-        oauth: entry.oauth,
-        origin: originOf(entry),
-      });
+      const config = await registry.register({ ...input, origin: originOf(entry) });
       await this.deps.writeSecrets(config, values);
       return { action: existing === undefined ? 'added' : 'updated', reason: null, serviceId: config.id };
     }
@@ -164,7 +166,8 @@ export class SourceSync {
     await this.deps.eraseSecrets(existing);
     const config = await registry.update(
       { id: existing.id },
-      { command: entry.command, args: entry.args, cwd: entry.cwd, url: entry.url ?? undefined, env: refs.env, headers: refs.headers, oauth: entry.oauth, origin: originOf(entry) },
+      // cwd as null, not undefined: an entry that lost its directory clears it.
+      { ...input, cwd: entry.cwd, origin: originOf(entry) },
     );
     await this.deps.writeSecrets(config, values);
     await this.deps.stop(config.id);

@@ -175,9 +175,15 @@ describe('one-off import', () => {
     expect(result.imported.map((s) => [s.name, s.origin.kind, s.enabled])).toEqual([['imported-a', 'manual', false]]);
     expect(result.skipped).toEqual([{ name: 'bad', reason: expect.stringContaining('neither command') }]);
     expect(readFileSync(path.join(data, 'mcp-servers.json'), 'utf8')).not.toContain('import-secret-1234');
-    const vscode = JSON.stringify({ servers: { 'imported-b': { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${FILE_TOKEN}' } } } });
+    const vscode = JSON.stringify({
+      servers: {
+        'imported-b': { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${FILE_TOKEN}' } },
+        'imported-c': { type: 'http', url: 'https://example.com/oauth-mcp', oauth: { enabled: true, clientId: 'cid' } },
+      },
+    });
     const second = await client.call('services.import', { content: vscode, storage: 'session' });
-    expect(second.imported[0]).toMatchObject({ name: 'imported-b', transport: 'http', url: 'https://example.com/mcp', headers: [{ name: 'Authorization', storage: 'session' }] });
+    expect(second.imported[0]).toMatchObject({ name: 'imported-b', transport: 'http', url: 'https://example.com/mcp', headers: [{ name: 'Authorization', storage: 'session' }], oauth: null });
+    expect(second.imported[1]).toMatchObject({ name: 'imported-c', oauth: { enabled: true, clientId: 'cid', scopes: null } });
     expect(JSON.stringify(second)).not.toContain(SECRET);
     await expect(client.call('services.import', { content: 'nope', storage: 'session' })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
   });
