@@ -316,7 +316,14 @@ export const InstallPlanView = Type.Object({
   runtime: Type.Object({ node: Type.String(), nodeVersion: Type.String(), npmVersion: Type.String() }),
 });
 
-const InstallStep = Type.Union(['prepare', 'lock', 'verify', 'install', 'check_bin', 'register'].map((s) => Type.Literal(s)));
+const InstallStep = Type.Union([
+  Type.Literal('prepare'),
+  Type.Literal('lock'),
+  Type.Literal('verify'),
+  Type.Literal('install'),
+  Type.Literal('check_bin'),
+  Type.Literal('register'),
+]);
 
 export const InstallAttempt = Type.Object({
   digest: Digest,
@@ -326,7 +333,7 @@ export const InstallAttempt = Type.Object({
   args: Type.Array(Type.String()),
   registry: Type.String(),
   directory: Type.String(),
-  status: Type.Union(['running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'interrupted'].map((s) => Type.Literal(s)), {
+  status: Type.Union([Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled'), Type.Literal('timed_out'), Type.Literal('interrupted')], {
     description: 'Only succeeded is a success. The others are never replayed: discard the attempt, or install by hand.',
   }),
   step: Type.Union([Type.Null(), InstallStep], { description: 'The last step reached.' }),

@@ -2,13 +2,13 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { WispError } from '../control/index.js';
+import { InstallAttempt, WispError } from '../control/index.js';
 import { writeFileAtomic } from '../util/index.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { commonFlags, defaultRegistry, npmEnvironment, prepareSandbox, runNpm, type NpmSandbox } from './npm-runner.js';
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
-import { STEPS, nextAttemptState, type AttemptEvent, type EndStatus, type Step } from './attempt-state.js';
+import { nextAttemptState, type AttemptEvent, type EndStatus, type Step } from './attempt-state.js';
 
 export interface InstallSettings {
   /** Where Node and npm are looked for, in order. */
@@ -26,44 +26,11 @@ export { STEPS, type Step } from './attempt-state.js';
 const LOG_TAIL_CHARS = 16 * 1024;
 const MAX_PLANS = 64;
 
-/** `<digest>.json` beside the plan directory. Persisted: additive changes only. */
-const AttemptRecord = Type.Object({
-  schemaVersion: Type.Literal(1),
-  digest: Type.String({ pattern: '^[0-9a-f]{32}$' }),
-  package: Type.String(),
-  version: Type.String(),
-  bin: Type.String(),
-  args: Type.Array(Type.String()),
-  registry: Type.String(),
-  directory: Type.String(),
-  status: Type.Union([
-    Type.Literal('running'),
-    Type.Literal('succeeded'),
-    Type.Literal('failed'),
-    Type.Literal('cancelled'),
-    Type.Literal('timed_out'),
-    Type.Literal('interrupted'),
-  ]),
-  step: Type.Union([Type.Null(), ...STEPS.map((step) => Type.Literal(step))]),
-  startedAt: Type.String(),
-  endedAt: Type.Union([Type.String(), Type.Null()]),
-  error: Type.Union([
-    Type.Null(),
-    Type.Object({
-      code: Type.String(),
-      message: Type.String(),
-      problems: Type.Optional(Type.Array(Type.Object({ path: Type.String(), problem: Type.String() }))),
-    }),
-  ]),
-  /** Locked packages that declare install scripts: reported, never run. */
-  installScripts: Type.Array(Type.String()),
-  lockedPackages: Type.Integer({ minimum: 0 }),
-  npmPid: Type.Union([Type.Integer(), Type.Null()]),
-  runtime: Type.Object({ node: Type.String(), nodeVersion: Type.String(), npmVersion: Type.String() }),
-  serviceId: Type.Union([Type.String(), Type.Null()]),
-  serviceName: Type.Union([Type.String(), Type.Null()]),
-  logTail: Type.String(),
-});
+/**
+ * `<digest>.json` beside the plan directory: the attempt as the protocol shows it, plus a
+ * schema version. Persisted: additive changes only.
+ */
+const AttemptRecord = Type.Composite([Type.Object({ schemaVersion: Type.Literal(1) }), InstallAttempt]);
 export type AttemptRecord = Static<typeof AttemptRecord>;
 
 export interface InstallerEvents {
