@@ -97,6 +97,16 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'Startup: the socket directory belongs to another user or cannot be made private (0700).',
   },
+  UNSAFE_FILE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description: 'Startup or file access: a file or directory the daemon uses is not owned by you, is writable by group or others, or is a symlink. The message names the path and what is wrong; nothing was read from it. Fix or remove it, then start again.',
+  },
+  REPLY_TOO_LARGE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The answer to a request (or an event) could not be sent: it could not be serialised or was larger than the 1 MB frame limit. The connection and the daemon go on; narrow the request (for example page through a list).',
+  },
   SERVICE_NOT_FOUND: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.notFound,
