@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
 import type { Approval, Task, WispEvent } from '../control/protocol.js';
+import { approvalQuestion, clean, cleanBlock, fitToTerminal, jsonForTerminal, registeredTool, serverClaims, showArg, showJson } from './render.js';
 
 interface Io {
   readonly out: (text: string) => void;
@@ -16,8 +17,23 @@ export interface RunOptions {
   readonly rl?: Interface;
 }
 
+/**
+ * An approval in the chat: what the daemon vouches for on the first line (service, the
+ * registered tool, the exact arguments), what the host's own approvals do, then what the
+ * server claims, labelled as the server's.
+ */
 function describe(approval: Approval): string {
-  return `tool call: ${approval.summary.serviceName}/${approval.summary.toolName} ${JSON.stringify(approval.summary.arguments)}`;
+  const s = approval.summary;
+  return [
+    `tool call: ${clean(s.serviceName)}/${showArg(registeredTool(approval))} ${showJson(s.arguments)}`,
+    ...(approval.kind !== 'tool_call' && s.title !== null ? [`  what: ${clean(s.title)}`] : []),
+    ...serverClaims(approval),
+  ].join('\n');
+}
+
+/** Model output as it streams: its line breaks kept, everything else unsafe shown escaped. */
+function streamed(text: string): string {
+  return cleanBlock(text);
 }
 
 /**
@@ -31,7 +47,8 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
   const ended = new Promise<Task>((resolve) => (finished = resolve));
   const early: WispEvent[] = [];
   let column = 0;
-  const write = (chunk: string): void => {
+  const write = (raw: string): void => {
+    const chunk = streamed(raw);
     process.stdout.write(chunk);
     const newline = chunk.lastIndexOf('\n');
     column = newline === -1 ? column + chunk.length : chunk.length - newline - 1;
@@ -39,37 +56,37 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
   const handle = (event: WispEvent): void => {
     if (options.json) {
       if (('sessionId' in event && event.sessionId === sessionId) || (event.type.startsWith('approval.') && 'approval' in event && event.approval.requester.sessionId === sessionId)) {
-        io.out(JSON.stringify(event));
+        io.out(jsonForTerminal(event));
       }
     }
     switch (event.type) {
       case 'model.delta':
         if (event.taskId !== taskId || options.json) return;
         if (event.kind === 'content') write(event.text);
-        else if (options.reasoning) process.stderr.write(event.text);
+        else if (options.reasoning) process.stderr.write(streamed(event.text));
         return;
       case 'approval.requested': {
         const approval = event.approval;
         if (approval.requester.taskId !== taskId) return;
         if (column > 0) write('\n');
-        io.err(describe(approval));
+        io.err(fitToTerminal(describe(approval), process.stderr.isTTY ? process.stderr.columns : undefined));
         if (!options.interactive) {
-          io.err(`waiting for a human: wispctl approve ${approval.id} (or deny)`);
+          io.err(`waiting for a human: wispctl approve ${clean(approval.id)} (or deny)`);
           return;
         }
         const rl = options.rl ?? createInterface({ input: process.stdin, output: process.stderr });
-        void rl.question('Run it? [y/N] ').then(async (answer) => {
+        void rl.question(approvalQuestion(approval)).then(async (answer) => {
           if (options.rl === undefined) rl.close();
           const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
-          await client.call('approvals.respond', { id: approval.id, decision }).catch((error: unknown) => io.err(String(error)));
+          await client.call('approvals.respond', { id: approval.id, decision }).catch((error: unknown) => io.err(clean(String(error))));
         });
         return;
       }
       case 'tool.call.finished':
-        if (event.call.requester.taskId === taskId && !options.json) io.err(`(${event.call.service.name}/${event.call.toolName} ran in ${event.durationMs} ms)`);
+        if (event.call.requester.taskId === taskId && !options.json) io.err(`(${clean(event.call.service.name)}/${showArg(event.call.toolName)} ran in ${event.durationMs} ms)`);
         return;
       case 'tool.call.failed':
-        if (event.call.requester.taskId === taskId && !options.json) io.err(`(${event.call.service.name}/${event.call.toolName} failed: ${event.code})`);
+        if (event.call.requester.taskId === taskId && !options.json) io.err(`(${clean(event.call.service.name)}/${showArg(event.call.toolName)} failed: ${clean(event.code)})`);
         return;
       case 'task.state':
         if (event.task.id !== taskId) return;
@@ -92,7 +109,7 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
     if (column > 0) write('\n');
     if (!options.json && last.state.status !== 'completed') {
       const s = last.state;
-      io.err(s.status === 'failed' ? `failed: ${s.message} (${s.code})` : 'status' in s && 'reason' in s ? `${s.status}: ${s.reason}` : s.status);
+      io.err(s.status === 'failed' ? `failed: ${cleanBlock(s.message, '  ')} (${clean(s.code)})` : 'status' in s && 'reason' in s ? `${s.status}: ${clean(s.reason)}` : s.status);
     }
     return last;
   } finally {
@@ -104,7 +121,7 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
 /** The interactive loop of `wispctl chat`. */
 export async function chat(client: WispClient, sessionId: string | undefined, io: Io): Promise<void> {
   const id = sessionId ?? (await client.call('sessions.create', { title: 'chat' })).session.id;
-  io.err(`session ${id}. Each line is a request. /tools, /sessions, /quit; Ctrl-C cancels a running request.`);
+  io.err(`session ${clean(id)}. Each line is a request. /tools, /sessions, /quit; Ctrl-C cancels a running request.`);
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY });
   let running = false;
   rl.on('SIGINT', () => {
@@ -122,12 +139,12 @@ export async function chat(client: WispClient, sessionId: string | undefined, io
       if (text === '/quit' || text === '/exit') return;
       if (text === '/tools') {
         const { tools } = await client.call('tools.list');
-        io.err(tools.length === 0 ? 'no active tools' : tools.map((t) => `${t.serviceName}/${t.name}  ${t.modelName}`).join('\n'));
+        io.err(tools.length === 0 ? 'no active tools' : tools.map((t) => `${clean(t.serviceName)}/${showArg(t.name)}  ${clean(t.modelName)}`).join('\n'));
         continue;
       }
       if (text === '/sessions') {
         const { sessions } = await client.call('sessions.list');
-        io.err(sessions.map((s) => `${s.id}  ${s.title}${s.id === id ? '  (this one)' : ''}`).join('\n'));
+        io.err(sessions.map((s) => `${clean(s.id)}  ${clean(s.title)}${s.id === id ? '  (this one)' : ''}`).join('\n'));
         continue;
       }
       running = true;

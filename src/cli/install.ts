@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { WispClient } from '../control/client.js';
 import { EXIT, WispError, type Result, type Service } from '../control/protocol.js';
-import { showArg, table } from './format.js';
+import { clean, cleanBlock, fitToTerminal, showArg, table } from './render.js';
 
 type Attempt = Result<'installs.get'>['attempt'];
 
@@ -36,17 +36,21 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
     .action((spec: string, args: string[], opts: { bin: string; yes?: boolean }) =>
       ctx.withClient(async (client) => {
         const { plan } = await client.call('installs.plan', { ...parsePackageSpec(spec), bin: opts.bin, args });
+        // The plan is the daemon's (installs.plan), bound by its digest; every field cleaned.
         ctx.err(
-          [
-            `Install ${plan.package}@${plan.version} (npm ${plan.runtime.npmVersion}, node ${plan.runtime.nodeVersion})`,
-            `  from:       ${plan.registry}`,
-            `  into:       ${plan.directory}`,
-            `  then run:   ${plan.bin}${plan.args.length > 0 ? ` ${plan.args.map(showArg).join(' ')}` : ''} (registered disabled)`,
-            '  it will:',
-            ...plan.will.map((line) => `    - ${line}`),
-            '  it will not:',
-            ...plan.wont.map((line) => `    - ${line}`),
-          ].join('\n'),
+          fitToTerminal(
+            [
+              `Install ${clean(plan.package)}@${clean(plan.version)} (npm ${clean(plan.runtime.npmVersion)}, node ${clean(plan.runtime.nodeVersion)})`,
+              `  from:       ${clean(plan.registry)}`,
+              `  into:       ${showArg(plan.directory)}`,
+              `  then run:   ${showArg(plan.bin)}${plan.args.length > 0 ? ` ${plan.args.map(showArg).join(' ')}` : ''} (registered disabled)`,
+              '  it will:',
+              ...plan.will.map((line) => `    - ${clean(line)}`),
+              '  it will not:',
+              ...plan.wont.map((line) => `    - ${clean(line)}`),
+            ].join('\n'),
+            process.stderr.isTTY ? process.stderr.columns : undefined,
+          ),
         );
         const me = (await client.call('daemon.status')).you.clientId;
         const interactive = process.stdin.isTTY && !ctx.json();
@@ -55,15 +59,15 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
           if (event.type === 'approval.requested' && event.approval.requester.clientId === me && event.approval.kind === 'install') {
             const id = event.approval.id;
             if (opts.yes === true) {
-              void client.call('approvals.respond', { id, decision: 'approve' }).catch((error: unknown) => ctx.err(String(error)));
+              void client.call('approvals.respond', { id, decision: 'approve' }).catch((error: unknown) => ctx.err(clean(String(error))));
             } else if (!interactive) {
-              ctx.err(`waiting for a human: wispctl approve ${id} (or deny)`);
+              ctx.err(`waiting for a human: wispctl approve ${clean(id)} (or deny)`);
             } else {
               const rl = createInterface({ input: process.stdin, output: process.stderr });
-              void rl.question('Install it? [y/N] ').then(async (answer) => {
+              void rl.question(`Install ${clean(plan.package)}@${clean(plan.version)}? [y/N] `).then(async (answer) => {
                 rl.close();
                 const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
-                await client.call('approvals.respond', { id, decision }).catch((error: unknown) => ctx.err(String(error)));
+                await client.call('approvals.respond', { id, decision }).catch((error: unknown) => ctx.err(clean(String(error))));
               });
             }
           } else if (event.type === 'install.progress' && event.install.digest === plan.digest && event.status === 'started' && event.pid === null) {
@@ -83,7 +87,7 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
             return;
           }
           if (error instanceof WispError && Array.isArray(error.details.problems)) {
-            for (const p of error.details.problems as { path: string; problem: string }[]) ctx.err(`  ${p.path}: ${p.problem}`);
+            for (const p of error.details.problems as { path: unknown; problem: unknown }[]) ctx.err(`  ${clean(String(p.path))}: ${clean(String(p.problem))}`);
           }
           throw error;
         }
@@ -125,7 +129,7 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
     .action((digest: string) =>
       ctx.withClient(async (client) => {
         const result = await client.call('installs.cancel', { digest });
-        ctx.print(result, () => (result.cancelled ? `cancelled ${digest}` : `nothing of ${digest} was running`));
+        ctx.print(result, () => (result.cancelled ? `cancelled ${clean(digest)}` : `nothing of ${clean(digest)} was running`));
       }),
     );
 
@@ -136,7 +140,7 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
     .action((digest: string) =>
       ctx.withClient(async (client) => {
         const { discarded } = await client.call('installs.discard', { digest });
-        ctx.print(discarded, () => `discarded ${discarded.package}@${discarded.version} (${discarded.status}); removed ${discarded.directory}`);
+        ctx.print(discarded, () => `discarded ${clean(discarded.package)}@${clean(discarded.version)} (${discarded.status}); removed ${showArg(discarded.directory)}`);
       }),
     );
 
@@ -161,9 +165,9 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
           Object.keys(change).length > 0 ? await client.call('installs.setSettings', change) : await client.call('installs.getSettings');
         ctx.print(settings, () =>
           [
-            `runtime dirs: ${settings.runtimeDirs.join(', ')}`,
-            `registry:     ${settings.registry ?? '(npm\'s built-in default)'}`,
-            `CA file:      ${settings.caFile ?? '(none)'}`,
+            `runtime dirs: ${settings.runtimeDirs.map(showArg).join(', ')}`,
+            `registry:     ${clean(settings.registry ?? '(npm\'s built-in default)')}`,
+            `CA file:      ${settings.caFile !== null ? showArg(settings.caFile) : '(none)'}`,
             `time limit:   ${settings.timeoutMs} ms`,
           ].join('\n'),
         );
@@ -181,7 +185,7 @@ function progressBar(err: (text: string) => void, tty: boolean): (index: number,
     }
     const width = 24;
     const filled = Math.round((width * (index - 1)) / total);
-    const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${index}/${total} ${step.replace('_', ' ')}`;
+    const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${index}/${total} ${clean(step.replace('_', ' '))}`;
     shown = true;
     if (tty) process.stderr.write(`\r\u001b[K${line}`);
     else err(line);
@@ -190,25 +194,26 @@ function progressBar(err: (text: string) => void, tty: boolean): (index: number,
 
 function installedText(service: Service, attempt: Attempt, reused: boolean): string {
   return [
-    `${reused ? 'already installed' : 'installed'} ${attempt.package}@${attempt.version} (${attempt.lockedPackages} packages verified)`,
-    ...(attempt.installScripts.length > 0 ? [`install scripts declared, NOT run: ${attempt.installScripts.join(', ')}`] : []),
-    `registered ${service.name} (disabled): ${showArg(service.command)} ${service.args.map(showArg).join(' ')}`,
-    `trust and start it with: wispctl mcp activate ${service.name}`,
+    `${reused ? 'already installed' : 'installed'} ${clean(attempt.package)}@${clean(attempt.version)} (${attempt.lockedPackages} packages verified)`,
+    ...(attempt.installScripts.length > 0 ? [`install scripts declared, NOT run: ${clean(attempt.installScripts.join(', '))}`] : []),
+    `registered ${clean(service.name)} (disabled): ${showArg(service.command)} ${service.args.map(showArg).join(' ')}`,
+    `trust and start it with: wispctl mcp activate ${clean(service.name)}`,
   ].join('\n');
 }
 
 function attemptText(a: Attempt): string {
   return [
-    `${a.package}@${a.version}: ${a.status}${a.step !== null ? ` (last step: ${a.step})` : ''}`,
-    `digest:     ${a.digest}`,
-    `registry:   ${a.registry}`,
-    `directory:  ${a.directory}`,
-    `bin, args:  ${a.bin} ${a.args.map(showArg).join(' ')}`,
-    `runtime:    node ${a.runtime.nodeVersion}, npm ${a.runtime.npmVersion}`,
-    `started:    ${a.startedAt}${a.endedAt !== null ? `, ended ${a.endedAt}` : ''}`,
-    `packages:   ${a.lockedPackages}${a.installScripts.length > 0 ? `; install scripts declared, NOT run: ${a.installScripts.join(', ')}` : ''}`,
-    ...(a.serviceName !== null ? [`service:    ${a.serviceName} (${a.serviceId ?? ''})`] : []),
-    ...(a.error !== null ? [`error:      ${a.error.code}: ${a.error.message}`, ...(a.error.problems ?? []).map((p) => `  ${p.path}: ${p.problem}`)] : []),
-    ...(a.logTail.trim() !== '' ? ['npm output (tail):', a.logTail.trimEnd()] : []),
+    `${clean(a.package)}@${clean(a.version)}: ${a.status}${a.step !== null ? ` (last step: ${a.step})` : ''}`,
+    `digest:     ${clean(a.digest)}`,
+    `registry:   ${clean(a.registry)}`,
+    `directory:  ${showArg(a.directory)}`,
+    `bin, args:  ${showArg(a.bin)} ${a.args.map(showArg).join(' ')}`,
+    `runtime:    node ${clean(a.runtime.nodeVersion)}, npm ${clean(a.runtime.npmVersion)}`,
+    `started:    ${clean(a.startedAt)}${a.endedAt !== null ? `, ended ${clean(a.endedAt)}` : ''}`,
+    `packages:   ${a.lockedPackages}${a.installScripts.length > 0 ? `; install scripts declared, NOT run: ${clean(a.installScripts.join(', '))}` : ''}`,
+    ...(a.serviceName !== null ? [`service:    ${clean(a.serviceName)} (${clean(a.serviceId ?? '')})`] : []),
+    ...(a.error !== null ? [`error:      ${clean(a.error.code)}: ${cleanBlock(a.error.message, '  ')}`, ...(a.error.problems ?? []).map((p) => `  ${clean(p.path)}: ${clean(p.problem)}`)] : []),
+    // npm's output is untrusted (packages print what they like): each line cleaned and indented.
+    ...(a.logTail.trim() !== '' ? ['npm output (tail):', `  ${cleanBlock(a.logTail.trimEnd(), '  ')}`] : []),
   ].join('\n');
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
-import { formatDuration, showArg, table } from './format.js';
+import { approvalQuestion, clean, cleanBlock, clip, describeApproval, fitToTerminal, formatDuration, jsonForTerminal, oneLine, registeredTool, showArg, showJson, table, terminalText } from './render.js';
 import { chat, runTask } from './chat.js';
 import { addInstallCommands } from './install.js';
 import { addSourceCommands } from './sources.js';
@@ -33,7 +33,9 @@ function errorCodeHelp(): string {
   return `\nExit statuses: 0 ok, 1 failure, 2 bad usage or input, 3 no daemon, 4 not found, 5 conflict, 6 limit reached, 7 refused.\nError codes (docs/errors.md explains each):\n${rows.join('\n')}\n`;
 }
 
-export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<void> {
+export async function main(argv: readonly string[], rawIo: CliIo = defaultIo): Promise<void> {
+  // The last guard: whatever a renderer forgot, nothing unsafe reaches the terminal.
+  const io: CliIo = { out: (text) => rawIo.out(terminalText(text)), err: (text) => rawIo.err(terminalText(text)) };
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv]);
@@ -43,13 +45,14 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       return;
     }
     if (error instanceof WispError) {
-      io.err(`wispctl: ${error.message} (${error.code})`);
+      // The message may carry a server's text: cleaned, its continuation lines indented.
+      io.err(`wispctl: ${cleanBlock(error.message, '  ')} (${clean(error.code)})`);
       const details = error.details.errors;
-      if (Array.isArray(details)) for (const d of details as { path: string; message: string }[]) io.err(`  ${d.path}: ${d.message}`);
+      if (Array.isArray(details)) for (const d of details as { path: unknown; message: unknown }[]) io.err(`  ${clean(String(d.path))}: ${clean(String(d.message))}`);
       process.exitCode = exitStatusFor(error.code);
       return;
     }
-    io.err(`wispctl: ${error instanceof Error ? error.message : String(error)}`);
+    io.err(`wispctl: ${cleanBlock(error instanceof Error ? error.message : String(error), '  ')}`);
     process.exitCode = EXIT.failure;
   } finally {
     // A terminal's stdin stays referenced after a prompt has used it: let it go, or the
@@ -73,7 +76,7 @@ function buildProgram(io: CliIo): Command {
 
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
   const paths = (): WispPaths => resolvePaths({ socket: globals().socket, dataDir: globals().dataDir });
-  const print = (value: unknown, human: () => string): void => io.out(globals().json === true ? JSON.stringify(value, null, 2) : human());
+  const print = (value: unknown, human: () => string): void => io.out(globals().json === true ? jsonForTerminal(value, 2) : human());
   // Flags that make a started or installed daemon use the same data dir and socket as this CLI.
   const daemonFlags = (): string[] => {
     const p = paths();
@@ -99,14 +102,14 @@ function buildProgram(io: CliIo): Command {
         print(status, () => {
           const lines = [
             `wispd ${status.version} running (pid ${status.pid}, up ${formatDuration(status.uptimeMs)})`,
-            `socket:    ${status.paths.socket}`,
-            `data dir:  ${status.paths.dataDir}`,
+            `socket:    ${clean(status.paths.socket)}`,
+            `data dir:  ${clean(status.paths.dataDir)}`,
             `services:  ${status.counts.services} (${status.counts.enabledServices} enabled)`,
             `clients:   ${status.counts.clients} (${status.counts.subscribers} following events)`,
           ];
           if (status.registryLoadError !== null) {
             lines.push(
-              `warning:   mcp-servers.json was unreadable at start (${status.registryLoadError.message}); it was moved to ${status.registryLoadError.movedTo}`,
+              `warning:   mcp-servers.json was unreadable at start (${clean(status.registryLoadError.message)}); it was moved to ${clean(status.registryLoadError.movedTo)}`,
             );
           }
           return lines.join('\n');
@@ -122,7 +125,7 @@ function buildProgram(io: CliIo): Command {
     .action(async (opts: { follow?: boolean; since?: number }) => {
       const client = await WispClient.connect(paths().socket);
       const json = globals().json === true;
-      const printEvent = (event: WispEvent): void => io.out(json ? JSON.stringify(event) : describeEvent(event));
+      const printEvent = (event: WispEvent): void => io.out(json ? jsonForTerminal(event) : describeEvent(event));
       client.onEvent(printEvent);
       const ended = new Promise<void>((resolve) => client.onClose(() => resolve()));
       await client.call('events.subscribe', { since: opts.since ?? 0 });
@@ -161,7 +164,7 @@ function buildProgram(io: CliIo): Command {
           ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         });
-        print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${describeService(service)}`);
+        print(service, () => `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${describeService(service)}`);
       }),
     );
 
@@ -182,6 +185,7 @@ function buildProgram(io: CliIo): Command {
                   const pid = 'pid' in c && c.pid !== null ? String(c.pid) : '-';
                   const tools = c.status === 'active' ? String(c.toolCount) : '-';
                   const since = c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since;
+                  // Cells are cleaned by table(); a reason is one line.
                   const reason =
                     c.status === 'failed' ? `${c.code}: ${c.message}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}` : '';
                   return [s.name, state, pid, tools, since, s.transport, reason];
@@ -228,7 +232,7 @@ function buildProgram(io: CliIo): Command {
           else if (opts.cwd !== undefined) set.cwd = opts.cwd;
           if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --cwd, --no-cwd, --timeout-ms, --args-json or -- COMMAND [ARGS...]');
           const { service } = await client.call('services.update', { ...ref(name), set });
-          print(service, () => `updated ${service.name} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`);
+          print(service, () => `updated ${clean(service.name)} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`);
         }),
     );
 
@@ -240,7 +244,7 @@ function buildProgram(io: CliIo): Command {
     .action((name: string) =>
       withClient(async (client) => {
         const { deleted } = await client.call('services.delete', ref(name));
-        print(deleted, () => `removed ${deleted.name} (${deleted.id})`);
+        print(deleted, () => `removed ${clean(deleted.name)} (${clean(deleted.id)})`);
       }),
     );
 
@@ -253,29 +257,36 @@ function buildProgram(io: CliIo): Command {
       withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
         if (opts.yes !== true) {
+          // Every field is the daemon's own record of what will run (services.get), cleaned;
+          // lines too wide for the terminal are broken by us, never wrapped by it.
           io.err(
-            (service.transport === 'http'
-              ? [
-                  `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.`,
-                  `  url:          ${service.url ?? ''}`,
-                  `  headers:      ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${h.name} (${h.storage})`).join(', ')}`,
-                  `  origin:       ${describeOrigin(service.origin)}`,
-                ]
-              : [
-                  `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`,
-                  `  command:      ${showArg(service.command)}`,
-                  `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
-                  `  cwd:          ${service.cwd ?? '(daemon default)'}`,
-                  `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`}`,
-                  `  origin:       ${describeOrigin(service.origin)}`,
-                ]
-            ).join('\n'),
+            fitToTerminal(
+              (service.transport === 'http'
+                ? [
+                    `${clean(service.name)} is a remote server: the daemon will send it requests, and what it answers is untrusted.`,
+                    `  url:          ${clean(service.url ?? '')}`,
+                    `  headers:      ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
+                    `  origin:       ${describeOrigin(service.origin)}`,
+                  ]
+                : [
+                    `${clean(service.name)} will run as you, with your permissions. Its working directory is not a sandbox.`,
+                    `  command:      ${showArg(service.command)}`,
+                    `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+                    `  cwd:          ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
+                    `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${clean(v.name)} (${v.storage})`).join(', ')}`}`,
+                    `  origin:       ${describeOrigin(service.origin)}`,
+                  ]
+              ).join('\n'),
+              process.stderr.isTTY ? process.stderr.columns : undefined,
+            ),
           );
           if (!process.stdin.isTTY) {
             throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes to trust this configuration');
           }
           const rl = createInterface({ input: process.stdin, output: process.stderr });
-          const answer = await rl.question(service.transport === 'http' ? 'Trust and connect to this server? [y/N] ' : 'Trust and start this program? [y/N] ');
+          const answer = await rl.question(
+            service.transport === 'http' ? `Trust and connect to ${clean(service.name)}? [y/N] ` : `Trust and start ${showArg(service.command)} (service ${clean(service.name)})? [y/N] `,
+          );
           rl.close();
           if (!/^y(es)?$/i.test(answer.trim())) {
             io.err('not activated');
@@ -285,7 +296,7 @@ function buildProgram(io: CliIo): Command {
         }
         const result = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
         const c = result.service.connection;
-        print(result.service, () => `${result.service.name}: ${describeConnection(c)}`);
+        print(result.service, () => `${clean(result.service.name)}: ${describeConnection(c)}`);
         if (c.status === 'failed') process.exitCode = exitStatusFor(c.code);
       }),
     );
@@ -297,7 +308,7 @@ function buildProgram(io: CliIo): Command {
     .action((name: string) =>
       withClient(async (client) => {
         const { service } = await client.call('services.disable', ref(name));
-        print(service, () => `${service.name}: ${describeConnection(service.connection)}`);
+        print(service, () => `${clean(service.name)}: ${describeConnection(service.connection)}`);
       }),
     );
 
@@ -308,7 +319,7 @@ function buildProgram(io: CliIo): Command {
     .action((name: string) =>
       withClient(async (client) => {
         const { service } = await client.call('services.refreshTools', ref(name));
-        print(service, () => `${service.name}: ${describeConnection(service.connection)}`);
+        print(service, () => `${clean(service.name)}: ${describeConnection(service.connection)}`);
         if (service.connection.status === 'failed') process.exitCode = exitStatusFor(service.connection.code);
       }),
     );
@@ -328,7 +339,7 @@ function buildProgram(io: CliIo): Command {
                 ['SERVICE', 'TOOL', 'MODEL NAME', 'HINTS', 'DESCRIPTION (from the server, untrusted)'],
                 tools.map((t) => [
                   t.serviceName,
-                  showArg(t.name),
+                  showArg(t.name), // table() cleans every cell
                   t.modelName,
                   Object.entries(t.annotations ?? {})
                     .filter(([k, v]) => k.endsWith('Hint') && v === true)
@@ -348,7 +359,7 @@ function buildProgram(io: CliIo): Command {
     .action((name: string) =>
       withClient(async (client) => {
         const logs = await client.call('services.logs', ref(name));
-        print(logs, () => (logs.droppedChars > 0 ? `[${logs.droppedChars} older characters dropped]\n` : '') + logs.stderr.replace(/\n$/, ''));
+        print(logs, () => (logs.droppedChars > 0 ? `[${logs.droppedChars} older characters dropped]\n` : '') + cleanBlock(logs.stderr.replace(/\n$/, '')));
       }),
     );
 
@@ -367,31 +378,31 @@ function buildProgram(io: CliIo): Command {
         const interactive = process.stdin.isTTY && globals().json !== true;
         client.onEvent((event) => {
           if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
-          io.err(describeApproval(event.approval));
+          io.err(fitToTerminal(describeApproval(event.approval), process.stderr.isTTY ? process.stderr.columns : undefined));
           if (!interactive) {
-            io.err(`waiting for a human: wispctl approve ${event.approval.id} (or deny)`);
+            io.err(`waiting for a human: wispctl approve ${clean(event.approval.id)} (or deny)`);
             return;
           }
           const rl = createInterface({ input: process.stdin, output: process.stderr });
-          void rl.question('Run this call? [y/N] ').then(async (answer) => {
+          void rl.question(approvalQuestion(event.approval)).then(async (answer) => {
             rl.close();
             const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
-            await client.call('approvals.respond', { id: event.approval.id, decision }).catch((error: unknown) => io.err(String(error)));
+            await client.call('approvals.respond', { id: event.approval.id, decision }).catch((error: unknown) => io.err(clean(String(error))));
           });
         });
         await client.call('events.subscribe', {});
         try {
           const result = await client.call('tools.call', { serviceId: service.id, toolName, arguments: args });
           print(result, () => {
-            const omitted = result.content.filter((c) => c.type === 'omitted').map((c) => `[omitted ${c.originalType}${c.mimeType !== null ? ` ${c.mimeType}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]`);
-            const structured = result.structuredContent !== null ? [`structured: ${JSON.stringify(result.structuredContent)}`] : [];
+            const omitted = result.content.filter((c) => c.type === 'omitted').map((c) => `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]`);
+            const structured = result.structuredContent !== null ? [`structured: ${showJson(result.structuredContent)}`] : [];
             const note = result.truncated ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : [];
-            return [result.text, ...omitted, ...structured, ...note].filter((l) => l !== '').join('\n');
+            return [cleanBlock(result.text), ...omitted, ...structured, ...note].filter((l) => l !== '').join('\n');
           });
         } catch (error) {
           if (error instanceof WispError && error.code === 'TOOL_ERROR') {
             const result = error.details.result as { text?: string } | undefined;
-            io.err(result?.text ?? '');
+            io.err(cleanBlock(typeof result?.text === 'string' ? result.text : ''));
           }
           throw error;
         }
@@ -409,13 +420,13 @@ function buildProgram(io: CliIo): Command {
     .action((name: string, variable: string, opts: { session?: boolean }) =>
       withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        const value = await readSecret(`value for ${variable} (${service.name}, not shown): `, io.err);
+        const value = await readSecret(`value for ${clean(variable)} (${clean(service.name)}, not shown): `, io.err);
         const result = await client.call('services.setEnv', {
           id: service.id,
           mode: 'upsert',
           variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain' }],
         });
-        print(result.service.env, () => `${result.service.name}: ${variable} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+        print(result.service.env, () => `${clean(result.service.name)}: ${clean(variable)} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
       }),
     );
 
@@ -438,7 +449,7 @@ function buildProgram(io: CliIo): Command {
       withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
         await client.call('services.setEnv', { id: service.id, mode: 'replace', variables: [] });
-        print([], () => `${service.name}: variables cleared`);
+        print([], () => `${clean(service.name)}: variables cleared`);
       }),
     );
 
@@ -450,7 +461,7 @@ function buildProgram(io: CliIo): Command {
     .action((name: string, opts: { yes?: boolean }) =>
       withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        io.err(`${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd ?? 'daemon default'})`);
+        io.err(`${clean(service.env.map((v) => v.name).join(', '))} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd !== null ? showArg(service.cwd) : 'daemon default'})`);
         if (opts.yes !== true) {
           if (!process.stdin.isTTY) throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes');
           const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -463,7 +474,7 @@ function buildProgram(io: CliIo): Command {
           }
         }
         const result = await client.call('services.carryOverEnv', { id: service.id, configVersion: service.configVersion });
-        print(result.service, () => `${result.service.name}: variables carried over`);
+        print(result.service, () => `${clean(result.service.name)}: variables carried over`);
       }),
     );
 
@@ -515,9 +526,9 @@ function buildProgram(io: CliIo): Command {
         print(result, () =>
           result.messages
             .map((m) => {
-              if (m.role === 'tool') return `tool (${m.tool_call_id ?? ''}): ${oneLine(m.content ?? '', 200)}`;
-              const calls = (m.tool_calls ?? []).map((c) => `\n  -> ${c.function.name} ${c.function.arguments}`).join('');
-              return `${m.role}: ${m.content ?? ''}${calls}`;
+              if (m.role === 'tool') return `tool (${clean(m.tool_call_id ?? '')}): ${oneLine(m.content ?? '', 200)}`;
+              const calls = (m.tool_calls ?? []).map((c) => `\n  -> ${clean(c.function.name)} ${clean(c.function.arguments)}`).join('');
+              return `${m.role}: ${cleanBlock(m.content ?? '', '  ')}${calls}`;
             })
             .join('\n'),
         );
@@ -530,7 +541,7 @@ function buildProgram(io: CliIo): Command {
     .action((id: string) =>
       withClient(async (client) => {
         await client.call('sessions.delete', { id });
-        print({ deleted: id }, () => `deleted ${id}`);
+        print({ deleted: id }, () => `deleted ${clean(id)}`);
       }),
     );
 
@@ -541,7 +552,7 @@ function buildProgram(io: CliIo): Command {
     .action(() =>
       withClient(async (client) => {
         const { settings } = await client.call('model.getSettings');
-        print(settings, () => Object.entries(settings).map(([k, v]) => `${k.padEnd(19)} ${String(v)}`).join('\n'));
+        print(settings, () => Object.entries(settings).map(([k, v]) => `${k.padEnd(19)} ${clean(String(v))}`).join('\n'));
       }),
     );
   model
@@ -556,7 +567,7 @@ function buildProgram(io: CliIo): Command {
     .action((opts: { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number; deferToolsAbove?: number }) =>
       withClient(async (client) => {
         const { settings } = await client.call('model.setSettings', opts);
-        print(settings, () => `model settings saved: ${settings.model} at ${settings.baseUrl}`);
+        print(settings, () => `model settings saved: ${clean(settings.model)} at ${clean(settings.baseUrl)}`);
       }),
     );
   model
@@ -568,7 +579,7 @@ function buildProgram(io: CliIo): Command {
         const value = await readSecret('model API key (not shown): ', io.err);
         if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
         const { settings } = await client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' });
-        print(settings, () => `API key saved (${settings.key})`);
+        print(settings, () => `API key saved (${clean(settings.key)})`);
       }),
     );
 
@@ -597,7 +608,7 @@ function buildProgram(io: CliIo): Command {
       .action((id: string) =>
         withClient(async (client) => {
           const { approval } = await client.call('approvals.respond', { id, decision });
-          print(approval, () => `${approval.id}: ${approval.state.status}`);
+          print(approval, () => `${clean(approval.id)}: ${clean(approval.state.status)}`);
         }),
       );
   }
@@ -611,7 +622,7 @@ function buildProgram(io: CliIo): Command {
       withClient(async (client) => {
         const parsed = parseJson(params, 'params');
         const result = await (client.call as (m: string, p: unknown) => Promise<unknown>)(method, parsed);
-        io.out(JSON.stringify(result, null, 2));
+        io.out(jsonForTerminal(result, 2));
       }),
     );
 
@@ -624,8 +635,8 @@ function buildProgram(io: CliIo): Command {
       const result = await startDaemon(paths(), daemonFlags());
       print(result, () =>
         result.alreadyRunning
-          ? `wispd is already running (pid ${result.pid}, socket ${result.socket})`
-          : `wispd started (pid ${result.pid}, socket ${result.socket}, log ${String(result.logFile)})`,
+          ? `wispd is already running (pid ${result.pid}, socket ${clean(result.socket)})`
+          : `wispd started (pid ${result.pid}, socket ${clean(result.socket)}, log ${clean(String(result.logFile))})`,
       );
     });
 
@@ -648,8 +659,8 @@ function buildProgram(io: CliIo): Command {
       const value = { running: status !== null, pid: status?.pid ?? null, socket: p.socket, serviceManager: plan.manager, unitFile: plan.file, installed };
       print(value, () =>
         [
-          status !== null ? `running (pid ${status.pid}, up ${formatDuration(status.uptimeMs)}, socket ${p.socket})` : `not running (socket ${p.socket})`,
-          installed ? `installed as a ${plan.manager} user service: ${plan.file}` : `not installed as a ${plan.manager} user service (wispctl daemon install)`,
+          status !== null ? `running (pid ${status.pid}, up ${formatDuration(status.uptimeMs)}, socket ${clean(p.socket)})` : `not running (socket ${clean(p.socket)})`,
+          installed ? `installed as a ${plan.manager} user service: ${clean(plan.file)}` : `not installed as a ${plan.manager} user service (wispctl daemon install)`,
         ].join('\n'),
       );
       if (status === null) process.exitCode = EXIT.noDaemon;
@@ -663,13 +674,13 @@ function buildProgram(io: CliIo): Command {
       const plan = await planUnit(defaultPlanInputs(daemonFlags()));
       if (opts.dryRun === true) {
         print({ ...plan, dryRun: true }, () =>
-          [`would write ${plan.file}:`, plan.content, 'would run:', ...plan.install.map((c) => `  ${c.join(' ')}`)].join('\n'),
+          [`would write ${clean(plan.file)}:`, cleanBlock(plan.content), 'would run:', ...plan.install.map((c) => `  ${c.map(showArg).join(' ')}`)].join('\n'),
         );
         return;
       }
       await fs.mkdir(path.dirname(plan.file), { recursive: true });
       await fs.writeFile(plan.file, plan.content, { mode: 0o644 });
-      io.err(`wrote ${plan.file}`);
+      io.err(`wrote ${clean(plan.file)}`);
       await runAll(plan.install, io);
     });
 
@@ -681,13 +692,13 @@ function buildProgram(io: CliIo): Command {
       const plan = await planUnit(defaultPlanInputs([]));
       if (opts.dryRun === true) {
         print({ file: plan.file, commands: plan.uninstall, dryRun: true }, () =>
-          ['would run:', ...plan.uninstall.map((c) => `  ${c.join(' ')}`), `would remove ${plan.file}`].join('\n'),
+          ['would run:', ...plan.uninstall.map((c) => `  ${c.map(showArg).join(' ')}`), `would remove ${clean(plan.file)}`].join('\n'),
         );
         return;
       }
       await runAll(plan.uninstall.slice(0, 1), io);
       await fs.rm(plan.file, { force: true });
-      io.err(`removed ${plan.file}`);
+      io.err(`removed ${clean(plan.file)}`);
       await runAll(plan.uninstall.slice(1), io);
     });
 
@@ -697,8 +708,8 @@ function buildProgram(io: CliIo): Command {
 async function runAll(commands: readonly (readonly string[])[], io: CliIo): Promise<void> {
   for (const argv of commands) {
     const outcome = await runCommand(argv);
-    io.err(`ran: ${argv.join(' ')} -> ${outcome.ok ? 'ok' : 'failed'}${outcome.output !== '' ? `\n${outcome.output}` : ''}`);
-    if (!outcome.ok) throw new WispError('INTERNAL_ERROR', `${argv.join(' ')} failed; run it yourself to see why`);
+    io.err(`ran: ${argv.map(showArg).join(' ')} -> ${outcome.ok ? 'ok' : 'failed'}${outcome.output !== '' ? `\n${cleanBlock(outcome.output)}` : ''}`);
+    if (!outcome.ok) throw new WispError('INTERNAL_ERROR', `${argv.map(showArg).join(' ')} failed; run it yourself to see why`);
   }
 }
 
@@ -731,19 +742,14 @@ function parseNonNegative(value: string, flag: string): number {
   return n;
 }
 
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
 function describeOrigin(origin: Service['origin']): string {
   switch (origin.kind) {
     case 'manual':
       return 'registered by hand';
     case 'install':
-      return `npm install of ${origin.package}@${origin.version} (plan ${origin.planDigest})`;
+      return `npm install of ${clean(origin.package)}@${clean(origin.version)} (plan ${clean(origin.planDigest)})`;
     case 'source':
-      return `${origin.source}${origin.plugin !== null ? ` plugin ${origin.plugin}` : ''}: ${origin.file}`;
+      return `${clean(origin.source)}${origin.plugin !== null ? ` plugin ${clean(origin.plugin)}` : ''}: ${showArg(origin.file)}`;
   }
 }
 
@@ -751,65 +757,68 @@ function describeService(service: Service): string {
   const where =
     service.transport === 'http'
       ? [
-          `url:      ${service.url ?? ''} (remote: its output is untrusted)`,
-          `headers:  ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${h.name} (${h.storage})`).join(', ')}`,
+          `url:      ${clean(service.url ?? '')} (remote: its output is untrusted)`,
+          `headers:  ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
         ]
       : [
           `command:  ${showArg(service.command)}`,
           `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
-          `cwd:      ${service.cwd ?? '(daemon default)'}`,
-          `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`,
+          `cwd:      ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
+          `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${clean(v.name)} (${v.storage})`).join(', ')}`,
         ];
+  const c = service.connection;
   return [
-    `name:     ${service.name}`,
-    `id:       ${service.id}`,
-    `state:    ${describeConnection(service.connection)}`,
+    `name:     ${clean(service.name)}`,
+    `id:       ${clean(service.id)}`,
+    `state:    ${describeConnection(c)}`,
+    ...(c.status === 'active' ? [`server:   ${clip(c.server.name, 100)} ${clip(c.server.version, 100)} (what the server says)`] : []),
     `origin:   ${describeOrigin(service.origin)}`,
     ...where,
     `timeout:  ${service.timeoutMs ?? 10000} ms`,
     `version:  ${service.configVersion}`,
-    `updated:  ${service.updatedAt}`,
+    `updated:  ${clean(service.updatedAt)}`,
   ].join('\n');
 }
 
+/** One line per event; every field that is not the daemon's own number or enum is cleaned. */
 function describeEvent(event: WispEvent): string {
-  const head = `${String(event.seq).padStart(5)}  ${event.at}  ${event.type}`;
+  const head = `${String(event.seq).padStart(5)}  ${clean(event.at)}  ${clean(event.type)}`;
   switch (event.type) {
     case 'service.registered':
     case 'service.updated':
-      return `${head}  ${event.service.name} (v${event.service.configVersion})`;
+      return `${head}  ${clean(event.service.name)} (v${event.service.configVersion})`;
     case 'service.deleted':
-      return `${head}  ${event.service.name}`;
+      return `${head}  ${clean(event.service.name)}`;
     case 'service.state':
-      return `${head}  ${event.service.name} ${describeConnection(event.connection)}`;
+      return `${head}  ${clean(event.service.name)} ${describeConnection(event.connection)}`;
     case 'service.tools':
-      return `${head}  ${event.service.name} ${event.toolCount} tools (list v${event.toolListVersion})`;
+      return `${head}  ${clean(event.service.name)} ${event.toolCount} tools (list v${event.toolListVersion})`;
     case 'approval.requested':
-      return `${head}  ${event.approval.id} ${event.approval.summary.serviceName}/${event.approval.summary.toolName} ${JSON.stringify(event.approval.summary.arguments)}`;
+      return `${head}  ${clean(event.approval.id)} ${clean(event.approval.summary.serviceName)}/${showArg(registeredTool(event.approval))} ${showJson(event.approval.summary.arguments)}`;
     case 'approval.resolved':
-      return `${head}  ${event.approval.id} ${event.approval.state.status}`;
+      return `${head}  ${clean(event.approval.id)} ${clean(event.approval.state.status)}`;
     case 'tool.call.started':
-      return `${head}  ${event.call.service.name}/${event.call.toolName} (${event.call.callId})`;
+      return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} (${clean(event.call.callId)})`;
     case 'tool.call.finished':
-      return `${head}  ${event.call.service.name}/${event.call.toolName} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
+      return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
-      return `${head}  ${event.call.service.name}/${event.call.toolName} ${event.code}: ${event.message}`;
+      return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ${clean(event.code)}: ${clean(event.message)}`;
     case 'service.login':
-      return `${head}  ${event.service.name} waits for a login: ${event.authorizationUrl}`;
+      return `${head}  ${clean(event.service.name)} waits for a login: ${clean(event.authorizationUrl)}`;
     case 'install.progress':
-      return `${head}  ${event.install.package}@${event.install.version} ${event.index}/${event.total} ${event.step} ${event.status}`;
+      return `${head}  ${clean(event.install.package)}@${clean(event.install.version)} ${event.index}/${event.total} ${clean(event.step)} ${clean(event.status)}`;
     case 'install.finished':
-      return `${head}  ${event.attempt.package}@${event.attempt.version} ${event.attempt.status}${event.attempt.serviceName !== null ? ` -> ${event.attempt.serviceName}` : ''}${event.attempt.error !== null ? ` ${event.attempt.error.code}` : ''}`;
+      return `${head}  ${clean(event.attempt.package)}@${clean(event.attempt.version)} ${clean(event.attempt.status)}${event.attempt.serviceName !== null ? ` -> ${clean(event.attempt.serviceName)}` : ''}${event.attempt.error !== null ? ` ${clean(event.attempt.error.code)}` : ''}`;
     case 'session.created':
-      return `${head}  ${event.session.id} ${event.session.title}`;
+      return `${head}  ${clean(event.session.id)} ${clean(event.session.title)}`;
     case 'session.deleted':
-      return `${head}  ${event.sessionId}`;
+      return `${head}  ${clean(event.sessionId)}`;
     case 'task.state':
-      return `${head}  ${event.sessionId} task ${event.task.id} ${describeTaskState(event.task.state)}`;
+      return `${head}  ${clean(event.sessionId)} task ${clean(event.task.id)} ${describeTaskState(event.task.state)}`;
     case 'model.delta':
-      return `${head}  ${event.sessionId} ${event.kind} ${JSON.stringify(event.text)}`;
+      return `${head}  ${clean(event.sessionId)} ${clean(event.kind)} ${showJson(event.text)}`;
     case 'model.turn':
-      return `${head}  ${event.sessionId} round ${event.round} ${event.finishReason ?? '-'}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
+      return `${head}  ${clean(event.sessionId)} round ${event.round} ${clean(event.finishReason ?? '-')}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
     case 'daemon.stopping':
       return head;
   }
@@ -821,27 +830,13 @@ function describeTaskState(state: Task['state']): string {
     case 'awaiting_approval':
       return state.status;
     case 'completed':
-      return `completed (${state.finishReason})`;
+      return `completed (${clean(state.finishReason)})`;
     case 'failed':
-      return `failed ${state.code}: ${state.message}`;
+      return `failed ${clean(state.code)}: ${clean(state.message)}`;
     case 'cancelled':
     case 'interrupted':
-      return `${state.status}: ${state.reason}`;
+      return `${state.status}: ${clean(state.reason)}`;
   }
-}
-
-function describeApproval(approval: Approval): string {
-  const hints = Object.entries(approval.summary.annotations ?? {})
-    .filter(([k, v]) => k.endsWith('Hint') && v === true)
-    .map(([k]) => k);
-  return [
-    `approval ${approval.id} (${approval.state.status})`,
-    `  service:    ${approval.summary.serviceName}`,
-    `  tool:       ${showArg(approval.summary.toolName)}${approval.summary.title !== null ? ` (${approval.summary.title})` : ''}`,
-    `  arguments:  ${JSON.stringify(approval.summary.arguments)}`,
-    ...(hints.length > 0 ? [`  hints:      ${hints.join(', ')} (from the server, not verified)`] : []),
-    `  asked by:   ${approval.requester.clientId}${approval.requester.sessionId !== null ? `, session ${approval.requester.sessionId}` : ''}`,
-  ].join('\n');
 }
 
 function describeConnection(state: ConnectionState): string {
@@ -853,9 +848,9 @@ function describeConnection(state: ConnectionState): string {
     case 'active':
       return `active (${state.pid !== null ? `pid ${state.pid}` : 'remote'}, ${state.toolCount} tools)`;
     case 'failed':
-      return `failed ${state.code}: ${state.message}`;
+      return `failed ${clean(state.code)}: ${clean(state.message)}`;
     case 'needs_auth':
-      return `needs_auth${state.authorizationServer !== null ? ` at ${state.authorizationServer}` : ''}: ${state.message} (wispctl mcp login NAME)`;
+      return `needs_auth${state.authorizationServer !== null ? ` at ${clean(state.authorizationServer)}` : ''}: ${clean(state.message)} (wispctl mcp login NAME)`;
     case 'stopping':
       return 'stopping';
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { WispClient } from '../control/client.js';
 import { WispError, type Result, type Service } from '../control/protocol.js';
-import { table } from './format.js';
+import { clean, cleanBlock, showArg, table } from './render.js';
 import { readSecret } from './secret-input.js';
 
 type Sources = Result<'sources.list'>;
@@ -54,9 +54,9 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
         const result = await client.call('services.import', { content, file: path.resolve(file), storage: opts.session === true ? 'session' : 'keychain' });
         ctx.print(result, () =>
           [
-            ...result.imported.map((s) => `imported ${s.name} (${s.transport}, disabled)`),
-            ...result.skipped.map((s) => `skipped ${s.name}: ${s.reason}`),
-            ...result.warnings.map((w) => `warning: ${w}`),
+            ...result.imported.map((s) => `imported ${clean(s.name)} (${s.transport}, disabled)`),
+            ...result.skipped.map((s) => `skipped ${clean(s.name)}: ${clean(s.reason)}`),
+            ...result.warnings.map((w) => `warning: ${clean(w)}`),
             result.imported.length > 0 ? 'trust and start each with: wispctl mcp activate NAME' : 'nothing imported',
           ].join('\n'),
         );
@@ -76,7 +76,7 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .action((name: string, url: string, opts: { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean }) =>
       ctx.withClient(async (client) => {
         const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || opts.clientSecret === true;
-        const clientSecret = opts.clientSecret === true ? await readSecret(`client secret for ${name} (not shown): `, ctx.err) : undefined;
+        const clientSecret = opts.clientSecret === true ? await readSecret(`client secret for ${clean(name)} (not shown): `, ctx.err) : undefined;
         const { service } = await client.call('services.registerRemote', {
           name,
           url,
@@ -91,7 +91,7 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
               }
             : {}),
         });
-        ctx.print(service, () => `registered ${service.name} (disabled, id ${service.id})\n${ctx.describeService(service)}`);
+        ctx.print(service, () => `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${ctx.describeService(service)}`);
       }),
     );
 
@@ -105,12 +105,13 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
         const { service } = await client.call('services.get', ctx.ref(name));
         client.onEvent((event) => {
           if (event.type !== 'service.login' || event.service.id !== service.id) return;
-          ctx.err(`Open this URL to log in to ${service.name} (the answer comes back to ${event.redirectUri}):\n\n  ${event.authorizationUrl}\n`);
+          // The URL comes from the server's metadata: shown cleaned (a browser gets the exact one).
+          ctx.err(`Open this URL to log in to ${clean(service.name)} (the answer comes back to ${clean(event.redirectUri)}):\n\n  ${clean(event.authorizationUrl)}\n`);
           if (opts.browser) openBrowser(event.authorizationUrl);
         });
         await client.call('events.subscribe', {});
         const result = await client.call('services.login', { id: service.id, configVersion: service.configVersion });
-        ctx.print(result.service, () => `${result.service.name}: logged in; ${result.service.connection.status === 'active' ? `active, ${result.service.connection.toolCount} tools` : result.service.connection.status}`);
+        ctx.print(result.service, () => `${clean(result.service.name)}: logged in; ${result.service.connection.status === 'active' ? `active, ${result.service.connection.toolCount} tools` : result.service.connection.status}`);
       }),
     );
 
@@ -121,7 +122,7 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.logout', ctx.ref(name));
-        ctx.print(service, () => `${service.name}: logged out (tokens removed from the keychain)`);
+        ctx.print(service, () => `${clean(service.name)}: logged out (tokens removed from the keychain)`);
       }),
     );
 
@@ -136,13 +137,13 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .action((name: string, headerName: string, opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ctx.ref(name));
-        const value = await readSecret(`value for the ${headerName} header (${service.name}, not shown): `, ctx.err);
+        const value = await readSecret(`value for the ${clean(headerName)} header (${clean(service.name)}, not shown): `, ctx.err);
         const result = await client.call('services.setHeaders', {
           id: service.id,
           mode: 'upsert',
           headers: [{ name: headerName, value, storage: opts.session === true ? 'session' : 'keychain' }],
         });
-        ctx.print(result.service.headers, () => `${result.service.name}: ${headerName} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+        ctx.print(result.service.headers, () => `${clean(result.service.name)}: ${clean(headerName)} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
       }),
     );
 
@@ -165,7 +166,7 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ctx.ref(name));
         const result = await client.call('services.setHeaders', { id: service.id, mode: 'replace', headers: [] });
-        ctx.print(result.service.headers, () => `${result.service.name}: headers cleared`);
+        ctx.print(result.service.headers, () => `${clean(result.service.name)}: headers cleared`);
       }),
     );
 }
@@ -181,15 +182,15 @@ function openBrowser(url: string): void {
 }
 
 function where(origin: { source: string; file: string; plugin: string | null }): string {
-  return `${origin.source}${origin.plugin !== null ? ` (${origin.plugin})` : ''} ${origin.file}`;
+  return `${clean(origin.source)}${origin.plugin !== null ? ` (${clean(origin.plugin)})` : ''} ${showArg(origin.file)}`;
 }
 
 function showSources(ctx: SourcesCliContext, view: Sources): void {
   ctx.print(view, () => {
-    const lines = [`config dir: ${view.configDir}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.join(', ')}`];
+    const lines = [`config dir: ${showArg(view.configDir)}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.map(showArg).join(', ')}`];
     const report = view.report;
     if (report === null) return [...lines, 'not synced yet'].join('\n');
-    lines.push(`synced:     ${report.at}`, '');
+    lines.push(`synced:     ${clean(report.at)}`, '');
     if (report.entries.length > 0) {
       lines.push(
         table(
@@ -198,10 +199,10 @@ function showSources(ctx: SourcesCliContext, view: Sources): void {
         ),
       );
     } else lines.push('no entries');
-    for (const e of report.entries) for (const w of e.warnings) lines.push(`warning: ${w}`);
-    for (const s of report.skipped) lines.push(`skipped ${s.name} (${where(s.origin)}): ${s.reason}`);
-    for (const p of report.problems) lines.push(`unusable: ${p.file}: ${p.message}`);
-    for (const r of report.removed) lines.push(`removed ${r}: its entry is gone`);
+    for (const e of report.entries) for (const w of e.warnings) lines.push(`warning: ${clean(w)}`);
+    for (const s of report.skipped) lines.push(`skipped ${clean(s.name)} (${where(s.origin)}): ${clean(s.reason)}`);
+    for (const p of report.problems) lines.push(`unusable: ${showArg(p.file)}: ${cleanBlock(p.message, '  ')}`);
+    for (const r of report.removed) lines.push(`removed ${clean(r)}: its entry is gone`);
     return lines.join('\n');
   });
 }
