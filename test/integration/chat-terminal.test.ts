@@ -39,7 +39,7 @@ describe.skipIf(!Terminal.available())('wispctl in a real terminal', () => {
       await terminal.waitFor(/you>\s*$/m);
       terminal.type('Please use the echo tool.');
       terminal.press('Enter');
-      const asked = await terminal.waitFor(/Run it\? \[y\/N\]/);
+      const asked = await terminal.waitFor(/Run echo \(service tools\)\? \[y\/N\]/);
       expect(asked).toContain('tool call: tools/echo {"text":"hello from the tool"}');
       terminal.type('y');
       terminal.press('Enter');

@@ -204,7 +204,7 @@ describe('wispctl runs a real server', () => {
     const first = callOnce();
     const id = await first.waiting;
     expect(first.err()).toContain('arguments:  {"text":"hello from the cli"}');
-    expect(first.err()).toContain('hints:      readOnlyHint (from the server, not verified)');
+    expect(first.err()).toMatch(/from the server, not verified:\n( {4}title: +.*\n)? {4}hints: +readOnlyHint\n/);
     expect((await run('approvals')).stdout).toContain(`approval ${id} (pending)`);
     expect((await run('approve', id)).stdout).toBe(`${id}: approved\n`);
     expect(await first.exited).toBe(0);
