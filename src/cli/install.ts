@@ -56,7 +56,8 @@ export function addInstallCommands(program: Command, ctx: InstallCliContext): vo
         const interactive = process.stdin.isTTY && !ctx.json();
         const bar = progressBar(ctx.err, process.stderr.isTTY && !ctx.json());
         client.onEvent((event) => {
-          if (event.type === 'approval.requested' && event.approval.requester.clientId === me && event.approval.kind === 'install') {
+          // Only the approval bound to the plan shown above is answered here.
+          if (event.type === 'approval.requested' && event.approval.requester.clientId === me && event.approval.kind === 'install' && event.approval.binding.planDigest === plan.digest) {
             const id = event.approval.id;
             if (opts.yes === true) {
               void client.call('approvals.respond', { id, decision: 'approve' }).catch((error: unknown) => ctx.err(clean(String(error))));
