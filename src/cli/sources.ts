@@ -175,8 +175,18 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
 function openBrowser(url: string): void {
   const desktop = process.platform === 'darwin' || (process.env.DISPLAY ?? '') !== '' || (process.env.WAYLAND_DISPLAY ?? '') !== '';
   if (!desktop) return;
+  // The URL comes from the authorization server's metadata: untrusted. Only http(s) URLs are
+  // handed to the opener (never file:, javascript: or a custom scheme handler), in their
+  // parsed, normalised form (which cannot start with '-' and be read as an option).
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return;
   const opener = process.platform === 'darwin' ? 'open' : 'xdg-open';
-  const child = spawn(opener, [url], { stdio: 'ignore', detached: true, shell: false });
+  const child = spawn(opener, [parsed.href], { stdio: 'ignore', detached: true, shell: false });
   child.on('error', () => undefined);
   child.unref();
 }
