@@ -810,6 +810,8 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.sessionId} ${event.kind} ${JSON.stringify(event.text)}`;
     case 'model.turn':
       return `${head}  ${event.sessionId} round ${event.round} ${event.finishReason ?? '-'}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
+    case 'storage.warning':
+      return `${head}  ${event.file}: ${event.problem}${event.movedTo !== null ? ` (now at ${event.movedTo})` : ''}`;
     case 'daemon.stopping':
       return head;
   }
