@@ -141,7 +141,7 @@ export class SourceSync {
     const { input, values } = entryRegistration(entry, 'session');
     const existing = registry.list().find((s) => sameName(s.name, entry.name));
     if (existing !== undefined && existing.origin?.kind !== 'source') {
-      return { action: 'skipped', reason: `the name ${entry.name} is taken by a service registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
+      return { action: 'skipped', reason: `the name ${entry.name} is taken by ${existing.name === entry.name ? 'a service' : `${existing.name} (names are one regardless of case), a service`} registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
     }
     if (existing === undefined || (existing.transport ?? 'stdio') !== entry.transport) {
       if (existing === undefined && registry.count >= LIMITS.maxServices) {

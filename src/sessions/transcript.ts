@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { Task } from '../control/index.js';
 import type { ChatMessage } from '../model/index.js';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
@@ -23,12 +23,12 @@ const ChatMessageSchema = Type.Union([
   }),
   Type.Object({ role: Type.Literal('tool'), tool_call_id: Type.String(), content: Type.String() }),
 ]);
-/** Every line is checked against this before use (unknown extra fields are allowed: records only grow). */
-const TranscriptRecordSchema = Type.Union([
-  Type.Object({ type: Type.Literal('session'), id: Type.String(), title: Type.String(), createdAt: Type.String() }),
-  Type.Object({ type: Type.Literal('message'), taskId: Type.String(), at: Type.String(), message: ChatMessageSchema }),
-  Type.Object({ type: Type.Literal('task'), at: Type.String(), task: Task }),
-]);
+/** Every line is checked against the schema of its type before use (unknown extra fields are allowed: records only grow). */
+const RecordSchemas = {
+  session: Type.Object({ type: Type.Literal('session'), id: Type.String(), title: Type.String(), createdAt: Type.String() }),
+  message: Type.Object({ type: Type.Literal('message'), taskId: Type.String(), at: Type.String(), message: ChatMessageSchema }),
+  task: Type.Object({ type: Type.Literal('task'), at: Type.String(), task: Task }),
+};
 
 /**
  * Appends records to a session's JSONL transcript. Each completed turn is written with one
@@ -36,7 +36,10 @@ const TranscriptRecordSchema = Type.Union([
  * ignored when the file is read back.
  */
 export class TranscriptFiles {
-  private readonly validate = new Ajv({ strict: false }).compile(TranscriptRecordSchema);
+  private readonly validators = (() => {
+    const ajv = new Ajv({ strict: false });
+    return new Map<unknown, ValidateFunction>(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile(schema)]));
+  })();
 
   constructor(readonly dir: string) {}
 
@@ -89,8 +92,14 @@ export class TranscriptFiles {
           if (!torn) problems.push({ file, problem: `line ${index + 1} is ${jsonProblem(error)}: skipped`, movedTo: null });
           continue;
         }
-        if (!this.validate(parsed)) {
-          problems.push({ file, problem: `line ${index + 1} ${schemaProblem(this.validate.errors)}: skipped`, movedTo: null });
+        const type = typeof parsed === 'object' && parsed !== null ? (parsed as { type?: unknown }).type : undefined;
+        const validate = this.validators.get(type);
+        if (validate === undefined) {
+          problems.push({ file, problem: `line ${index + 1} is not a record of a known type: skipped`, movedTo: null });
+          continue;
+        }
+        if (!validate(parsed)) {
+          problems.push({ file, problem: `line ${index + 1} ${schemaProblem(validate.errors)}: skipped`, movedTo: null });
           continue;
         }
         records.push(parsed as TranscriptRecord);
