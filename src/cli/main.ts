@@ -819,6 +819,8 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.sessionId)} ${clean(event.kind)} ${showJson(event.text)}`;
     case 'model.turn':
       return `${head}  ${clean(event.sessionId)} round ${event.round} ${clean(event.finishReason ?? '-')}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
+    case 'storage.warning':
+      return `${head}  ${showArg(event.file)}: ${clean(event.problem)}${event.movedTo !== null ? ` (now at ${showArg(event.movedTo)})` : ''}`;
     case 'daemon.stopping':
       return head;
   }

@@ -943,6 +943,15 @@ export const events = {
   'install.finished': event('install.finished', 'An install attempt ended (succeeded, failed, cancelled, timed out) or reused an earlier success.', {
     attempt: Type.Omit(InstallAttempt, ['logTail']),
   }),
+  'storage.warning': event(
+    'storage.warning',
+    'A persisted file, or a record in it, was bad when read (at start): the record was skipped or the file moved aside intact, and the daemon went on.',
+    {
+      file: Type.String({ description: 'The file that was read.' }),
+      problem: Type.String({ description: 'What was wrong and what was done (never the file\'s content).' }),
+      movedTo: Type.Union([Type.String(), Type.Null()], { description: 'Where the bad file now is, intact; null when it stayed in place.' }),
+    },
+  ),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
 } as const;
 

@@ -34,7 +34,9 @@ import {
   ServiceStore,
   SourceSync,
   entryRegistration,
+  isIdShaped,
   mergeSources,
+  nameKey,
   Supervisor,
   ToolCalls,
   type CatalogTool,
@@ -51,6 +53,7 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { randomBytes } from 'node:crypto';
 import { clearStaleSocket, ensurePrivateDir } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
+import type { StorageProblem } from '../util/index.js';
 
 export interface DaemonOptions {
   readonly paths: WispPaths;
@@ -298,10 +301,15 @@ export class Daemon {
     if (loaded.problem !== null) {
       this.loadProblem = loaded.problem;
       logger.error({ ...loaded.problem }, 'mcp-servers.json could not be used; moved it aside and started with an empty registry');
+      this.storageWarning({
+        file: this.store.file,
+        problem: `${loaded.problem.code}: ${loaded.problem.message}: moved aside intact, the daemon started with an EMPTY registry (restore it by hand from the moved file)`,
+        movedTo: loaded.problem.movedTo,
+      });
     }
-    this.registry.adopt(loaded.services);
+    for (const problem of this.registry.adopt(loaded.services)) this.storageWarning({ file: this.store.file, problem, movedTo: null });
     const projectsProblem = await this.projects.load();
-    if (projectsProblem !== null) logger.error({ problem: projectsProblem }, 'the project sources list could not be used');
+    if (projectsProblem !== null) this.storageWarning(projectsProblem);
     try {
       const report = await this.sourceSync.sync();
       if (report.problems.length > 0 || report.skipped.length > 0) logger.warn({ problems: report.problems, skipped: report.skipped.length }, 'some config source entries were not used (wispctl mcp sources)');
@@ -309,14 +317,19 @@ export class Daemon {
       logger.error({ err: String(error) }, 'the config sources could not be synced');
     }
     const settingsProblem = await this.modelSettings.load();
-    if (settingsProblem !== null) logger.error({ problem: settingsProblem }, 'settings.json could not be used; model defaults apply');
-    await this.sessions.load();
-    const installProblems = await this.installer.load();
-    if (installProblems.length > 0) logger.error({ problems: installProblems }, 'some install attempt records could not be read');
+    if (settingsProblem !== null) this.storageWarning(settingsProblem);
+    for (const problem of await this.sessions.load()) this.storageWarning(problem);
+    for (const problem of await this.installer.load()) this.storageWarning(problem);
 
     await this.server.listen(paths.socket);
     await fs.chmod(paths.socket, 0o600);
     logger.info({ socket: paths.socket, dataDir: paths.dataDir, services: this.registry.count, version: this.options.version }, 'wispd ready');
+  }
+
+  /** A persisted file or record that was bad when read: a log line and a storage.warning event, naming the file. */
+  private storageWarning(problem: StorageProblem): void {
+    this.options.logger.warn({ file: problem.file, problem: problem.problem, movedTo: problem.movedTo }, `${problem.file}: ${problem.problem}`);
+    this.events.emit({ type: 'storage.warning', file: problem.file, problem: problem.problem, movedTo: problem.movedTo });
   }
 
   /** Stops accepting, cancels in-flight work, flushes state, removes the socket. Idempotent. */
@@ -569,9 +582,9 @@ export class Daemon {
   private async registerInstalled(plan: InstallPlan, command: string, args: string[]): Promise<{ id: string; name: string }> {
     const existing = this.registry.list().find((s) => s.origin?.kind === 'install' && s.origin.planDigest === plan.digest);
     if (existing !== undefined) return existing;
-    const taken = new Set(this.registry.list().map((s) => s.name));
+    const taken = new Set(this.registry.list().map((s) => nameKey(s.name)));
     const config = await this.registry.register({
-      name: serviceNameFor(plan.bin, (name) => taken.has(name)),
+      name: serviceNameFor(plan.bin, (name) => taken.has(nameKey(name)) || isIdShaped(name)),
       command,
       args,
       cwd: plan.directory,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { InstallAttempt, WispError } from '../control/index.js';
-import { writeFileAtomic } from '../util/index.js';
+import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { commonFlags, defaultRegistry, npmEnvironment, prepareSandbox, runNpm, type NpmSandbox } from './npm-runner.js';
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
@@ -67,8 +67,8 @@ export class Installer {
   constructor(private readonly options: InstallerOptions) {}
 
   /** Marks attempts a dead daemon left `running` as `interrupted`, and ends any npm they left behind. */
-  async load(): Promise<string[]> {
-    const problems: string[] = [];
+  async load(): Promise<StorageProblem[]> {
+    const problems: StorageProblem[] = [];
     for (const record of await this.readAll(problems)) {
       if (record.status !== 'running') continue;
       if (record.npmPid !== null) await killLeftoverNpm(record.npmPid, record.runtime.node);
@@ -303,12 +303,26 @@ export class Installer {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
-    const parsed: unknown = JSON.parse(text);
-    if (!this.validate(parsed)) throw new WispError('STORAGE_FAILED', `${this.recordFile(digest)} is not a valid attempt record`);
+    const problem = this.check(digest, text);
+    if (typeof problem === 'string') throw new WispError('STORAGE_FAILED', `${this.recordFile(digest)} is not a valid attempt record: ${problem}`);
+    return problem;
+  }
+
+  /** The record in `text`, checked against the schema and its file name; or why it is not one. */
+  private check(digest: string, text: string): AttemptRecord | string {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return jsonProblem(error);
+    }
+    if (!this.validate(parsed)) return schemaProblem(this.validate.errors);
+    if (parsed.digest !== digest) return 'its digest is not the one in its file name';
     return parsed;
   }
 
-  private async readAll(problems: string[]): Promise<AttemptRecord[]> {
+  /** Every record; a bad one is moved aside intact (`<digest>.json.bad-<time>`) and reported, the others load. */
+  private async readAll(problems: StorageProblem[]): Promise<AttemptRecord[]> {
     let names: string[];
     try {
       names = await fs.readdir(this.options.installsDir);
@@ -319,11 +333,22 @@ export class Installer {
     for (const name of names) {
       const match = /^([0-9a-f]{32})\.json$/.exec(name);
       if (match?.[1] === undefined) continue;
+      const file = this.recordFile(match[1]);
+      let checked: AttemptRecord | string;
       try {
-        const record = await this.read(match[1]);
-        if (record !== undefined) records.push(record);
+        checked = this.check(match[1], await fs.readFile(file, 'utf8'));
       } catch (error) {
-        problems.push(`${name}: ${(error as Error).message}`);
+        problems.push({ file, problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): skipped`, movedTo: null });
+        continue;
+      }
+      if (typeof checked !== 'string') {
+        records.push(checked);
+        continue;
+      }
+      try {
+        problems.push({ file, problem: `${checked}: moved aside`, movedTo: await moveAside(file, this.options.now()) });
+      } catch (error) {
+        problems.push({ file, problem: `${checked}: skipped (it could not be moved aside: ${(error as NodeJS.ErrnoException).code ?? String(error)})`, movedTo: null });
       }
     }
     return records;

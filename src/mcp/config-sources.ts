@@ -1,4 +1,5 @@
 import { LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
+import { ID_SHAPED_NAME, isIdShaped, nameKey } from './service-names.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 
 /**
@@ -110,6 +111,7 @@ function readEntry(
   const entry = raw as Record<string, unknown>;
   const name = file.kind === 'plugin' ? `${file.plugin ?? 'plugin'}.${key}` : key;
   if (!NAME.test(name)) return `"${name}" is not a valid service name (1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`;
+  if (isIdShaped(name)) return `"${name}" ${ID_SHAPED_NAME}`;
   const warnings: string[] = [];
   const where = `entry "${key}" in ${file.file}`;
   const unsetVars = new Set<string>();
@@ -217,9 +219,10 @@ export function mergeSources(files: readonly SourceFile[], env: Readonly<Record<
         plugins.push(entry);
         continue;
       }
-      const previous = byName.get(entry.name);
+      // Names are one regardless of case: "Docs" in a project replaces "docs" from the global file.
+      const previous = byName.get(nameKey(entry.name));
       if (previous !== undefined) skipped.push({ name: previous.name, origin: previous.origin, reason: `replaced whole by the entry of the same name in ${entry.origin.file}` });
-      byName.set(entry.name, { ...entry, overrides: previous?.origin ?? null });
+      byName.set(nameKey(entry.name), { ...entry, overrides: previous?.origin ?? null });
     }
   }
   const manual = [...byName.values()];
@@ -229,11 +232,12 @@ export function mergeSources(files: readonly SourceFile[], env: Readonly<Record<
       skipped.push({ name: entry.name, origin: entry.origin, reason: `same content as "${twin.name}" from ${twin.origin.file}: deduplicated` });
       continue;
     }
-    if (byName.has(entry.name)) {
-      skipped.push({ name: entry.name, origin: entry.origin, reason: `the name is taken by "${entry.name}" from ${byName.get(entry.name)?.origin.file ?? ''}` });
+    const holder = byName.get(nameKey(entry.name));
+    if (holder !== undefined) {
+      skipped.push({ name: entry.name, origin: entry.origin, reason: `the name is taken by "${holder.name}" from ${holder.origin.file}` });
       continue;
     }
-    byName.set(entry.name, { ...entry, overrides: null });
+    byName.set(nameKey(entry.name), { ...entry, overrides: null });
   }
   // Global first, then plugins, then projects: the order the user reads them in.
   const rank: Record<SourceKind, number> = { global: 0, plugin: 1, project: 2 };

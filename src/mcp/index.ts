@@ -10,3 +10,4 @@ export { mergeSources, expand, type SourceFile, type SourceEntry, type EntryOrig
 export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
 export { SourceSync, HEADER_SECRET_PREFIX, entryRegistration, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
 export { VaultOAuthProvider, listenForCallback, probeChallenge, OAUTH_ITEMS, type OAuthVault, type OAuthSettings, type LoopbackCallback } from './oauth.js';
+export { isIdShaped, nameKey, sameName } from './service-names.js';

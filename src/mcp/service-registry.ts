@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { LIMITS, WispError, type ServiceRef } from '../control/index.js';
 import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
+import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
 
 type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session' };
 type OAuthConfig = { readonly enabled: boolean; readonly clientId: string | null; readonly scopes: string | null };
@@ -55,9 +56,20 @@ export class ServiceRegistry {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Adopts what was loaded from disk. Every service starts disabled. */
-  adopt(services: readonly StoredService[]): void {
+  /**
+   * Adopts what was loaded from disk. Every service starts disabled. Returns what breaks the
+   * naming rules in a registry written before them (an id-shaped name, names equal but for
+   * case): those services are kept, and such a name reaches them only when given exactly.
+   */
+  adopt(services: readonly StoredService[]): string[] {
     this.services = services.map((service) => ({ ...service, enabled: false }));
+    const problems: string[] = [];
+    for (const [index, service] of this.services.entries()) {
+      if (isIdShaped(service.name)) problems.push(`service ${JSON.stringify(service.name)} (${service.id}) ${ID_SHAPED_NAME}: rename it (wispctl mcp edit)`);
+      const twin = this.services.slice(0, index).find((other) => sameName(other.name, service.name));
+      if (twin !== undefined) problems.push(`services ${JSON.stringify(twin.name)} and ${JSON.stringify(service.name)} differ only in case: rename one (wispctl mcp edit)`);
+    }
+    return problems;
   }
 
   list(): readonly StoredService[] {
@@ -74,7 +86,7 @@ export class ServiceRegistry {
 
   register(input: RegisterInput): Promise<StoredService> {
     return this.serialize(async () => {
-      this.assertNameFree(input.name);
+      this.assertNameFree(input.name, undefined);
       if (this.services.length >= LIMITS.maxServices) {
         throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxServices} services may be registered`, {
           limit: 'maxServices',
@@ -127,7 +139,7 @@ export class ServiceRegistry {
         );
       }
       const set = typeof change === 'function' ? await change(current) : change;
-      if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name);
+      if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name, current.id);
       const http = current.transport === 'http';
       if (set.command !== undefined && !http) assertCommand(set.command);
       if (set.url !== undefined && http) assertUrl(set.url);
@@ -194,6 +206,7 @@ export class ServiceRegistry {
     if ((ref.id === undefined) === (ref.name === undefined)) {
       throw new WispError('INVALID_PARAMS', 'give exactly one of id or name');
     }
+    // An id resolves only as an id and a name only as a name, exactly as given.
     const found =
       ref.id !== undefined
         ? this.services.find((service) => service.id === ref.id)
@@ -202,12 +215,24 @@ export class ServiceRegistry {
       const what = ref.id !== undefined ? `id ${ref.id}` : `name ${String(ref.name)}`;
       throw new WispError('SERVICE_NOT_FOUND', `no service with ${what}`, ref.id !== undefined ? { id: ref.id } : { name: ref.name });
     }
+    // A registry from before the naming rules may hold a name that is another service's id:
+    // a client that took that string for an id (or for a name) must not act on the wrong one.
+    const key = ref.id ?? ref.name ?? '';
+    const other = this.services.find((service) => service !== found && sameName(ref.id !== undefined ? service.name : service.id, key));
+    if (other !== undefined) {
+      throw new WispError('INVALID_PARAMS', `${JSON.stringify(key)} is ambiguous: it is the id or name of ${found.name} (${found.id}) and of ${other.name} (${other.id}); rename the service whose name looks like an id`, {
+        field: ref.id !== undefined ? 'id' : 'name',
+      });
+    }
     return found;
   }
 
-  private assertNameFree(name: string): void {
-    if (this.services.some((service) => service.name === name)) {
-      throw new WispError('SERVICE_NAME_TAKEN', `a service named ${name} already exists`, { name });
+  private assertNameFree(name: string, exceptId: string | undefined): void {
+    if (isIdShaped(name)) throw new WispError('INVALID_CONFIG', `the name ${JSON.stringify(name)} ${ID_SHAPED_NAME}`, { field: 'name' });
+    const taken = this.services.find((service) => service.id !== exceptId && sameName(service.name, name));
+    if (taken !== undefined) {
+      const how = taken.name === name ? '' : ` (names are unique regardless of case: ${taken.name} exists)`;
+      throw new WispError('SERVICE_NAME_TAKEN', `a service named ${name} already exists${how}`, { name });
     }
   }
 }

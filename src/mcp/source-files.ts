@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { WispError } from '../control/index.js';
-import { writeFileAtomic } from '../util/index.js';
+import { moveAside, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import type { SourceFile } from './config-sources.js';
 
 /** A config file bigger than this is not read. */
@@ -85,14 +85,44 @@ export class ProjectList {
     this.file = path.join(dataDir, 'sources.json');
   }
 
-  async load(): Promise<string | null> {
+  /**
+   * Reads the list. A file that is not a JSON `{projects: [absolute paths]}` is moved aside
+   * intact (`sources.json.bad-<time>`); when only some entries are bad, the good ones are
+   * kept and written back, the original moved aside. Problems are returned, never thrown.
+   */
+  async load(now: Date = new Date()): Promise<StorageProblem | null> {
     const content = await readJson(this.file);
     if (content === undefined) return null;
-    if ('error' in content) return `${this.file} ${content.error}`;
-    const list = (content.json as { projects?: unknown } | null)?.projects;
-    if (!Array.isArray(list) || !list.every((p): p is string => typeof p === 'string' && path.isAbsolute(p))) return `${this.file} has no valid projects list`;
-    this.projects = list;
-    return null;
+    if ('error' in content) return this.setAside(content.error.replace(/^is not valid JSON.*$/s, 'is not valid JSON'), [], now);
+    const doc = content.json;
+    const list = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as { projects?: unknown }).projects : undefined;
+    if (!Array.isArray(list)) return this.setAside('has no projects list', [], now);
+    const good = list.filter((p): p is string => typeof p === 'string' && path.isAbsolute(p) && !p.includes('\0'));
+    const unique = [...new Set(good)];
+    if (unique.length === list.length) {
+      this.projects = unique;
+      return null;
+    }
+    return this.setAside(`has ${list.length - good.length} project entries that are not absolute paths${good.length !== unique.length ? ' (or repeats)' : ''}`, unique, now);
+  }
+
+  private async setAside(problem: string, keep: string[], now: Date): Promise<StorageProblem> {
+    let movedTo: string;
+    try {
+      movedTo = await moveAside(this.file, now);
+    } catch (error) {
+      return { file: this.file, problem: `${problem}: not used (it could not be moved aside: ${(error as NodeJS.ErrnoException).code ?? String(error)})`, movedTo: null };
+    }
+    if (keep.length > 0) {
+      try {
+        await this.save(keep);
+      } catch {
+        // The good entries stay in memory for this run; the moved file still has them.
+      }
+      this.projects = keep;
+      return { file: this.file, problem: `${problem}: moved aside, the ${keep.length} good entries kept`, movedTo };
+    }
+    return { file: this.file, problem: `${problem}: moved aside`, movedTo };
   }
 
   list(): readonly string[] {

@@ -3,6 +3,7 @@ import { mergeSources, type EntryOrigin, type SkippedEntry, type SourceEntry } f
 import type { RegisterInput, ServiceRegistry } from './service-registry.js';
 import type { SourceOrigin, StoredService } from './service-store.js';
 import { readSourceFiles } from './source-files.js';
+import { sameName } from './service-names.js';
 
 /** Where a header's value is kept in the secret store (beside the service's variables). */
 export const HEADER_SECRET_PREFIX = 'header:';
@@ -138,9 +139,9 @@ export class SourceSync {
   private async apply(entry: SourceEntry): Promise<{ action: SyncAction; reason: string | null; serviceId: string | null }> {
     const { registry } = this.deps;
     const { input, values } = entryRegistration(entry, 'session');
-    const existing = registry.list().find((s) => s.name === entry.name);
+    const existing = registry.list().find((s) => sameName(s.name, entry.name));
     if (existing !== undefined && existing.origin?.kind !== 'source') {
-      return { action: 'skipped', reason: `the name ${entry.name} is taken by a service registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
+      return { action: 'skipped', reason: `the name ${entry.name} is taken by ${existing.name === entry.name ? 'a service' : `${existing.name} (names are one regardless of case), a service`} registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
     }
     if (existing === undefined || (existing.transport ?? 'stdio') !== entry.transport) {
       if (existing === undefined && registry.count >= LIMITS.maxServices) {

@@ -1,8 +1,15 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError } from '../control/index.js';
 import { sha256Hex } from '../util/index.js';
+import { RegExpBudgetExceeded, RegExpMeter, linearRegExpEngine } from './linear-regexp.js';
+
+/** Checks arguments against a tool's input schema; `errors` says why after a false. */
+export interface ArgumentValidator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null | undefined;
+}
 
 /** One tool of one active connection, as shown to humans and to models. */
 export interface CatalogTool {
@@ -20,7 +27,7 @@ export interface CatalogTool {
   readonly inputSchema: Record<string, unknown>;
   /** Untrusted hints: shown, never obeyed. */
   readonly annotations: Record<string, unknown> | null;
-  readonly validate: ValidateFunction;
+  readonly validate: ArgumentValidator;
 }
 
 /**
@@ -40,12 +47,14 @@ const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
  * Compiles input schemas: JSON Schema 2020-12 unless `$schema` explicitly selects
  * draft-07. No schema is ever fetched: an unresolvable (external) $ref fails compilation.
  * One compiler pair per connection, so `$id`s of one server cannot collide with another's.
+ * Patterns run in RE2 (linear time; see linear-regexp.ts), never in the backtracking engine.
  */
 export class SchemaCompiler {
   private draft2020: Ajv2020 | undefined;
   private draft07: Ajv | undefined;
+  private readonly meter = new RegExpMeter();
 
-  compile(toolName: string, schema: Record<string, unknown>): ValidateFunction {
+  compile(toolName: string, schema: Record<string, unknown>): ArgumentValidator {
     const size = Buffer.byteLength(JSON.stringify(schema));
     if (size > LIMITS.maxInputSchemaBytes) {
       throw new WispError('LIMIT_EXCEEDED', `tool ${JSON.stringify(toolName)} has an input schema of ${size} bytes (at most ${LIMITS.maxInputSchemaBytes})`, {
@@ -57,22 +66,42 @@ export class SchemaCompiler {
     const dialect = schema.$schema;
     let ajv: Ajv | Ajv2020;
     if (dialect === undefined || (typeof dialect === 'string' && DRAFT_2020.test(dialect))) {
-      ajv = this.draft2020 ??= new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+      ajv = this.draft2020 ??= new Ajv2020({ strict: false, allErrors: true, validateFormats: false, code: { regExp: linearRegExpEngine(this.meter) } });
     } else if (typeof dialect === 'string' && DRAFT_07.test(dialect)) {
-      ajv = this.draft07 ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
+      ajv = this.draft07 ??= new Ajv({ strict: false, allErrors: true, validateFormats: false, code: { regExp: linearRegExpEngine(this.meter) } });
     } else {
       throw new WispError('SCHEMA_INVALID', `tool ${JSON.stringify(toolName)} uses an unsupported $schema ${JSON.stringify(dialect)} (2020-12 or draft-07 only)`, {
         tool: toolName,
       });
     }
+    let validate: ValidateFunction;
     try {
-      return ajv.compile(schema);
+      validate = ajv.compile(schema);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new WispError('SCHEMA_INVALID', `tool ${JSON.stringify(toolName)} has an input schema that does not compile: ${reason}`, {
         tool: toolName,
       });
     }
+    return this.metered(validate);
+  }
+
+  /** Each validation gets the regexp budget afresh; one that would exceed it is refused as invalid arguments. */
+  private metered(validate: ValidateFunction): ArgumentValidator {
+    const meter = this.meter;
+    const checked: ArgumentValidator = (data: unknown): boolean => {
+      meter.reset();
+      try {
+        const ok = validate(data);
+        checked.errors = validate.errors;
+        return ok;
+      } catch (error) {
+        if (!(error instanceof RegExpBudgetExceeded)) throw error;
+        checked.errors = [{ instancePath: '', schemaPath: '#', keyword: 'pattern', params: {}, message: error.message }];
+        return false;
+      }
+    };
+    return checked;
   }
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { WispError } from '../control/index.js';
-import { writeFileAtomic } from '../util/index.js';
+import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
 /** Install settings (see src/install): where Node/npm are looked for, the registry, a CA bundle, the time limit. */
@@ -58,22 +58,34 @@ export class ModelSettingsStore {
     this.file = path.join(dataDir, 'settings.json');
   }
 
-  /** Reads settings.json; an unreadable file is reported and ignored (defaults apply), never overwritten until a change is saved. */
-  async load(): Promise<string | null> {
+  /**
+   * Reads settings.json. A file that is not JSON or fails the schema is moved aside intact
+   * (`settings.json.bad-<time>`) and the defaults apply; the problem is returned, never thrown.
+   */
+  async load(now: Date = new Date()): Promise<StorageProblem | null> {
     let text: string;
     try {
       text = await fs.readFile(this.file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      return String(error);
+      return { file: this.file, problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): model defaults apply`, movedTo: null };
     }
+    let problem: string;
     try {
       const parsed: unknown = JSON.parse(text);
-      if (!this.validate(parsed)) return `settings.json fails its schema: ${JSON.stringify(this.validate.errors)}`;
-      this.document = parsed;
-      return null;
+      if (this.validate(parsed)) {
+        this.document = parsed;
+        return null;
+      }
+      problem = schemaProblem(this.validate.errors);
     } catch (error) {
-      return `settings.json is not valid JSON: ${String(error)}`;
+      problem = jsonProblem(error);
+    }
+    try {
+      const movedTo = await moveAside(this.file, now);
+      return { file: this.file, problem: `${problem}: moved aside, model defaults apply`, movedTo };
+    } catch (error) {
+      return { file: this.file, problem: `${problem}: model defaults apply (it could not be moved aside: ${(error as NodeJS.ErrnoException).code ?? String(error)})`, movedTo: null };
     }
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ApprovalKind, Approvals, Binding, Requester } from '../approvals/index.js';
 import { LIMITS, WispError, type ConnectionState, type EventPayload, type SessionInfo, type Task, type ToolCallResult } from '../control/index.js';
-import { canonicalJson, sha256Hex } from '../util/index.js';
+import { canonicalJson, sha256Hex, type StorageProblem } from '../util/index.js';
 import type { CatalogTool, ToolCalls } from '../mcp/index.js';
 import { streamTurn, type ChatMessage, type ModelSettings, type ToolDefinition } from '../model/index.js';
 import { isFinished, nextTaskState, type TaskEvent } from './task-state.js';
@@ -66,10 +66,16 @@ export class Sessions {
   constructor(private readonly options: SessionsOptions) {}
 
   /** Reads transcripts back; a task that was running when the daemon stopped is marked interrupted. */
-  async load(): Promise<void> {
-    for (const { sessionId, records } of await this.options.transcripts.readAll()) {
+  /** Loads the transcripts; what could not be used is returned (and skipped), never fatal. */
+  async load(): Promise<StorageProblem[]> {
+    const problems: StorageProblem[] = [];
+    for (const { sessionId, records } of await this.options.transcripts.readAll(problems)) {
+      const file = this.options.transcripts.file(sessionId);
       const head = records.find((r) => r.type === 'session');
-      if (head?.type !== 'session') continue;
+      if (head?.type !== 'session') {
+        problems.push({ file, problem: 'has no valid session record: the session is not loaded', movedTo: null });
+        continue;
+      }
       const session: Session = { id: sessionId, title: head.title, createdAt: head.createdAt, updatedAt: head.createdAt, messages: [], tasks: [], running: undefined };
       for (const record of records) {
         if (record.type === 'message') {
@@ -90,9 +96,14 @@ export class Sessions {
           interrupted.push({ type: 'task', at: this.at(), task: ended });
         }
       }
-      await this.options.transcripts.append(sessionId, interrupted);
+      try {
+        await this.options.transcripts.append(sessionId, interrupted);
+      } catch (error) {
+        problems.push({ file, problem: `could not record the interrupted tasks (${(error as NodeJS.ErrnoException).code ?? String(error)})`, movedTo: null });
+      }
       this.sessions.set(sessionId, session);
     }
+    return problems;
   }
 
   async create(title: string | undefined): Promise<SessionInfo> {

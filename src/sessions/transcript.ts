@@ -1,7 +1,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Task } from '../control/index.js';
+import { Type } from '@sinclair/typebox';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Task } from '../control/index.js';
 import type { ChatMessage } from '../model/index.js';
+import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
 
 /** One line of a session's transcript file (sessions/<id>.jsonl). Persisted: additive changes only. */
 export type TranscriptRecord =
@@ -9,12 +12,35 @@ export type TranscriptRecord =
   | { readonly type: 'message'; readonly taskId: string; readonly at: string; readonly message: ChatMessage }
   | { readonly type: 'task'; readonly at: string; readonly task: Task };
 
+const ToolCallWire = Type.Object({ id: Type.String(), type: Type.Literal('function'), function: Type.Object({ name: Type.String(), arguments: Type.String() }) });
+const ChatMessageSchema = Type.Union([
+  Type.Object({ role: Type.Union([Type.Literal('system'), Type.Literal('user')]), content: Type.String() }),
+  Type.Object({
+    role: Type.Literal('assistant'),
+    content: Type.Union([Type.String(), Type.Null()]),
+    reasoning_content: Type.Optional(Type.String()),
+    tool_calls: Type.Optional(Type.Array(ToolCallWire)),
+  }),
+  Type.Object({ role: Type.Literal('tool'), tool_call_id: Type.String(), content: Type.String() }),
+]);
+/** Every line is checked against the schema of its type before use (unknown extra fields are allowed: records only grow). */
+const RecordSchemas = {
+  session: Type.Object({ type: Type.Literal('session'), id: Type.String(), title: Type.String(), createdAt: Type.String() }),
+  message: Type.Object({ type: Type.Literal('message'), taskId: Type.String(), at: Type.String(), message: ChatMessageSchema }),
+  task: Type.Object({ type: Type.Literal('task'), at: Type.String(), task: Task }),
+};
+
 /**
  * Appends records to a session's JSONL transcript. Each completed turn is written with one
  * append and an fsync, so a crash loses at most the turn in flight; a torn last line is
  * ignored when the file is read back.
  */
 export class TranscriptFiles {
+  private readonly validators = (() => {
+    const ajv = new Ajv({ strict: false });
+    return new Map<unknown, ValidateFunction>(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile(schema)]));
+  })();
+
   constructor(readonly dir: string) {}
 
   file(sessionId: string): string {
@@ -37,20 +63,46 @@ export class TranscriptFiles {
     await fs.rm(this.file(sessionId), { force: true });
   }
 
-  /** Every session file's records, in order. Unreadable lines (a torn last write) are skipped. */
-  async readAll(): Promise<{ sessionId: string; records: TranscriptRecord[] }[]> {
+  /**
+   * Every session file's records, in order. A line that is not JSON or fails the record
+   * schema is skipped and reported (the file stays as it is); a torn last line (a crash
+   * during an append) is skipped silently. An unreadable file is reported and skipped.
+   */
+  async readAll(problems: StorageProblem[] = []): Promise<{ sessionId: string; records: TranscriptRecord[] }[]> {
     const names = await fs.readdir(this.dir).catch(() => [] as string[]);
     const out: { sessionId: string; records: TranscriptRecord[] }[] = [];
     for (const name of names.filter((n) => n.endsWith('.jsonl')).sort()) {
-      const text = await fs.readFile(path.join(this.dir, name), 'utf8');
+      const file = path.join(this.dir, name);
+      let text: string;
+      try {
+        text = await fs.readFile(file, 'utf8');
+      } catch (error) {
+        problems.push({ file, problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): the session is not loaded`, movedTo: null });
+        continue;
+      }
       const records: TranscriptRecord[] = [];
-      for (const line of text.split('\n')) {
+      const lines = text.split('\n');
+      for (const [index, line] of lines.entries()) {
         if (line.trim() === '') continue;
+        const torn = index === lines.length - 1 && !text.endsWith('\n');
+        let parsed: unknown;
         try {
-          records.push(JSON.parse(line) as TranscriptRecord);
-        } catch {
-          // a torn write at the end of the file
+          parsed = JSON.parse(line);
+        } catch (error) {
+          if (!torn) problems.push({ file, problem: `line ${index + 1} is ${jsonProblem(error)}: skipped`, movedTo: null });
+          continue;
         }
+        const type = typeof parsed === 'object' && parsed !== null ? (parsed as { type?: unknown }).type : undefined;
+        const validate = this.validators.get(type);
+        if (validate === undefined) {
+          problems.push({ file, problem: `line ${index + 1} is not a record of a known type: skipped`, movedTo: null });
+          continue;
+        }
+        if (!validate(parsed)) {
+          problems.push({ file, problem: `line ${index + 1} ${schemaProblem(validate.errors)}: skipped`, movedTo: null });
+          continue;
+        }
+        records.push(parsed as TranscriptRecord);
       }
       out.push({ sessionId: name.slice(0, -'.jsonl'.length), records });
     }

@@ -42,6 +42,55 @@ describe('SchemaCompiler', () => {
     );
   });
 
+  it('runs server patterns in linear time: the ReDoS pattern answers at once', () => {
+    const validate = compiler.compile('redos', { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } });
+    const started = performance.now();
+    expect(validate({ s: `${'a'.repeat(64)}!` })).toBe(false);
+    expect(validate({ s: 'a'.repeat(64) })).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000);
+    const props = compiler.compile('props', { type: 'object', patternProperties: { '^(a+)+$': { type: 'number' } } });
+    expect(props({ [`${'a'.repeat(64)}!`]: 'x' })).toBe(true);
+    expect(props({ aaaa: 'x' })).toBe(false);
+  });
+
+  it('keeps distinct patterns of one schema apart', () => {
+    const validate = compiler.compile('two', { type: 'object', properties: { a: { type: 'string', pattern: '^a$' }, b: { type: 'string', pattern: '^b$' } } });
+    expect(validate({ a: 'a', b: 'b' })).toBe(true);
+    expect(validate({ a: 'b', b: 'a' })).toBe(false);
+  });
+
+  it('keeps ECMAScript meaning for escapes, classes, anchors and unicode', () => {
+    const t = (pattern: string, s: string): boolean => compiler.compile('t', { type: 'string', pattern })(s);
+    expect(t('^\\u00e9$', 'é')).toBe(true);
+    expect(t('^\\d{3}-\\d{4}$', '555-1234')).toBe(true);
+    expect(t('^\\d{3}$', '５５５')).toBe(false);
+    expect(t('^[\\w.-]+@[\\w.-]+$', 'a.b@c-d.e')).toBe(true);
+    expect(t('a/b', 'xa/by')).toBe(true);
+    expect(t('^.$', '😀')).toBe(true);
+    expect(t('^\\p{L}+$', 'ünï')).toBe(true);
+    expect(t('^(?<year>\\d{4})$', '2024')).toBe(true);
+    expect(t('abc$', 'abc\n')).toBe(false);
+  });
+
+  it('refuses patterns that cannot run in linear time or mean something else in RE2: SCHEMA_INVALID, never a fallback', () => {
+    for (const pattern of ['(a)\\1', '(?<n>a)\\k<n>', '(?=a)', '(?!a)b', '(?<=a)b', '(?<!a)b', '[[:alpha:]]', '(?i)abc', '\\Z', '(', 'a{2000}', '(?:.{0,1000}){0,1}.{0,1000}.{0,1000}']) {
+      expect(() => compiler.compile('re', { type: 'string', pattern }), pattern).toThrow(
+        expect.objectContaining({ code: 'SCHEMA_INVALID', message: expect.stringContaining('"re"') }),
+      );
+      expect(() => compiler.compile('re', { type: 'object', patternProperties: { [pattern]: {} } }), pattern).toThrow(expect.objectContaining({ code: 'SCHEMA_INVALID' }));
+    }
+  });
+
+  it('bounds the regexp work of one validation: many patterns on one long string are refused, not run for seconds', () => {
+    const allOf = Array.from({ length: 200 }, () => ({ pattern: '\\p{L}{0,1000}\\d' }));
+    const validate = compiler.compile('costly', { type: 'string', allOf });
+    const started = performance.now();
+    expect(validate('a'.repeat(30_000))).toBe(false);
+    expect(validate.errors?.[0]?.message).toMatch(/cost more than/);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(validate('a1')).toBe(true);
+  });
+
   it('resolves local refs', () => {
     const validate = compiler.compile('local', { type: 'object', $defs: { n: { type: 'number' } }, properties: { a: { $ref: '#/$defs/n' } } });
     expect(validate({ a: 'no' })).toBe(false);
