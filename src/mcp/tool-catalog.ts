@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError } from '../control/index.js';
-import { sha256Hex } from '../util/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
 
 /** One tool of one active connection, as shown to humans and to models. */
 export interface CatalogTool {
@@ -21,6 +21,8 @@ export interface CatalogTool {
   /** Untrusted hints: shown, never obeyed. */
   readonly annotations: Record<string, unknown> | null;
   readonly validate: ValidateFunction;
+  /** Digest of the whole definition as the server sent it: equal digests, the same tool in every detail. */
+  readonly definitionDigest: string;
 }
 
 /**
@@ -108,6 +110,7 @@ export function buildCatalog(
       inputSchema,
       annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
       validate: compiler.compile(tool.name, inputSchema),
+      definitionDigest: sha256Hex(canonicalJson(tool)),
     };
   });
 }
