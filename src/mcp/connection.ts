@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -88,7 +89,10 @@ export class Connection {
     readonly generation: number,
     private readonly hooks: ConnectionHooks,
     private readonly options: ConnectionOptions,
-  ) {}
+  ) {
+    // Every running call listens to it (and unhooks when it ends): many at once is normal.
+    setMaxListeners(0, this.calls.signal);
+  }
 
   get pid(): number | undefined {
     return this.transport?.pid;
