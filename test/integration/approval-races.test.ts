@@ -160,6 +160,28 @@ describe('a tool-list change freezes approvals until the new list is in (item 9)
     expect((await pending).text).toBe(`stable ran at version ${v}`);
   });
 
+  it('asks a model task again across a change of its tool list, and the task goes on', async () => {
+    const stable = (await asker.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === 'stable');
+    if (stable === undefined) throw new Error('no stable tool');
+    mock.enqueue({ events: toolCallEvents([{ id: 'call_stable', name: stable.modelName, arguments: '{"note":"from the task"}' }]) }, { events: textEvents('It ran.') });
+    const { session } = await asker.call('sessions.create', { title: 'relist' });
+    const asked = nextApproval((a) => a.requester.sessionId === session.id);
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'run stable' });
+    const { approval: first } = await asked;
+    const v = await announceChange();
+    const askedAgain = nextApproval((a) => a.requester.sessionId === session.id);
+    await human.call('approvals.respond', { id: first.id, decision: 'approve' });
+    release(v);
+    const { approval: second } = await askedAgain;
+    expect(second.binding).toMatchObject({ toolName: 'stable', toolListVersion: Number(first.binding.toolListVersion) + 1 });
+    await human.call('approvals.respond', { id: second.id, decision: 'approve' });
+    expect((await taskEnd(task.id)).state).toEqual({ status: 'completed', finishReason: 'stop' });
+    const waits = humanLog.events.flatMap((e) => (e.type === 'task.state' && e.task.id === task.id && e.task.state.status === 'awaiting_approval' ? [e.task.state.approvalId] : []));
+    expect(waits).toEqual([first.id, second.id]);
+    const { messages } = await asker.call('sessions.get', { id: session.id });
+    expect(messages.find((m) => m.role === 'tool')).toMatchObject({ content: `stable ran at version ${v}` });
+  });
+
   it('fails the waiting calls with the discovery\'s error when the new list cannot be had', async () => {
     const before = readRecord(record).filter((e) => e.event === 'call').length;
     const asked = nextApproval((a) => a.summary.toolName === 'stable');
