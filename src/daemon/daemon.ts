@@ -127,6 +127,8 @@ export class Daemon {
       emit: (event) => this.events.emit(event),
       redact: (text) => options.redactor.redact(text),
       now,
+      // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
+      onStop: (serviceId, reason) => this.sessions.cancelUsing(serviceId, reason),
     });
     this.registry = new ServiceRegistry(this.store, (change) => this.onRegistryChange(change), now);
     this.audit = new AuditLog(path.join(options.paths.dataDir, 'audit.jsonl'), (error) =>
@@ -667,11 +669,11 @@ export class Daemon {
         return;
       case 'updated':
         this.supervisor.rename(change.service.id, change.service.name);
-        void this.supervisor.stop(change.service.id);
+        void this.supervisor.stop(change.service.id, false, `the service ${change.service.name} was edited`);
         this.events.emit({ type: 'service.updated', service: this.view(change.service) });
         return;
       case 'deleted':
-        void this.supervisor.remove(change.service.id);
+        void this.supervisor.remove(change.service.id, `the service ${change.service.name} was deleted`);
         this.events.emit({ type: 'service.deleted', service: change.service });
         return;
     }
@@ -817,7 +819,7 @@ export class Daemon {
       },
       'services.disable': async (params) => {
         const config = this.registry.get(params);
-        await this.supervisor.stop(config.id, this.supervisor.state(config.id).status === 'stopping');
+        await this.supervisor.stop(config.id, this.supervisor.state(config.id).status === 'stopping', `the service ${config.name} was disabled`);
         return { service: this.view(config) };
       },
       'services.refreshTools': async (params) => {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -14,6 +15,9 @@ import type { StoredService } from './service-store.js';
 
 /** A server that keeps answering with a nextCursor is cut off here. */
 export const MAX_TOOL_PAGES = 100;
+
+/** A server that keeps announcing tool-list changes while its list is being read is cut off here. */
+export const MAX_REFRESH_ROUNDS = 16;
 
 /**
  * The SDK validates tool outputs with draft-07 ajv, built from one page of listTools at a
@@ -69,6 +73,15 @@ export class Connection {
   private toolListVersion = 0;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /**
+   * Set from the moment the tool list is declared changed (list_changed, or a refresh asked
+   * for) until the new list is in: no call is sent meanwhile, and `settled` waits for it.
+   */
+  private changing: { promise: Promise<void>; resolve: () => void; reject: (failure: Failure) => void } | undefined;
+  /** What ended a change without a new list (a failed refresh, a stop): later waits hear it too. */
+  private changeFailure: Failure | undefined;
+  /** Aborted when the service is stopped: every call still running is cancelled (the SDK tells the server). */
+  private readonly calls = new AbortController();
   private server = { name: 'unknown', version: 'unknown' };
 
   constructor(
@@ -76,7 +89,10 @@ export class Connection {
     readonly generation: number,
     private readonly hooks: ConnectionHooks,
     private readonly options: ConnectionOptions,
-  ) {}
+  ) {
+    // Every running call listens to it (and unhooks when it ends): many at once is normal.
+    setMaxListeners(0, this.calls.signal);
+  }
 
   get pid(): number | undefined {
     return this.transport?.pid;
@@ -178,41 +194,98 @@ export class Connection {
   private failWith(failure: TransportFailure): void {
     if (this.isClosed()) return;
     this.closed = true;
+    this.endChanging(new Failure(failure.code, failure.message));
     this.hooks.failed(failure.code, failure.message);
     void this.http?.stop(0);
   }
 
-  /** Discovers every page again; on failure the hooks hear `failed`. */
+  /**
+   * Discovers every page again; on failure the hooks hear `failed`. The tool list counts as
+   * changing from this call (made in the same tick as a list_changed is handled) until the
+   * new list is in.
+   */
   refresh(): Promise<void> {
     this.refreshAgain = true;
+    this.markChanging();
     this.refreshing ??= this.runRefreshes().finally(() => (this.refreshing = undefined));
     return this.refreshing;
   }
 
+  /** Whether the tool list is changing: declared changed, the new one not yet in. */
+  get isChanging(): boolean {
+    return this.changing !== undefined;
+  }
+
   /**
-   * Sends one tools/call. On timeout or abort the SDK sends notifications/cancelled; the
-   * caller then closes this connection. Rejects with a Failure.
+   * Resolves once the tool list is not changing (at once when it is not). Rejects with what
+   * ended the change when no new list came (the refresh's own error, a stop), or CANCELLED
+   * when `signal` aborts first.
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<CallToolResult> {
+  async settled(signal: AbortSignal): Promise<void> {
+    if (this.changeFailure !== undefined) throw this.changeFailure;
+    const changing = this.changing;
+    if (changing === undefined) return;
+    signal.throwIfAborted();
+    let onAbort: (() => void) | undefined;
     try {
-      return (await this.withSession(Date.now() + timeoutMs, signal, (client) =>
-        scoped(signal, (requestSignal) => client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: requestSignal })),
-      )) as CallToolResult;
+      await Promise.race([
+        changing.promise,
+        new Promise<never>((_, reject) => {
+          onAbort = () => reject(new Failure('CANCELLED', 'cancelled while waiting for the new tool list (the client that asked went away)'));
+          signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } finally {
+      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Sends one tools/call, bound to the tool-list version its approval was given at. On
+   * timeout or abort the SDK sends notifications/cancelled; the caller then closes this
+   * connection. A stop (`cancelCalls`) cancels it the same way. Rejects with a Failure.
+   */
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number): Promise<CallToolResult> {
+    const linked = linkedSignal(signal, this.calls.signal);
+    try {
+      return (await this.withSession(Date.now() + timeoutMs, linked.signal, (client) => {
+        // Checked in the tick that writes the request (the SDK sends synchronously), so no
+        // call leaves at a tool-list version the server has declared changed.
+        if (this.changing !== undefined || this.toolListVersion !== toolListVersion) {
+          throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
+        }
+        return scoped(linked.signal, (requestSignal) => client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: requestSignal }));
+      })) as CallToolResult;
     } catch (error) {
-      const failure = this.toFailure(error, signal, timeoutMs);
+      const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
+      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : this.toFailure(error, signal, timeoutMs);
       // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
       if (failure.code === 'NEEDS_AUTH' && !this.isClosed()) {
         this.closed = true;
+        this.endChanging(failure);
         this.hooks.failed('NEEDS_AUTH', failure.message, this.http?.challenge?.scope ?? null);
         void this.http?.stop(0);
       }
       throw failure;
+    } finally {
+      linked.dispose();
     }
+  }
+
+  /**
+   * The service is being stopped (disabled, edited, deleted): every call still running is
+   * cancelled now, so the SDK sends notifications/cancelled before stdin is closed and the
+   * callers hear CANCELLED with `reason`; calls waiting for a new tool list fail the same way.
+   */
+  cancelCalls(reason: string): void {
+    this.calls.abort(reason);
+    this.endChanging(new Failure('CANCELLED', `cancelled: ${reason}`));
   }
 
   /** Stops the process (the ladder; `force` skips to SIGKILL). Idempotent. */
   async stop(force: boolean): Promise<void> {
     this.closed = true;
+    this.endChanging(new Failure('SERVICE_NOT_ACTIVE', `${this.config.name} was stopped`));
     await this.transport?.stop(force);
     await this.http?.stop(force ? 0 : this.options.ladder.stdinGraceMs);
   }
@@ -227,12 +300,40 @@ export class Connection {
     void this.refresh();
   }
 
+  /** From now until the new list is in (or the connection ends), the tool list is changing. */
+  private markChanging(): void {
+    if (this.changing !== undefined || this.isClosed()) return;
+    let resolve!: () => void;
+    let reject!: (failure: Failure) => void;
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    promise.catch(() => undefined); // heard through settled(), if anyone waits
+    this.changing = { promise, resolve, reject };
+  }
+
+  /** The change is over: the new list is in (no failure), or it never will be (then every wait hears why). */
+  private endChanging(failure?: Failure): void {
+    const changing = this.changing;
+    if (changing === undefined) return;
+    this.changing = undefined;
+    if (failure === undefined) changing.resolve();
+    else {
+      this.changeFailure = failure;
+      changing.reject(failure);
+    }
+  }
+
   private async runRefreshes(): Promise<void> {
-    while (this.refreshAgain && !this.closed) {
+    for (let round = 1; this.refreshAgain && !this.closed; round++) {
       this.refreshAgain = false;
       const timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs;
       const controller = new AbortController();
       try {
+        if (round > MAX_REFRESH_ROUNDS) {
+          throw new Failure('PROTOCOL_ERROR', `the server announced ${MAX_REFRESH_ROUNDS} tool-list changes in a row while its list was being read`);
+        }
         const tools = await this.listAllTools(Date.now() + timeoutMs, controller.signal);
         if (this.isClosed()) return;
         this.toolListVersion += 1;
@@ -241,10 +342,13 @@ export class Connection {
         if (this.isClosed()) return;
         const failure = this.toFailure(error, controller.signal);
         this.closed = true;
+        // The calls waiting for this list fail with the discovery's own error.
+        this.endChanging(new Failure(failure.code, `tool refresh failed: ${failure.message}`));
         this.hooks.failed(failure.code, `tool refresh failed: ${failure.message}`);
         return;
       }
     }
+    if (!this.isClosed()) this.endChanging();
   }
 
   private async listAllTools(deadline: number, signal: AbortSignal): Promise<Tool[]> {
@@ -277,6 +381,7 @@ export class Connection {
     if (this.http !== undefined && !this.activated) return;
     this.closed = true;
     const failure = this.transport?.failure ?? this.http?.failure;
+    this.endChanging(new Failure(failure?.code ?? 'SERVER_EXITED', failure?.message ?? 'the server closed the connection while its new tool list was awaited'));
     if (failure !== undefined) this.hooks.failed(failure.code, failure.message);
     else if (this.http !== undefined) this.hooks.failed('SERVER_EXITED', 'the connection to the remote server closed');
     else this.hooks.failed('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);

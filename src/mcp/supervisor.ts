@@ -16,6 +16,11 @@ export interface SupervisorOptions {
   readonly emit: (event: EventPayload) => void;
   readonly redact: (text: string) => string;
   readonly now: () => Date;
+  /**
+   * A service starts stopping (disabled, edited, deleted...), with why: told before its
+   * calls are cancelled and its connection closed, so what uses it can end first.
+   */
+  readonly onStop?: (serviceId: string, reason: string) => void;
 }
 
 /** stderr kept per service, in characters. */
@@ -139,10 +144,12 @@ export class Supervisor {
   }
 
   /**
-   * Stops a service: tools withdrawn at once, then the stop ladder. `force` (a second
-   * request from a human) skips to SIGKILL; otherwise a stop already under way is joined.
+   * Stops a service: tools withdrawn at once, its approvals cancelled (by the state event),
+   * the users of it told (`onStop`), its running calls cancelled with `reason` (the server
+   * gets notifications/cancelled, the callers CANCELLED), then the stop ladder. `force` (a
+   * second request from a human) skips to SIGKILL; otherwise a stop under way is joined.
    */
-  async stop(id: string, force = false): Promise<ConnectionState> {
+  async stop(id: string, force = false, reason?: string): Promise<ConnectionState> {
     const entry = this.entries.get(id);
     if (entry === undefined || entry.state.status === 'disabled') return this.state(id);
     if (entry.state.status === 'stopping') {
@@ -154,6 +161,9 @@ export class Supervisor {
     entry.activation?.abort();
     this.apply(entry, { type: 'stop' });
     const connection = entry.connection;
+    const why = reason ?? `the service ${entry.name} was stopped`;
+    this.options.onStop?.(id, why);
+    connection?.cancelCalls(why);
     entry.stopping = (async () => {
       await connection?.stop(force);
       this.apply(entry, { type: 'stopped' });
@@ -178,8 +188,8 @@ export class Supervisor {
     if (entry !== undefined) entry.name = name;
   }
 
-  async remove(id: string): Promise<void> {
-    await this.stop(id);
+  async remove(id: string, reason?: string): Promise<void> {
+    await this.stop(id, false, reason);
     this.entries.delete(id);
   }
 
@@ -241,7 +251,25 @@ export class Supervisor {
     if (entry?.state.status !== 'active' || entry.generation !== tool.generation || connection === undefined) {
       throw new WispError('SERVICE_NOT_ACTIVE', `${tool.serviceName} is no longer active on the connection this tool came from`);
     }
-    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal);
+    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal, tool.toolListVersion);
+  }
+
+  /** Whether the tool list of the connection `tool` came from is changing (declared changed, the new one not in). */
+  changing(tool: CatalogTool): boolean {
+    const entry = this.entries.get(tool.serviceId);
+    return entry?.generation === tool.generation && entry.connection?.isChanging === true;
+  }
+
+  /**
+   * Resolves once the tool list of the connection `tool` came from is not changing (at once
+   * when it is not, or when that connection is gone: the call's own checks then refuse it).
+   * Rejects with the refresh's error when the new list could not be had.
+   */
+  async settled(tool: CatalogTool, signal: AbortSignal): Promise<void> {
+    const entry = this.entries.get(tool.serviceId);
+    const connection = entry?.connection;
+    if (entry?.generation !== tool.generation || connection === undefined) return;
+    await connection.settled(signal);
   }
 
   /** A call was cancelled or timed out: close that connection (the service must be activated again). */

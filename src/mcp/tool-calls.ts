@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
-import type { Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
+import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
 import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../control/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { Failure } from './connection.js';
@@ -21,6 +21,9 @@ export interface CallRequest {
   readonly onApprovalRequested?: ((approvalId: string) => void) | undefined;
 }
 
+/** How many times one call is asked about, when its tool list keeps changing under it. */
+export const MAX_ASKS_PER_CALL = 4;
+
 export interface ToolCallsOptions {
   readonly supervisor: Supervisor;
   readonly approvals: Approvals;
@@ -37,13 +40,24 @@ export interface ToolCallsOptions {
  * catalog check -> size and schema check (no approval for a bad call) -> approval, waited
  * for -> binding re-checked and the approval consumed -> the call, once -> normalised
  * result. Cancel and timeout close the connection; nothing is retried.
+ *
+ * Tool-list changes: while the service's list is changing (declared changed, the new one
+ * not in yet) nothing is shown and no approval is spent; the call waits for the new list.
+ * An approval is bound to the tool-list version it was shown at and never crosses to
+ * another: when the tool is unchanged in every detail (same definition digest) the call is
+ * asked about again at the new version; a changed or vanished tool makes it stale.
  */
 export class ToolCalls {
   constructor(private readonly options: ToolCallsOptions) {}
 
   async call(request: CallRequest): Promise<ToolCallResult> {
     const { supervisor, approvals } = this.options;
-    const tool = this.find(request);
+    let tool = this.find(request);
+    if (supervisor.changing(tool)) {
+      // The server declared its list changed: show nothing from the old one.
+      await this.settle(tool, request.signal);
+      tool = this.find(request);
+    }
     const args = request.arguments;
     const serialized = JSON.stringify(args);
     const size = Buffer.byteLength(serialized);
@@ -59,13 +73,7 @@ export class ToolCalls {
         errors,
       });
     }
-    const binding: ToolCallBinding = {
-      serviceId: tool.serviceId,
-      generation: tool.generation,
-      toolListVersion: tool.toolListVersion,
-      toolName: tool.name,
-      argumentsDigest: sha256Hex(canonicalJson(args)),
-    };
+    const argumentsDigest = sha256Hex(canonicalJson(args));
     const callId = randomUUID();
     const started = Date.now();
     const ref = {
@@ -73,17 +81,11 @@ export class ToolCalls {
       service: { id: tool.serviceId, name: tool.serviceName },
       toolName: tool.name,
       modelName: tool.modelName,
-      argumentsDigest: binding.argumentsDigest,
+      argumentsDigest,
       requester: request.requester,
     };
-    const approval = approvals.create(request.requester, binding, {
-      serviceName: tool.serviceName,
-      toolName: tool.name,
-      modelName: tool.modelName,
-      title: tool.title,
-      arguments: args,
-      annotations: tool.annotations,
-    });
+    let binding!: ToolCallBinding;
+    let approval!: Approval;
     const fail = async (error: WispError): Promise<never> => {
       const durationMs = Date.now() - started;
       await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: error.code, durationMs });
@@ -91,20 +93,49 @@ export class ToolCalls {
       throw error;
     };
 
-    request.onApprovalRequested?.(approval.id);
-    const answered = await approvals.wait(approval.id, request.signal);
-    switch (answered.state.status) {
-      case 'approved':
-        break;
-      case 'denied':
-        return fail(new WispError('APPROVAL_DENIED', `the call to ${tool.name} was denied`, { approvalId: approval.id }));
-      case 'cancelled':
-        return fail(new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`, { approvalId: approval.id }));
-      case 'stale':
-        return fail(new WispError('APPROVAL_STALE', `the approval went stale: ${answered.state.reason}`, { approvalId: approval.id }));
-      case 'pending':
-      case 'consumed':
-        return fail(new WispError('INTERNAL_ERROR', `approval ${approval.id} came back ${answered.state.status}`));
+    for (let asked = 1; ; asked++) {
+      binding = { serviceId: tool.serviceId, generation: tool.generation, toolListVersion: tool.toolListVersion, toolName: tool.name, argumentsDigest };
+      approval = approvals.create(request.requester, binding, {
+        serviceName: tool.serviceName,
+        toolName: tool.name,
+        modelName: tool.modelName,
+        title: tool.title,
+        arguments: args,
+        annotations: tool.annotations,
+      });
+      request.onApprovalRequested?.(approval.id);
+      const answered = await approvals.wait(approval.id, request.signal);
+      switch (answered.state.status) {
+        case 'approved':
+        case 'stale':
+          break;
+        case 'denied':
+          return fail(new WispError('APPROVAL_DENIED', `the call to ${tool.name} was denied`, { approvalId: approval.id }));
+        case 'cancelled':
+          return fail(new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`, { approvalId: approval.id }));
+        case 'pending':
+        case 'consumed':
+          return fail(new WispError('INTERNAL_ERROR', `approval ${approval.id} came back ${answered.state.status}`));
+      }
+      // No approval of a service whose tool list is changing is spent: wait for the new list
+      // (its refresh's error, if it fails, is this call's).
+      try {
+        await this.settle(tool, request.signal);
+      } catch (error) {
+        return fail(error as WispError);
+      }
+      const live = supervisor.tool(tool.modelName);
+      const state = approvals.get(approval.id).state;
+      if (state.status === 'approved' && live?.generation === tool.generation && live.toolListVersion === tool.toolListVersion) break;
+      // The list changed while the call waited: this approval is spent on nothing.
+      if (state.status === 'approved') approvals.staleWhere((a) => a.id === approval.id, `the tool list of ${tool.serviceName} changed`);
+      const unchanged = live?.generation === tool.generation && live.definitionDigest === tool.definitionDigest;
+      if (!unchanged || asked >= MAX_ASKS_PER_CALL) {
+        const why = !unchanged ? `${tool.serviceName}/${tool.name} changed or went away` : `the tool list of ${tool.serviceName} kept changing`;
+        return fail(new WispError('APPROVAL_STALE', `${why} while the call waited (its approval was for tool-list version ${tool.toolListVersion}); nothing was sent`, { approvalId: approval.id }));
+      }
+      // The same tool in every detail: asked about again, bound to the new version.
+      tool = live;
     }
 
     // The binding is checked again at the moment of execution, against the live catalog.
@@ -137,16 +168,26 @@ export class ToolCalls {
     return { callId, approvalId: approval.id, ...result, durationMs };
   }
 
+  /** Waits out a tool-list change of the tool's service; what ended it badly, as a WispError. */
+  private async settle(tool: CatalogTool, signal: AbortSignal): Promise<void> {
+    try {
+      await this.options.supervisor.settled(tool, signal);
+    } catch (error) {
+      throw error instanceof Failure || error instanceof WispError ? new WispError(error.code, error.message) : new WispError('INTERNAL_ERROR', String(error));
+    }
+  }
+
   private find(request: CallRequest): CatalogTool {
     const { supervisor } = this.options;
     let tool: CatalogTool | undefined;
     if (request.tool !== undefined) {
       const live = supervisor.tool(request.tool.modelName);
       if (live === undefined) throw new WispError('TOOL_NOT_FOUND', `${request.tool.serviceName}/${request.tool.name} is no longer active`);
-      if (live.generation !== request.tool.generation || live.toolListVersion !== request.tool.toolListVersion) {
+      // The tool the model was shown, unchanged in every detail (a new list version alone does not change it).
+      if (live.generation !== request.tool.generation || live.definitionDigest !== request.tool.definitionDigest) {
         throw new WispError('APPROVAL_STALE', `${request.tool.serviceName}/${request.tool.name} changed since this task started; ask again in a new request`);
       }
-      return request.tool;
+      return live;
     }
     if (request.modelName !== undefined) {
       if (request.serviceId !== undefined || request.toolName !== undefined) {

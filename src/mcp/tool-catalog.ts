@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError } from '../control/index.js';
-import { sha256Hex } from '../util/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
 import { RegExpBudgetExceeded, RegExpMeter, linearRegExpEngine } from './linear-regexp.js';
 
 /** Checks arguments against a tool's input schema; `errors` says why after a false. */
@@ -28,6 +28,8 @@ export interface CatalogTool {
   /** Untrusted hints: shown, never obeyed. */
   readonly annotations: Record<string, unknown> | null;
   readonly validate: ArgumentValidator;
+  /** Digest of the whole definition as the server sent it: equal digests, the same tool in every detail. */
+  readonly definitionDigest: string;
 }
 
 /**
@@ -137,6 +139,7 @@ export function buildCatalog(
       inputSchema,
       annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
       validate: compiler.compile(tool.name, inputSchema),
+      definitionDigest: sha256Hex(canonicalJson(tool)),
     };
   });
 }

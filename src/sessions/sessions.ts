@@ -48,7 +48,8 @@ interface Session {
   updatedAt: string;
   readonly messages: ChatMessage[];
   readonly tasks: Task[];
-  running: { task: Task; controller: AbortController; done: Promise<void> } | undefined;
+  /** The running task; `services`: the ids of the services whose tools are in its snapshot. */
+  running: { task: Task; controller: AbortController; done: Promise<void>; services: ReadonlySet<string> } | undefined;
 }
 
 const SYSTEM_PROMPT =
@@ -151,7 +152,7 @@ export class Sessions {
     ]);
     const controller = new AbortController();
     const done = this.run(session, task, snapshot, clientId, controller.signal);
-    session.running = { task, controller, done };
+    session.running = { task, controller, done, services: new Set([...snapshot.values()].map((tool) => tool.serviceId)) };
     this.options.emit({ type: 'task.state', sessionId: id, task });
     return task;
   }
@@ -163,6 +164,18 @@ export class Sessions {
     running.controller.abort(new WispError('CANCELLED', reason));
     await running.done;
     return session.tasks.find((t) => t.id === running.task.id) ?? null;
+  }
+
+  /**
+   * A service is stopping (disabled, edited, deleted): every running task that was given its
+   * tools ends as cancelled with `reason`, its pending approval and running call with it.
+   * Synchronous, so it happens before the service's connection is closed.
+   */
+  cancelUsing(serviceId: string, reason: string): void {
+    for (const session of this.sessions.values()) {
+      const running = session.running;
+      if (running?.services.has(serviceId) === true) running.controller.abort(new WispError('CANCELLED', reason));
+    }
   }
 
   /** Daemon shutdown: every running task is cancelled (and so its approvals and calls). */
@@ -279,8 +292,9 @@ export class Sessions {
         arguments: args as Record<string, unknown>,
         requester,
         signal,
+        // Asked again (the tool list changed under the call): the task awaits the new approval.
         onApprovalRequested: (approvalId) => {
-          awaited = transition({ type: 'await', approvalId });
+          awaited = Promise.all([awaited, transition({ type: 'await', approvalId })]).then(() => undefined);
         },
       });
       const text = forModel(result);

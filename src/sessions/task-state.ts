@@ -15,12 +15,15 @@ export function isFinished(state: TaskState): boolean {
   return state.status !== 'running' && state.status !== 'awaiting_approval';
 }
 
-/** running <-> awaiting_approval -> completed | failed | cancelled; interrupted when the daemon stopped under it. */
+/**
+ * running <-> awaiting_approval -> completed | failed | cancelled; interrupted when the
+ * daemon stopped under it. awaiting_approval -> awaiting_approval: a call asked again.
+ */
 export function nextTaskState(state: TaskState, event: TaskEvent): TaskState {
   if (isFinished(state)) throw new Error(`a ${state.status} task cannot take ${event.type}`);
   switch (event.type) {
     case 'await':
-      if (state.status === 'running') return { status: 'awaiting_approval', approvalId: event.approvalId };
+      if (state.status === 'running' || state.status === 'awaiting_approval') return { status: 'awaiting_approval', approvalId: event.approvalId };
       break;
     case 'resume':
       if (state.status === 'awaiting_approval') return { status: 'running' };

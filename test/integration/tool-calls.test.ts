@@ -164,19 +164,33 @@ describe('tool calls with approvals', () => {
     await expect(asker.call('tools.call', { modelName: 'mcp_000000000000_0000000000000000', arguments: {} })).rejects.toMatchObject({ code: 'TOOL_NOT_FOUND' });
   });
 
-  it('makes a pending approval stale when the tool list changes, and runs nothing', async () => {
+  it('makes a pending approval stale when the tool list changes: asked again for an unchanged tool, refused for a changed one', async () => {
     const before = await countCalls();
     const asked = requested(humanLog);
     const pending = call('count');
     const { approval } = await asked;
     const { service } = await asker.call('services.get', { id: serviceId });
     if (service.connection.status !== 'active') throw new Error('not active');
+    // A tool is added: `count` is unchanged, so the same call is asked about again at the new version.
+    const askedAgain = requested(humanLog);
     process.kill(pidOf(service), 'SIGUSR2');
-    await expect(pending).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
+    const { approval: again } = await askedAgain;
+    expect(again.binding).toMatchObject({ toolName: 'count', toolListVersion: Number(approval.binding.toolListVersion) + 1, argumentsDigest: approval.binding.argumentsDigest });
     await expect(human.call('approvals.respond', { id: approval.id, decision: 'approve' })).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING', details: { status: 'stale' } });
     expect(await countCalls()).toBe(before);
+    await human.call('approvals.respond', { id: again.id, decision: 'approve' });
+    expect((await pending).text).toBe(String(before + 1));
+
+    // `env` goes away: its pending call is stale, and nothing runs.
+    const envAsked = requested(humanLog);
+    const envCall = call('env');
+    const { approval: envApproval } = await envAsked;
+    const { service: now } = await asker.call('services.get', { id: serviceId });
+    process.kill(pidOf(now), 'SIGHUP');
+    await expect(envCall).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
+    await expect(human.call('approvals.respond', { id: envApproval.id, decision: 'approve' })).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING', details: { status: 'stale' } });
     // A fresh call against the new tool list works.
-    expect((await callApproved('count')).text).toBe(String(before + 1));
+    expect((await callApproved('count')).text).toBe(String(before + 2));
   });
 
   it('times out a hanging call: the connection is closed, the service failed, nothing retried', async () => {
