@@ -1,7 +1,8 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
 import type { Approval, Task, WispEvent } from '../control/protocol.js';
-import { approvalQuestion, clean, cleanBlock, fitToTerminal, jsonForTerminal, registeredTool, serverClaims, showArg, showJson } from './render.js';
+import { promptApproval } from './prompt.js';
+import { clean, cleanBlock, fitToTerminal, jsonForTerminal, registeredTool, serverClaims, showArg, showJson } from './render.js';
 
 interface Io {
   readonly out: (text: string) => void;
@@ -74,12 +75,7 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
           io.err(`waiting for a human: wispctl approve ${clean(approval.id)} (or deny)`);
           return;
         }
-        const rl = options.rl ?? createInterface({ input: process.stdin, output: process.stderr });
-        void rl.question(approvalQuestion(approval)).then(async (answer) => {
-          if (options.rl === undefined) rl.close();
-          const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
-          await client.call('approvals.respond', { id: approval.id, decision }).catch((error: unknown) => io.err(clean(String(error))));
-        });
+        promptApproval(client, approval, io.err, options.rl);
         return;
       }
       case 'tool.call.finished':

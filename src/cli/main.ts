@@ -5,10 +5,11 @@ import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
 import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
-import { approvalQuestion, clean, cleanBlock, clip, describeApproval, fitToTerminal, formatDuration, jsonForTerminal, oneLine, registeredTool, showArg, showJson, table, terminalText } from './render.js';
+import { clean, cleanBlock, clip, describeApproval, fitToTerminal, formatDuration, jsonForTerminal, oneLine, registeredTool, showArg, showJson, table, terminalText } from './render.js';
 import { chat, runTask } from './chat.js';
 import { addInstallCommands } from './install.js';
 import { addSourceCommands } from './sources.js';
+import { promptApproval } from './prompt.js';
 import { readSecret } from './secret-input.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
 
@@ -383,12 +384,7 @@ function buildProgram(io: CliIo): Command {
             io.err(`waiting for a human: wispctl approve ${clean(event.approval.id)} (or deny)`);
             return;
           }
-          const rl = createInterface({ input: process.stdin, output: process.stderr });
-          void rl.question(approvalQuestion(event.approval)).then(async (answer) => {
-            rl.close();
-            const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
-            await client.call('approvals.respond', { id: event.approval.id, decision }).catch((error: unknown) => io.err(clean(String(error))));
-          });
+          promptApproval(client, event.approval, io.err);
         });
         await client.call('events.subscribe', {});
         try {
