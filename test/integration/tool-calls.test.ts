@@ -194,7 +194,8 @@ describe('tool calls with approvals', () => {
   });
 
   it('times out a hanging call: the connection is closed, the service failed, nothing retried', async () => {
-    const hanger = await registerScenario(asker, 'hanger', ['--call-tools'], { timeoutMs: 500 });
+    // Long enough for activation on a loaded machine; the call itself never answers.
+    const hanger = await registerScenario(asker, 'hanger', ['--call-tools'], { timeoutMs: 3000 });
     const active = await activate(asker, 'hanger');
     if (active.connection.status !== 'active') throw new Error('not active');
     const pid = pidOf(active);
