@@ -17,6 +17,8 @@ import {
   type Result,
   type Approval as ApprovalView,
   type ConnectionState,
+  type EventPayload,
+  type WispEvent,
   type Service,
   type ToolInfo,
   type WispPaths,
@@ -115,7 +117,7 @@ export class Daemon {
   private constructor(private readonly options: DaemonOptions) {
     const now = options.now ?? (() => new Date());
     this.startedAt = now();
-    this.events = new EventHub(LIMITS.eventHistory, now);
+    this.events = new RedactedEventHub(LIMITS.eventHistory, now, options.redactor);
     this.store = new ServiceStore(options.paths.dataDir, now);
     this.supervisor = new Supervisor({
       version: options.version,
@@ -137,7 +139,7 @@ export class Daemon {
       supervisor: this.supervisor,
       approvals: this.approvals,
       emit: (event) => this.events.emit(event),
-      audit: (record) => this.audit.append(record),
+      audit: (record) => this.audit.append(options.redactor.redactValue(record)),
       redact: (text) => options.redactor.redact(text),
       now,
     });
@@ -189,7 +191,7 @@ export class Daemon {
       now,
     );
     this.sessions = new Sessions({
-      transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions')),
+      transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions'), (record) => options.redactor.redactValue(record)),
       toolCalls: this.toolCalls,
       approvals: this.approvals,
       host: {
@@ -237,6 +239,7 @@ export class Daemon {
       activeTools: () => this.supervisor.tools(),
       settings: () => this.modelSettings.settings,
       apiKey: () => this.apiKey(),
+      redact: (value) => options.redactor.redactValue(value),
       emit: (event) => this.events.emit(event),
       now,
       log: (obj, msg) => options.logger.error(obj, msg),
@@ -363,11 +366,38 @@ export class Daemon {
     return {
       get: async (name) => {
         const secret = await this.keychain.get(config.id, name);
-        return secret !== null && secret.binding === binding ? secret.value : null;
+        const value = secret !== null && secret.binding === binding ? secret.value : null;
+        if (value !== null) this.holdOAuth(config.id, name, value);
+        return value;
       },
-      set: (name, value) => this.keychain.set(config.id, name, { value, binding }),
-      delete: (name) => this.keychain.delete(config.id, name),
+      set: async (name, value) => {
+        this.holdOAuth(config.id, name, value);
+        await this.keychain.set(config.id, name, { value, binding });
+      },
+      delete: async (name) => {
+        await this.keychain.delete(config.id, name);
+        this.options.redactor.releaseAll(`oauth:${config.id}/${name}`);
+      },
     };
+  }
+
+  /** OAuth tokens and a client secret are secrets too: held in the redactor while the keychain has them. */
+  private holdOAuth(serviceId: string, item: string, value: string): void {
+    const holder = `oauth:${serviceId}/${item}`;
+    if (item === OAUTH_ITEMS.clientSecret) this.options.redactor.hold(holder, 'OAUTH_CLIENT_SECRET', value);
+    else if (item === OAUTH_ITEMS.tokens || item === OAUTH_ITEMS.client) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        return;
+      }
+      if (typeof parsed !== 'object' || parsed === null) return;
+      for (const field of ['access_token', 'refresh_token', 'id_token', 'client_secret']) {
+        const v = (parsed as Record<string, unknown>)[field];
+        if (typeof v === 'string') this.options.redactor.hold(`${holder}/${field}`, `OAUTH_${field.toUpperCase()}`, v);
+      }
+    }
   }
 
   /** The provider for an activation: only for an OAuth service that has logged in (tokens saved). */
@@ -441,7 +471,10 @@ export class Daemon {
   private async forgetLogin(config: StoredService, everything = false): Promise<void> {
     if (config.oauth == null) return;
     for (const name of Object.values(OAUTH_ITEMS)) {
-      if (name !== OAUTH_ITEMS.clientSecret || everything) await this.keychain.delete(config.id, name);
+      if (name !== OAUTH_ITEMS.clientSecret || everything) {
+        await this.keychain.delete(config.id, name);
+        this.options.redactor.releaseAll(`oauth:${config.id}/${name}`);
+      }
     }
   }
 
@@ -546,7 +579,7 @@ export class Daemon {
           : 'no model API key: set one with `wispctl model set-key`, or start the daemon with DEEPSEEK_API_KEY',
       );
     }
-    this.options.redactor.add('DEEPSEEK_API_KEY', key);
+    this.options.redactor.hold('model', 'DEEPSEEK_API_KEY', key);
     this.modelKey = key;
     return key;
   }
@@ -629,7 +662,7 @@ export class Daemon {
     this.events.emit({ type: type === 'requested' ? 'approval.requested' : 'approval.resolved', approval: approvalView(approval) });
     if (type === 'resolved') {
       const state = approval.state;
-      void this.audit.append({
+      void this.audit.append(this.options.redactor.redactValue({
         at: 'at' in state ? state.at : new Date().toISOString(),
         record: 'approval',
         approvalId: approval.id,
@@ -642,7 +675,7 @@ export class Daemon {
         argumentsDigest: approval.binding.argumentsDigest,
         client: approval.requester.clientId,
         session: approval.requester.sessionId,
-      });
+      }));
     }
   }
 
@@ -775,7 +808,6 @@ export class Daemon {
           // Secret first into the keychain; if it refuses, the registration is undone.
           try {
             await this.vault(config).set(OAUTH_ITEMS.clientSecret, secret);
-            this.options.redactor.add('OAUTH_CLIENT_SECRET', secret);
           } catch (error) {
             await this.registry.delete({ id: config.id });
             throw error;
@@ -843,9 +875,10 @@ export class Daemon {
           await store.delete(MODEL_KEY.owner, MODEL_KEY.name);
           await this.modelSettings.update({ keyStorage: null });
           this.modelKey = undefined;
+          this.options.redactor.release('model');
         } else {
           await store.set(MODEL_KEY.owner, MODEL_KEY.name, { value: params.value, binding: MODEL_KEY.binding });
-          this.options.redactor.add('DEEPSEEK_API_KEY', params.value);
+          this.options.redactor.hold('model', 'DEEPSEEK_API_KEY', params.value);
           await this.modelSettings.update({ keyStorage: params.storage });
           this.modelKey = params.value;
         }
@@ -895,10 +928,46 @@ export class Daemon {
     };
     const table: Record<string, MethodEntry> = {};
     for (const name of Object.keys(methods) as MethodName[]) {
-      table[name] = { paramsSchema: methods[name].params, handle: handlers[name] as MethodEntry['handle'] };
+      table[name] = { paramsSchema: methods[name].params, handle: redactedHandler(handlers[name] as MethodEntry['handle'], this.options.redactor) };
     }
     return table;
   }
+}
+
+/** Every event passes the redactor before it is numbered, kept for replay and delivered. */
+class RedactedEventHub extends EventHub {
+  constructor(
+    capacity: number,
+    now: () => Date,
+    private readonly redactor: Redactor,
+  ) {
+    super(capacity, now);
+  }
+
+  override emit(payload: EventPayload): WispEvent {
+    return super.emit(this.redactor.redactValue(payload));
+  }
+}
+
+/**
+ * Every reply, and every error a method throws, passes the redactor: no known secret value
+ * leaves on the socket, whichever path a string took. A synchronous handler stays synchronous.
+ */
+function redactedHandler(handle: MethodEntry['handle'], redactor: Redactor): MethodEntry['handle'] {
+  const redactError = (error: unknown): never => {
+    if (error instanceof WispError) throw new WispError(error.code, redactor.redact(error.message), redactor.redactValue(error.details));
+    throw error;
+  };
+  return (params, ctx) => {
+    let out: unknown;
+    try {
+      out = handle(params, ctx);
+    } catch (error) {
+      return redactError(error);
+    }
+    if (out instanceof Promise) return out.then((value: unknown) => redactor.redactValue(value), redactError);
+    return redactor.redactValue(out);
+  };
 }
 
 function toolInfo(tool: CatalogTool): ToolInfo {

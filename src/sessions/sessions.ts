@@ -36,6 +36,8 @@ export interface SessionsOptions {
   readonly settings: () => ModelSettings;
   /** Resolves the API key (keychain, session or environment), or throws MODEL_NO_KEY. */
   readonly apiKey: () => Promise<string>;
+  /** Known secret values out of what is sent to the model (messages and tool definitions). */
+  readonly redact: <T>(value: T) => T;
   readonly emit: (event: EventPayload) => void;
   readonly now: () => Date;
   readonly log: (obj: object, msg: string) => void;
@@ -185,8 +187,8 @@ export class Sessions {
         const turn = await streamTurn(
           settings,
           key,
-          [{ role: 'system', content: SYSTEM_PROMPT }, ...session.messages],
-          tools,
+          this.options.redact([{ role: 'system', content: SYSTEM_PROMPT }, ...session.messages]),
+          this.options.redact(tools),
           {
             onContent: (text) => this.options.emit({ type: 'model.delta', sessionId: session.id, taskId: task.id, round, kind: 'content', text }),
             onReasoning: (text) => this.options.emit({ type: 'model.delta', sessionId: session.id, taskId: task.id, round, kind: 'reasoning', text }),
