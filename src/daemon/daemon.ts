@@ -124,7 +124,7 @@ export class Daemon {
       ladder: options.ladder ?? DEFAULT_LADDER,
       searchPath: options.searchPath ?? process.env.PATH,
       emit: (event) => this.events.emit(event),
-      redact: (text) => options.redactor.redact(text),
+      redact: (text, edges) => (edges === undefined ? options.redactor.redact(text) : options.redactor.redactEdges(text, edges)),
       now,
     });
     this.registry = new ServiceRegistry(this.store, (change) => this.onRegistryChange(change), now);
@@ -140,7 +140,7 @@ export class Daemon {
       approvals: this.approvals,
       emit: (event) => this.events.emit(event),
       audit: (record) => this.audit.append(options.redactor.redactValue(record)),
-      redact: (text) => options.redactor.redact(text),
+      redact: (value) => options.redactor.redactValue(value),
       now,
     });
     this.installer = new Installer({
