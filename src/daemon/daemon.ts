@@ -36,6 +36,7 @@ import {
   ServiceStore,
   SourceSync,
   entryRegistration,
+  expandLaunch,
   mergeSources,
   Supervisor,
   ToolCalls,
@@ -212,6 +213,7 @@ export class Daemon {
             args: [...config.args],
             cwd: config.cwd,
             env: (config.env ?? []).map((v) => v.name),
+            fromEnvironment: [...(config.fromEnvironment ?? [])],
             configVersion: config.configVersion,
           };
         },
@@ -352,12 +354,23 @@ export class Daemon {
 
   /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
   private activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
-    return this.supervisor.activate(config, configVersion, signal, async () => {
+    return this.supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
       if (config.transport !== 'http') return this.secrets.read(config.id, launchBinding(config), config.env ?? []);
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await this.secrets.read(config.id, launchBinding(config), secretRefs(config));
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
     }, () => this.savedLogin(config));
+  }
+
+  /**
+   * The service as it is launched: `${VAR}` in command, args and url filled in from the
+   * daemon's environment (config sources only). The values are held by the redactor and
+   * live only in memory and in the child's argv; the stored config keeps the templates.
+   */
+  private launchOf(config: StoredService): StoredService {
+    const { config: launch, values } = expandLaunch(config, this.options.env ?? process.env);
+    for (const { name, value } of values) this.options.redactor.hold(`daemon-env/${name}`, name, value);
+    return launch;
   }
 
   /** A remote service's OAuth items in the keychain, bound to its URL: a token saved for another URL reads as absent. */
@@ -442,10 +455,11 @@ export class Daemon {
       const provider = new VaultOAuthProvider(vault, settings, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
       await vault.delete(OAUTH_ITEMS.tokens);
       // The scope: what the server last asked for (a step-up), else what it asks a newcomer, else the configured one.
-      const challenge = await probeChallenge(config.url, this.options.version);
+      const serverUrl = this.launchOf(config).url ?? config.url;
+      const challenge = await probeChallenge(serverUrl, this.options.version);
       const state = this.supervisor.state(config.id);
       const scope = (state.status === 'needs_auth' ? state.scope : null) ?? challenge.scope ?? config.oauth.scopes ?? undefined;
-      const where = { serverUrl: config.url, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) };
+      const where = { serverUrl, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) };
       const first = await authStep(() => auth(provider, where));
       if (first === 'REDIRECT') {
         if (authorizationUrl === undefined) throw new WispError('AUTH_FAILED', 'the authorization server gave no authorization URL');
@@ -711,6 +725,7 @@ export class Daemon {
       cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? null,
       env: (config.env ?? []).map((v) => ({ name: v.name, storage: v.storage })),
+      fromEnvironment: [...(config.fromEnvironment ?? [])],
       origin: config.origin ?? { kind: 'manual' },
       enabled: connection.status === 'activating' || connection.status === 'active',
       configVersion: config.configVersion,

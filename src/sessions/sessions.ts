@@ -13,7 +13,17 @@ export interface HostTools {
   /** Ids, names, states and variable NAMES: never values. */
   listServices(): Record<string, unknown>[];
   /** The current configuration of one service, as a human must see it before activation. */
-  describe(ref: { id?: string; name?: string }): { id: string; name: string; command: string; args: string[]; cwd: string | null; env: string[]; configVersion: number };
+  describe(ref: { id?: string; name?: string }): {
+    id: string;
+    name: string;
+    command: string;
+    args: string[];
+    cwd: string | null;
+    env: string[];
+    /** `${VAR}` in command/args taken from the daemon's environment at launch (shown as templates). */
+    fromEnvironment: string[];
+    configVersion: number;
+  };
   /** Saves a DISABLED configuration. */
   register(input: { name: string; command: string; args: string[]; cwd?: string }): Promise<{ id: string; name: string; configVersion: number }>;
   activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
@@ -327,7 +337,15 @@ export class Sessions {
             shown.name,
             name,
             'Trust and start this program (it runs with your permissions)',
-            { command: shown.command, args: shown.args, cwd: shown.cwd, env: shown.env, configVersion: shown.configVersion },
+            {
+              command: shown.command,
+              args: shown.args,
+              cwd: shown.cwd,
+              env: shown.env,
+              // The templates are shown as written; their values come from the daemon's environment at launch.
+              ...(shown.fromEnvironment.length > 0 ? { fromDaemonEnvironment: shown.fromEnvironment } : {}),
+              configVersion: shown.configVersion,
+            },
             requester,
             signal,
             transition,
