@@ -7,7 +7,13 @@
  * Values are counted by holder (`service:<id>/<variable>`, `model`, ...): a value stays
  * redacted while any holder still holds it, so deleting one service's copy never
  * unredacts another's.
+ *
+ * Values shorter than MIN_SECRET_CHARS are not looked for: everything is redacted, object
+ * keys included, so a variable such as `DEBUG=1` or `LEVEL=info` would otherwise rewrite
+ * every reply; a value that short cannot be told from ordinary text and is no secret.
  */
+export const MIN_SECRET_CHARS = 6;
+
 export class Redactor {
   /** holder -> what it holds. */
   private readonly holders = new Map<string, { readonly name: string; readonly value: string }>();
@@ -114,7 +120,7 @@ export class Redactor {
   private values(): readonly { readonly marker: string; readonly forms: readonly string[]; readonly value: string }[] {
     if (this.ordered !== undefined) return this.ordered;
     const byValue = new Map<string, string>();
-    for (const { name, value } of this.holders.values()) if (!byValue.has(value)) byValue.set(value, name);
+    for (const { name, value } of this.holders.values()) if (value.length >= MIN_SECRET_CHARS && !byValue.has(value)) byValue.set(value, name);
     // Longest first, so a value that contains another is replaced whole.
     this.ordered = [...byValue.entries()]
       .sort((a, b) => b[0].length - a[0].length)

@@ -13,18 +13,22 @@ describe('Redactor', () => {
 
   it('replaces a longer value before a value it contains', () => {
     const redactor = new Redactor();
-    redactor.hold('a', 'SHORT', 'abc');
-    redactor.hold('b', 'LONG', 'abcdef');
-    expect(redactor.redact('abcdef abc')).toBe('[REDACTED:LONG] [REDACTED:SHORT]');
+    redactor.hold('a', 'SHORT', 'abcdef');
+    redactor.hold('b', 'LONG', 'abcdefghi');
+    expect(redactor.redact('abcdefghi abcdef')).toBe('[REDACTED:LONG] [REDACTED:SHORT]');
   });
 
-  it('forgets released values and ignores empty ones', () => {
+  it('forgets released values, and ignores values too short to tell from ordinary text', () => {
     const redactor = new Redactor();
     redactor.hold('e', 'EMPTY', '');
-    redactor.hold('k', 'K', 'v1');
+    redactor.hold('s', 'DEBUG', '1');
+    redactor.hold('i', 'LEVEL', 'info');
+    redactor.hold('k', 'K', 'value-1');
+    expect(redactor.size).toBe(1);
+    expect(redactor.redactValue({ info: 'debug 1 info', task: 'value-1' })).toEqual({ info: 'debug 1 info', task: '[REDACTED:K]' });
     redactor.release('k');
     expect(redactor.size).toBe(0);
-    expect(redactor.redact('v1')).toBe('v1');
+    expect(redactor.redact('value-1')).toBe('value-1');
   });
 
   it('keeps a value redacted while any holder still holds it', () => {
