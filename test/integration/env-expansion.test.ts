@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service } from '../../src/control/protocol.js';
+import type { Service, WispEvent } from '../../src/control/protocol.js';
+import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { makeCanary, sweepForCanary } from '../helpers/canary.js';
 import { EventLog } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
@@ -18,6 +19,7 @@ const TEMPLATE = '--token=${DEEPSEEK_API_KEY}';
 const home = tempDir();
 const data = path.join(home.path, 'data');
 const projectDir = path.join(home.path, 'project');
+const mock = new MockDeepSeek();
 let daemon: RunningDaemon;
 let client: WispClient;
 let log: EventLog;
@@ -35,11 +37,13 @@ beforeAll(async () => {
   daemon = await startWispd(data, { args: ['--stop-grace-ms', '300'], env: daemonEnv({ DEEPSEEK_API_KEY: KEY }) });
   client = await daemon.connect();
   log = await EventLog.follow(client);
+  await client.call('model.setSettings', { baseUrl: await mock.start(), model: 'mock-model', maxRetries: 0, idleTimeoutMs: 5000, firstByteTimeoutMs: 5000 });
 });
 
 afterAll(async () => {
   await client.call('daemon.shutdown').catch(() => undefined);
   await daemon.exited;
+  await mock.stop();
   killLeftovers();
   home.remove();
 });
@@ -61,6 +65,24 @@ describe('${VAR} from the daemon environment', () => {
     expect(file).not.toContain(KEY);
     for (const event of log.events) expect(JSON.stringify(event)).not.toContain(KEY);
     expect(JSON.stringify(service)).not.toContain(KEY);
+  });
+
+  it('the trust prompt (the model asking to activate it) shows the template and says the value comes from the daemon environment', async () => {
+    mock.enqueue({ events: toolCallEvents([{ id: 'c1', name: 'mcp_activate_service', arguments: JSON.stringify({ name: 'launcher' }) }]) }, { events: textEvents('Activated.') });
+    const asked = log.next((e) => e.type === 'approval.requested');
+    const { session } = await call(client.call('sessions.create', { title: 'activate' }));
+    const { task } = await call(client.call('sessions.send', { id: session.id, text: 'Activate launcher.' }));
+    const requested = (await asked) as Extract<WispEvent, { type: 'approval.requested' }>;
+    expect(requested.approval.kind).toBe('activation');
+    expect(requested.approval.summary.arguments).toMatchObject({ args: [hostile, 'echo-launch', TEMPLATE], fromDaemonEnvironment: ['DEEPSEEK_API_KEY'] });
+    expect(JSON.stringify(requested)).not.toContain(KEY);
+    await call(client.call('approvals.respond', { id: requested.approval.id, decision: 'approve' }));
+    const ended = (await log.waitFor(
+      (e) => e.type === 'task.state' && e.task.id === task.id && !['running', 'awaiting_approval'].includes(e.task.state.status),
+    )) as Extract<WispEvent, { type: 'task.state' }>;
+    expect(ended.task.state.status).toBe('completed');
+    // The model's request carried the key in its header (it is the model's key), never in a body.
+    for (const request of mock.requests) expect(JSON.stringify(request.body)).not.toContain(KEY);
   });
 
   it('hands the expanded value to the child at launch, and redacts it when the server echoes it back', async () => {
@@ -96,6 +118,7 @@ describe('${VAR} from the daemon environment', () => {
       dataDir: data,
       expectFiles: ['mcp-servers.json', 'audit.jsonl'],
       daemonOutput: daemon.output(),
+      modelRequests: mock.requests.map((r) => r.body),
       terminal,
     });
   });
