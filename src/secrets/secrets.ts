@@ -20,10 +20,18 @@ export function secretHolder(serviceId: string, name: string, storage: Storage):
 }
 
 /** The digest every stored value is bound to: the program it was given to. */
-export function launchBinding(launch: { command: string; args: readonly string[]; cwd: string | null; url?: string | null | undefined }): string {
+export function launchBinding(launch: {
+  command: string;
+  args: readonly string[];
+  cwd: string | null;
+  url?: string | null | undefined;
+  fromEnvironment?: readonly string[] | undefined;
+}): string {
   // A remote service's secrets (headers) are bound to its URL too: an edited URL never gets old tokens.
   const url = typeof launch.url === 'string' ? { url: launch.url } : {};
-  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd, ...url }));
+  // Templates the daemon's environment fills in: bound as templates, and as filled from there.
+  const fromEnvironment = launch.fromEnvironment !== undefined && launch.fromEnvironment.length > 0 ? { fromEnvironment: [...launch.fromEnvironment] } : {};
+  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd, ...url, ...fromEnvironment }));
 }
 
 /**
