@@ -180,12 +180,12 @@ export const ERROR_CATALOG = {
   TIMEOUT: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description: 'The server did not answer in time (initialize plus tool discovery share one deadline, 10 s by default).',
+    description: 'The server did not answer in time (initialize plus tool discovery share one deadline, 10 s by default). Only our own deadline: a server\'s error with code -32001 is its answer (TOOL_ERROR).',
   },
   SERVER_EXITED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description: 'The server process exited or closed its pipes. It is never restarted automatically.',
+    description: 'The server process exited or closed its pipes (never a server\'s JSON-RPC error, whatever its code). It is never restarted automatically.',
   },
   PROTOCOL_ERROR: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -225,7 +225,8 @@ export const ERROR_CATALOG = {
   TOOL_ERROR: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description: 'The tool ran and reported an error (isError: true); data.result holds what it said (normalised, capped).',
+    description:
+      'The tool ran and reported an error (isError: true; data.result holds what it said, normalised, capped), or the server answered the call with a JSON-RPC error, whatever its code (data.server holds its code and redacted message). The service stays active.',
   },
   KEYCHAIN_UNAVAILABLE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

@@ -116,6 +116,10 @@ export const Service = Type.Object({
   cwd: Type.Union([Type.String(), Type.Null()]),
   timeoutMs: Type.Union([Type.Integer(), Type.Null()], { description: 'null: the default (10000).' }),
   env: Type.Array(EnvVariable, { description: 'Names and storage only: values are never sent back.' }),
+  fromEnvironment: Type.Array(EnvName, {
+    description:
+      'Variables of the daemon\'s own environment that `${VAR}` in command, args or url take at launch (config sources). command, args and url are shown as written, templates kept; the values are secrets, never stored or sent.',
+  }),
   origin: Type.Union(
     [
       Type.Object({ kind: Type.Literal('manual') }),

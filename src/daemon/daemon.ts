@@ -17,6 +17,8 @@ import {
   type Result,
   type Approval as ApprovalView,
   type ConnectionState,
+  type EventPayload,
+  type WispEvent,
   type Service,
   type ToolInfo,
   type WispPaths,
@@ -34,6 +36,7 @@ import {
   ServiceStore,
   SourceSync,
   entryRegistration,
+  expandLaunch,
   isIdShaped,
   mergeSources,
   nameKey,
@@ -118,14 +121,14 @@ export class Daemon {
   private constructor(private readonly options: DaemonOptions) {
     const now = options.now ?? (() => new Date());
     this.startedAt = now();
-    this.events = new EventHub(LIMITS.eventHistory, now);
+    this.events = new RedactedEventHub(LIMITS.eventHistory, now, options.redactor);
     this.store = new ServiceStore(options.paths.dataDir, now);
     this.supervisor = new Supervisor({
       version: options.version,
       ladder: options.ladder ?? DEFAULT_LADDER,
       searchPath: options.searchPath ?? process.env.PATH,
       emit: (event) => this.events.emit(event),
-      redact: (text) => options.redactor.redact(text),
+      redact: (text, edges) => (edges === undefined ? options.redactor.redact(text) : options.redactor.redactEdges(text, edges)),
       now,
       // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
       onStop: (serviceId, reason) => this.sessions.cancelUsing(serviceId, reason),
@@ -142,8 +145,8 @@ export class Daemon {
       supervisor: this.supervisor,
       approvals: this.approvals,
       emit: (event) => this.events.emit(event),
-      audit: (record) => this.audit.append(record),
-      redact: (text) => options.redactor.redact(text),
+      audit: (record) => this.audit.append(options.redactor.redactValue(record)),
+      redact: (value) => options.redactor.redactValue(value),
       now,
     });
     this.installer = new Installer({
@@ -194,7 +197,7 @@ export class Daemon {
       now,
     );
     this.sessions = new Sessions({
-      transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions')),
+      transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions'), (record) => options.redactor.redactValue(record)),
       toolCalls: this.toolCalls,
       approvals: this.approvals,
       host: {
@@ -215,6 +218,7 @@ export class Daemon {
             args: [...config.args],
             cwd: config.cwd,
             env: (config.env ?? []).map((v) => v.name),
+            fromEnvironment: [...(config.fromEnvironment ?? [])],
             configVersion: config.configVersion,
           };
         },
@@ -242,6 +246,7 @@ export class Daemon {
       activeTools: () => this.supervisor.tools(),
       settings: () => this.modelSettings.settings,
       apiKey: () => this.apiKey(),
+      redact: (value) => options.redactor.redactValue(value),
       emit: (event) => this.events.emit(event),
       now,
       log: (obj, msg) => options.logger.error(obj, msg),
@@ -364,12 +369,23 @@ export class Daemon {
 
   /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
   private activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
-    return this.supervisor.activate(config, configVersion, signal, async () => {
+    return this.supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
       if (config.transport !== 'http') return this.secrets.read(config.id, launchBinding(config), config.env ?? []);
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await this.secrets.read(config.id, launchBinding(config), secretRefs(config));
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
     }, () => this.savedLogin(config));
+  }
+
+  /**
+   * The service as it is launched: `${VAR}` in command, args and url filled in from the
+   * daemon's environment (config sources only). The values are held by the redactor and
+   * live only in memory and in the child's argv; the stored config keeps the templates.
+   */
+  private launchOf(config: StoredService): StoredService {
+    const { config: launch, values } = expandLaunch(config, this.options.env ?? process.env);
+    for (const { name, value } of values) this.options.redactor.hold(`daemon-env/${name}`, name, value);
+    return launch;
   }
 
   /** A remote service's OAuth items in the keychain, bound to its URL: a token saved for another URL reads as absent. */
@@ -378,11 +394,38 @@ export class Daemon {
     return {
       get: async (name) => {
         const secret = await this.keychain.get(config.id, name);
-        return secret !== null && secret.binding === binding ? secret.value : null;
+        const value = secret !== null && secret.binding === binding ? secret.value : null;
+        if (value !== null) this.holdOAuth(config.id, name, value);
+        return value;
       },
-      set: (name, value) => this.keychain.set(config.id, name, { value, binding }),
-      delete: (name) => this.keychain.delete(config.id, name),
+      set: async (name, value) => {
+        this.holdOAuth(config.id, name, value);
+        await this.keychain.set(config.id, name, { value, binding });
+      },
+      delete: async (name) => {
+        await this.keychain.delete(config.id, name);
+        this.options.redactor.releaseAll(`oauth:${config.id}/${name}`);
+      },
     };
+  }
+
+  /** OAuth tokens and a client secret are secrets too: held in the redactor while the keychain has them. */
+  private holdOAuth(serviceId: string, item: string, value: string): void {
+    const holder = `oauth:${serviceId}/${item}`;
+    if (item === OAUTH_ITEMS.clientSecret) this.options.redactor.hold(holder, 'OAUTH_CLIENT_SECRET', value);
+    else if (item === OAUTH_ITEMS.tokens || item === OAUTH_ITEMS.client) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        return;
+      }
+      if (typeof parsed !== 'object' || parsed === null) return;
+      for (const field of ['access_token', 'refresh_token', 'id_token', 'client_secret']) {
+        const v = (parsed as Record<string, unknown>)[field];
+        if (typeof v === 'string') this.options.redactor.hold(`${holder}/${field}`, `OAUTH_${field.toUpperCase()}`, v);
+      }
+    }
   }
 
   /** The provider for an activation: only for an OAuth service that has logged in (tokens saved). */
@@ -427,10 +470,11 @@ export class Daemon {
       const provider = new VaultOAuthProvider(vault, settings, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
       await vault.delete(OAUTH_ITEMS.tokens);
       // The scope: what the server last asked for (a step-up), else what it asks a newcomer, else the configured one.
-      const challenge = await probeChallenge(config.url, this.options.version);
+      const serverUrl = this.launchOf(config).url ?? config.url;
+      const challenge = await probeChallenge(serverUrl, this.options.version);
       const state = this.supervisor.state(config.id);
       const scope = (state.status === 'needs_auth' ? state.scope : null) ?? challenge.scope ?? config.oauth.scopes ?? undefined;
-      const where = { serverUrl: config.url, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) };
+      const where = { serverUrl, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) };
       const first = await authStep(() => auth(provider, where));
       if (first === 'REDIRECT') {
         if (authorizationUrl === undefined) throw new WispError('AUTH_FAILED', 'the authorization server gave no authorization URL');
@@ -456,7 +500,10 @@ export class Daemon {
   private async forgetLogin(config: StoredService, everything = false): Promise<void> {
     if (config.oauth == null) return;
     for (const name of Object.values(OAUTH_ITEMS)) {
-      if (name !== OAUTH_ITEMS.clientSecret || everything) await this.keychain.delete(config.id, name);
+      if (name !== OAUTH_ITEMS.clientSecret || everything) {
+        await this.keychain.delete(config.id, name);
+        this.options.redactor.releaseAll(`oauth:${config.id}/${name}`);
+      }
     }
   }
 
@@ -561,7 +608,7 @@ export class Daemon {
           : 'no model API key: set one with `wispctl model set-key`, or start the daemon with DEEPSEEK_API_KEY',
       );
     }
-    this.options.redactor.add('DEEPSEEK_API_KEY', key);
+    this.options.redactor.hold('model', 'DEEPSEEK_API_KEY', key);
     this.modelKey = key;
     return key;
   }
@@ -644,7 +691,7 @@ export class Daemon {
     this.events.emit({ type: type === 'requested' ? 'approval.requested' : 'approval.resolved', approval: approvalView(approval) });
     if (type === 'resolved') {
       const state = approval.state;
-      void this.audit.append({
+      void this.audit.append(this.options.redactor.redactValue({
         at: 'at' in state ? state.at : new Date().toISOString(),
         record: 'approval',
         approvalId: approval.id,
@@ -657,7 +704,7 @@ export class Daemon {
         argumentsDigest: approval.binding.argumentsDigest,
         client: approval.requester.clientId,
         session: approval.requester.sessionId,
-      });
+      }));
     }
   }
 
@@ -693,6 +740,7 @@ export class Daemon {
       cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? null,
       env: (config.env ?? []).map((v) => ({ name: v.name, storage: v.storage })),
+      fromEnvironment: [...(config.fromEnvironment ?? [])],
       origin: config.origin ?? { kind: 'manual' },
       enabled: connection.status === 'activating' || connection.status === 'active',
       configVersion: config.configVersion,
@@ -790,7 +838,6 @@ export class Daemon {
           // Secret first into the keychain; if it refuses, the registration is undone.
           try {
             await this.vault(config).set(OAUTH_ITEMS.clientSecret, secret);
-            this.options.redactor.add('OAUTH_CLIENT_SECRET', secret);
           } catch (error) {
             await this.registry.delete({ id: config.id });
             throw error;
@@ -858,9 +905,10 @@ export class Daemon {
           await store.delete(MODEL_KEY.owner, MODEL_KEY.name);
           await this.modelSettings.update({ keyStorage: null });
           this.modelKey = undefined;
+          this.options.redactor.release('model');
         } else {
           await store.set(MODEL_KEY.owner, MODEL_KEY.name, { value: params.value, binding: MODEL_KEY.binding });
-          this.options.redactor.add('DEEPSEEK_API_KEY', params.value);
+          this.options.redactor.hold('model', 'DEEPSEEK_API_KEY', params.value);
           await this.modelSettings.update({ keyStorage: params.storage });
           this.modelKey = params.value;
         }
@@ -910,10 +958,46 @@ export class Daemon {
     };
     const table: Record<string, MethodEntry> = {};
     for (const name of Object.keys(methods) as MethodName[]) {
-      table[name] = { paramsSchema: methods[name].params, handle: handlers[name] as MethodEntry['handle'] };
+      table[name] = { paramsSchema: methods[name].params, handle: redactedHandler(handlers[name] as MethodEntry['handle'], this.options.redactor) };
     }
     return table;
   }
+}
+
+/** Every event passes the redactor before it is numbered, kept for replay and delivered. */
+class RedactedEventHub extends EventHub {
+  constructor(
+    capacity: number,
+    now: () => Date,
+    private readonly redactor: Redactor,
+  ) {
+    super(capacity, now);
+  }
+
+  override emit(payload: EventPayload): WispEvent {
+    return super.emit(this.redactor.redactValue(payload));
+  }
+}
+
+/**
+ * Every reply, and every error a method throws, passes the redactor: no known secret value
+ * leaves on the socket, whichever path a string took. A synchronous handler stays synchronous.
+ */
+function redactedHandler(handle: MethodEntry['handle'], redactor: Redactor): MethodEntry['handle'] {
+  const redactError = (error: unknown): never => {
+    if (error instanceof WispError) throw new WispError(error.code, redactor.redact(error.message), redactor.redactValue(error.details));
+    throw error;
+  };
+  return (params, ctx) => {
+    let out: unknown;
+    try {
+      out = handle(params, ctx);
+    } catch (error) {
+      return redactError(error);
+    }
+    if (out instanceof Promise) return out.then((value: unknown) => redactor.redactValue(value), redactError);
+    return redactor.redactValue(out);
+  };
 }
 
 function toolInfo(tool: CatalogTool): ToolInfo {

@@ -35,11 +35,15 @@ export interface SourceEntry {
   readonly key: string;
   readonly origin: EntryOrigin;
   readonly transport: 'stdio' | 'http';
+  /** As written, `${VAR}` templates kept: the values are taken from the daemon's environment at launch only. */
   readonly command: string;
   readonly args: readonly string[];
   readonly cwd: string | null;
+  /** The daemon environment variables the templates in command, args and url refer to. */
+  readonly fromEnvironment: readonly string[];
   /** Expanded values: secrets, never persisted in the registry. */
   readonly env: Readonly<Record<string, string>>;
+  /** As written (templates kept), like command and args. */
   readonly url: string | null;
   /** Expanded header values: secrets too. */
   readonly headers: Readonly<Record<string, string>>;
@@ -84,6 +88,36 @@ export function expand(text: string, env: Readonly<Record<string, string | undef
     }
     return value;
   });
+}
+
+/** The variable names `${VAR}` templates in `text` refer to. */
+export function templateNames(text: string): string[] {
+  return [...text.matchAll(VAR)].map((m) => m[1] ?? '').filter((name) => name !== '');
+}
+
+/**
+ * A service as it is launched: `${VAR}` in its command, args and url expanded from the
+ * daemon's environment, for the names its configuration says come from there (nothing
+ * else is ever expanded). The values taken are secrets: returned for the redactor, kept in
+ * memory only, never stored.
+ */
+export function expandLaunch<T extends { readonly command: string; readonly args: readonly string[]; readonly url?: string | null | undefined; readonly fromEnvironment?: readonly string[] | undefined }>(
+  config: T,
+  env: Readonly<Record<string, string | undefined>>,
+): { config: T; values: { name: string; value: string }[] } {
+  const names = new Set(config.fromEnvironment ?? []);
+  if (names.size === 0) return { config, values: [] };
+  const values = new Map<string, string>();
+  const x = (text: string): string =>
+    text.replace(VAR, (match, name: string, fallback: string | undefined) => {
+      if (!names.has(name)) return match;
+      const value = env[name];
+      if (value !== undefined && value !== '') values.set(name, value);
+      if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
+      return value ?? '';
+    });
+  const expanded = { ...config, command: x(config.command), args: config.args.map(x), ...(typeof config.url === 'string' ? { url: x(config.url) } : {}) };
+  return { config: expanded, values: [...values].map(([name, value]) => ({ name, value })) };
 }
 
 /** The `mcpServers` map of a file: at the top level, or under `config` (global settings). */
@@ -151,17 +185,24 @@ function readEntry(
   }
 
   const transport = hasCommand ? 'stdio' : 'http';
-  const command = transport === 'stdio' ? x(entry.command as string) : '';
-  const args = transport === 'stdio' ? ((entry.args) ?? []).map(x) : [];
+  // Command, args and url keep their templates: the daemon's own environment must never
+  // reach a file, an event or a prompt. They are expanded here only to check them.
+  const command = transport === 'stdio' ? (entry.command as string) : '';
+  const args: string[] = transport === 'stdio' ? ((entry.args) ?? []) : [];
+  const url = transport === 'http' ? String(entry.url) : null;
+  const fromEnvironment = [...new Set([command, ...args, url ?? ''].flatMap(templateNames))].sort();
+  const expandedUrl = url === null ? null : x(url);
   const envValues = transport === 'stdio' ? Object.fromEntries(Object.entries((entry.env) ?? {}).map(([k, v]) => [k, x(v)])) : {};
-  const url = transport === 'http' ? x(String(entry.url)) : null;
   const headers = transport === 'http' ? Object.fromEntries(Object.entries((entry.headers) ?? {}).map(([k, v]) => [k, x(v)])) : {};
-  if (transport === 'stdio' && command === '') return 'command is empty after ${VAR} expansion';
-  if (url !== null && !/^https?:\/\/[^\s]+$/.test(url)) return `url ${JSON.stringify(url)} is not an http(s) URL`;
+  if (transport === 'stdio' && x(command) === '') return 'command is empty after ${VAR} expansion';
+  for (const arg of args) x(arg);
+  if (url !== null && (!/^https?:\/\/[^\s]+$/.test(expandedUrl ?? '') || !/^https?:\/\//.test(url))) {
+    return `url ${JSON.stringify(url)} is not an http(s) URL (a \${VAR} may fill in its host or path, not its scheme)`;
+  }
   for (const v of [...unsetVars].sort()) warnings.push(`\${${v}} is not set (${where}): it became an empty string`);
   const cwd = file.directory ?? null;
   const digest = sha256Hex(
-    canonicalJson({ transport, command, args, cwd, env: Object.keys(envValues).sort(), url, headers: Object.keys(headers).sort(), oauth }),
+    canonicalJson({ transport, command, args, cwd, env: Object.keys(envValues).sort(), url, headers: Object.keys(headers).sort(), oauth, fromEnvironment }),
   ).slice(0, 32);
   return {
     name,
@@ -171,6 +212,7 @@ function readEntry(
     command,
     args,
     cwd,
+    fromEnvironment,
     env: envValues,
     url,
     headers,

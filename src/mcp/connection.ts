@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorResponse, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
 import { linkedSignal } from '../util/index.js';
@@ -10,7 +11,7 @@ import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthCl
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpTransport, type TransportFailure } from './http-transport.js';
 import { StdioTransport, type StopLadder } from './stdio-transport.js';
-import type { StderrTail } from './stderr-tail.js';
+import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 
 /** A server that keeps answering with a nextCursor is cut off here. */
@@ -43,7 +44,12 @@ export interface ConnectionOptions {
   readonly env: Readonly<Record<string, string>>;
   /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
   readonly authProvider?: OAuthClientProvider | undefined;
+  /** Known secret values out of what a server says (error messages, stdout excerpts). */
+  readonly redact: Redact;
 }
+
+/** A server's own error message is kept to this many characters (after redaction). */
+export const MAX_REMOTE_MESSAGE_CHARS = 1000;
 
 export class Failure extends Error {
   constructor(
@@ -53,6 +59,8 @@ export class Failure extends Error {
     readonly authorizationServer: string | null = null,
     /** NEEDS_AUTH: the scope the server asked for (WWW-Authenticate). */
     readonly scope: string | null = null,
+    /** The server answered with a JSON-RPC error: its code and (redacted) message. */
+    readonly remote: { readonly code: number; readonly message: string } | null = null,
   ) {
     super(message);
   }
@@ -83,6 +91,15 @@ export class Connection {
   /** Aborted when the service is stopped: every call still running is cancelled (the SDK tells the server). */
   private readonly calls = new AbortController();
   private server = { name: 'unknown', version: 'unknown' };
+  /**
+   * JSON-RPC errors the server sent, seen on the wire before the SDK turns them into an
+   * McpError: an McpError is the server's answer only if it is here. The SDK's own errors
+   * (its request timeout, the connection closing) use the same codes but never pass here.
+   */
+  private readonly remoteErrors: string[] = [];
+  /** The transport under the current client closed (what the SDK then rejects with is local). */
+  private transportLost = false;
+  private observed: Transport | undefined;
 
   constructor(
     readonly config: StoredService,
@@ -113,7 +130,7 @@ export class Connection {
         if (this.isClosed()) return;
         const transport = new StdioTransport(
           { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
-          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr },
+          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr, redact: this.options.redact },
         );
         this.transport = transport;
         await transport.start();
@@ -123,6 +140,7 @@ export class Connection {
         }
         this.hooks.spawned(transport.pid ?? 0);
         const client = this.newClient();
+        this.observe(transport);
         await client.connect(transport, { timeout: remaining(deadline), signal });
       }
       const client = this.client;
@@ -155,6 +173,33 @@ export class Connection {
     return client;
   }
 
+  /**
+   * Notes every JSON-RPC error response as it arrives (the SDK chains a handler set before
+   * it connects, and calls it first), and when the transport closes.
+   */
+  private observe(transport: Transport): void {
+    this.transportLost = false;
+    this.observed = transport;
+    transport.onmessage = (message) => {
+      if (!isJSONRPCErrorResponse(message)) return;
+      this.remoteErrors.push(remoteKey(message.error.code, message.error.message));
+      if (this.remoteErrors.length > 64) this.remoteErrors.shift();
+    };
+    transport.onclose = () => {
+      if (this.observed === transport) this.transportLost = true;
+    };
+  }
+
+  /** Whether an McpError is a server's JSON-RPC error (seen on the wire), consuming the note. */
+  private fromServer(error: McpError): boolean {
+    const prefix = `MCP error ${error.code}: `;
+    const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+    const at = this.remoteErrors.indexOf(remoteKey(error.code, message));
+    if (at === -1) return false;
+    this.remoteErrors.splice(at, 1);
+    return true;
+  }
+
   /** A new HTTP transport and client, initialized (a first activation, or after the server forgot our session). */
   private async openHttp(deadline: number, signal: AbortSignal): Promise<void> {
     const http = new HttpTransport({
@@ -166,6 +211,7 @@ export class Connection {
     });
     this.http = http;
     const client = this.newClient();
+    this.observe(http.inner);
     await client.connect(http.inner, { timeout: remaining(deadline), signal });
   }
 
@@ -258,7 +304,7 @@ export class Connection {
       })) as CallToolResult;
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
-      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : this.toFailure(error, signal, timeoutMs);
+      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : this.toFailure(error, signal, timeoutMs, 'TOOL_ERROR');
       // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
       if (failure.code === 'NEEDS_AUTH' && !this.isClosed()) {
         this.closed = true;
@@ -389,7 +435,12 @@ export class Connection {
     void this.transport?.stop(true);
   }
 
-  private toFailure(error: unknown, signal: AbortSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs): Failure {
+  /**
+   * What went wrong, by where it came from: the transport's own failures, ours (cancel),
+   * the server's JSON-RPC error (its answer, whatever its code: `remoteAs`, the service
+   * stays up), or the SDK's local errors (its request timeout, the connection closing).
+   */
+  private toFailure(error: unknown, signal: AbortSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs, remoteAs: WispCode = 'PROTOCOL_ERROR'): Failure {
     const transportFailure = this.transport?.failure ?? this.http?.failure;
     if (transportFailure !== undefined) return new Failure(transportFailure.code, transportFailure.message);
     if (error instanceof Failure) return error;
@@ -400,13 +451,19 @@ export class Connection {
     if (signal.aborted) return new Failure('CANCELLED', 'cancelled (the client that asked went away, or the service was stopped)');
     if (error instanceof WispError) return new Failure(error.code, error.message);
     if (error instanceof McpError) {
+      if (this.fromServer(error)) {
+        const prefix = `MCP error ${error.code}: `;
+        const text = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+        const message = this.options.redact(text).slice(0, MAX_REMOTE_MESSAGE_CHARS);
+        return new Failure(remoteAs, `the server answered with an error (JSON-RPC ${error.code}): ${message}`, null, null, { code: error.code, message });
+      }
+      if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) {
+        return new Failure('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
+      }
       if (error.code === (ErrorCode.RequestTimeout as number)) {
         return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
       }
-      if (error.code === (ErrorCode.ConnectionClosed as number)) {
-        return new Failure('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
-      }
-      return new Failure('PROTOCOL_ERROR', `the server answered with an error: ${error.message}`);
+      return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
     }
     return new Failure('PROTOCOL_ERROR', error instanceof Error ? error.message : String(error));
   }
@@ -449,6 +506,10 @@ async function scoped<T>(signal: AbortSignal, request: (requestSignal: AbortSign
   } finally {
     linked.dispose();
   }
+}
+
+function remoteKey(code: number, message: string): string {
+  return `${code}\u0000${message}`;
 }
 
 function remaining(deadline: number): number {

@@ -6,7 +6,7 @@ export { transition, InvalidTransition, type ConnectionEvent } from './connectio
 export type { StopLadder } from './stdio-transport.js';
 export { ToolCalls, type CallRequest } from './tool-calls.js';
 export { normalizeResult } from './result.js';
-export { mergeSources, expand, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';
+export { mergeSources, expand, expandLaunch, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';
 export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
 export { SourceSync, HEADER_SECRET_PREFIX, entryRegistration, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
 export { VaultOAuthProvider, listenForCallback, probeChallenge, OAUTH_ITEMS, type OAuthVault, type OAuthSettings, type LoopbackCallback } from './oauth.js';

@@ -22,8 +22,13 @@ function base64Bytes(data: unknown): number | null {
  * resources and structured content; images, audio, binary resources and links become a
  * marker with type and size, and are never passed on or opened. The text is capped at
  * 32,000 characters with an explicit flag and the original length.
+ *
+ * Every string of the result (texts, URIs, mime types, names, annotations, _meta, keys)
+ * is redacted first, before anything is cut: a secret straddling the cut never leaves a
+ * piece of itself behind.
  */
-export function normalizeResult(result: CallToolResult, maxChars: number = LIMITS.maxResultChars): NormalizedResult {
+export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T, maxChars: number = LIMITS.maxResultChars): NormalizedResult {
+  const result = redact(raw);
   const content: Content[] = [];
   const texts: string[] = [];
   for (const item of result.content) {
@@ -64,22 +69,4 @@ export function normalizeResult(result: CallToolResult, maxChars: number = LIMIT
     }
   }
   return { content, structuredContent: structured, text: truncated ? full.slice(0, maxChars) : full, truncated, originalLength: full.length };
-}
-
-/** Known secret values never leave in a result: not in text, resources or structured content. */
-export function redactResult(result: NormalizedResult, redact: (text: string) => string): NormalizedResult {
-  const deep = (value: unknown): unknown => {
-    if (typeof value === 'string') return redact(value);
-    if (Array.isArray(value)) return value.map(deep);
-    if (value !== null && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), deep(v)]));
-    }
-    return value;
-  };
-  return {
-    ...result,
-    content: result.content.map((item) => (item.type === 'text' || item.type === 'resource' ? { ...item, text: redact(item.text) } : item)),
-    structuredContent: result.structuredContent === null ? null : (deep(result.structuredContent) as Record<string, unknown>),
-    text: redact(result.text),
-  };
 }

@@ -21,6 +21,8 @@ export interface RegisterInput {
   readonly cwd?: string | undefined;
   readonly timeoutMs?: number | undefined;
   readonly origin?: ServiceOrigin | undefined;
+  /** Config sources: which `${VAR}` in command, args and url the daemon's environment fills in at launch. */
+  readonly fromEnvironment?: readonly string[] | undefined;
 }
 
 export interface UpdateInput {
@@ -35,6 +37,8 @@ export interface UpdateInput {
   readonly headers?: readonly SecretRef[] | undefined;
   readonly oauth?: OAuthConfig | null | undefined;
   readonly origin?: ServiceOrigin | undefined;
+  /** Given by a config source sync; otherwise kept only while command, args and url are unchanged. */
+  readonly fromEnvironment?: readonly string[] | undefined;
 }
 
 export type RegistryChange =
@@ -108,6 +112,7 @@ export class ServiceRegistry {
         timeoutMs: input.timeoutMs ?? null,
         env: (input.env ?? []).map((v) => ({ ...v })),
         ...(input.origin !== undefined ? { origin: input.origin } : {}),
+        ...(input.fromEnvironment !== undefined && input.fromEnvironment.length > 0 ? { fromEnvironment: [...input.fromEnvironment] } : {}),
         enabled: false,
         configVersion: 1,
         createdAt: at,
@@ -144,8 +149,16 @@ export class ServiceRegistry {
       if (set.command !== undefined && !http) assertCommand(set.command);
       if (set.url !== undefined && http) assertUrl(set.url);
       assertAbsoluteCwd(set.cwd);
+      // An edited command, args or url no longer has its templates filled in from the daemon's environment.
+      const launchChanged =
+        (set.command !== undefined && set.command !== current.command) ||
+        (set.args !== undefined && JSON.stringify(set.args) !== JSON.stringify(current.args)) ||
+        (set.url !== undefined && set.url !== current.url);
+      const fromEnvironment = set.fromEnvironment ?? (launchChanged ? [] : (current.fromEnvironment ?? []));
+      const { fromEnvironment: _previous, ...kept } = current;
       const next: StoredService = {
-        ...current,
+        ...kept,
+        ...(fromEnvironment.length > 0 ? { fromEnvironment: [...fromEnvironment] } : {}),
         name: set.name ?? current.name,
         command: http ? '' : (set.command ?? current.command),
         ...(http

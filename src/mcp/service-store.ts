@@ -69,6 +69,11 @@ const StoredService = Type.Object(
     args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
     cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
     timeoutMs: Type.Optional(Type.Union([Type.Integer({ minimum: 100, maximum: 600_000 }), Type.Null()])),
+    /**
+     * Config sources: the daemon environment variables `${VAR}` templates in command, args
+     * and url refer to. The templates are stored; the values are taken at launch only.
+     */
+    fromEnvironment: Type.Optional(Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }), { maxItems: LIMITS.maxArgs })),
     /** Names and storage only; never values. */
     env: Type.Optional(
       Type.Array(

@@ -61,6 +61,7 @@ export function entryRegistration(entry: SourceEntry, storage: 'keychain' | 'ses
       transport: entry.transport,
       command: entry.command,
       args: entry.args,
+      fromEnvironment: entry.fromEnvironment,
       url: entry.url ?? undefined,
       cwd: entry.cwd ?? undefined,
       env: Object.keys(entry.env).map((name) => ({ name, storage })),

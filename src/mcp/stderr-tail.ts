@@ -3,6 +3,8 @@
  * disk or the daemon log) for `wispctl mcp logs`. Memory stays bounded whatever the
  * server writes.
  */
+export type Redact = (text: string, edges?: { start?: boolean; end?: boolean }) => string;
+
 export class StderrTail {
   private chunks: string[] = [];
   private size = 0;
@@ -10,7 +12,8 @@ export class StderrTail {
 
   constructor(
     private readonly maxChars: number,
-    private readonly redact: (text: string) => string = (text) => text,
+    /** With `edges`: the text was cut there, and a piece of a secret at a cut is redacted too. */
+    private readonly redact: Redact = (text) => text,
   ) {}
 
   push(chunk: Buffer | string): void {
@@ -32,8 +35,11 @@ export class StderrTail {
     }
   }
 
-  /** Complete lines only; the first may be cut when older output was dropped. */
+  /**
+   * Redacted as a whole, then at its edges: where older output was dropped (the first
+   * line may begin inside a secret) and at the end (a secret may be half written).
+   */
   snapshot(): { text: string; droppedChars: number } {
-    return { text: this.redact(this.chunks.join('')), droppedChars: this.dropped };
+    return { text: this.redact(this.chunks.join(''), { start: this.dropped > 0, end: true }), droppedChars: this.dropped };
   }
 }

@@ -54,7 +54,13 @@ export class StdioTransport implements Transport {
 
   constructor(
     private readonly launch: StdioLaunch,
-    private readonly options: { readonly maxFrameBytes: number; readonly ladder: StopLadder; readonly stderr: StderrTail },
+    private readonly options: {
+      readonly maxFrameBytes: number;
+      readonly ladder: StopLadder;
+      readonly stderr: StderrTail;
+      /** Known secret values out of the excerpt of a bad line (redacted before it is cut). */
+      readonly redact?: ((text: string) => string) | undefined;
+    },
   ) {}
 
   get pid(): number | undefined {
@@ -196,7 +202,8 @@ export class StdioTransport implements Transport {
     try {
       parsed = JSON.parse(text);
     } catch {
-      this.fail('PROTOCOL_ERROR', `the server wrote something other than JSON-RPC to stdout: ${JSON.stringify(text.slice(0, 80))}`);
+      const redacted = this.options.redact?.(text) ?? text;
+      this.fail('PROTOCOL_ERROR', `the server wrote something other than JSON-RPC to stdout: ${JSON.stringify(redacted.slice(0, 80))}`);
       return;
     }
     const message = JSONRPCMessageSchema.safeParse(parsed);

@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, type ConnectionState, type EventPayload } from '../control/index.js';
 import { Connection, Failure, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from './connection-state.js';
-import { StderrTail } from './stderr-tail.js';
+import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 import type { StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
@@ -14,7 +14,8 @@ export interface SupervisorOptions {
   /** The daemon's PATH, for bare command names. */
   readonly searchPath: string | undefined;
   readonly emit: (event: EventPayload) => void;
-  readonly redact: (text: string) => string;
+  /** Known secret values out of a text; with `edges`, pieces of them at a cut too. */
+  readonly redact: Redact;
   readonly now: () => Date;
   /**
    * A service starts stopping (disabled, edited, deleted...), with why: told before its
@@ -120,6 +121,7 @@ export class Supervisor {
       searchPath: this.options.searchPath,
       env,
       authProvider,
+      redact: this.options.redact,
     });
     entry.connection = connection;
     const controller = new AbortController();

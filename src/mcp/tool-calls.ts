@@ -4,7 +4,7 @@ import type { Approval, Approvals, Requester, ToolCallBinding } from '../approva
 import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../control/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { Failure } from './connection.js';
-import { normalizeResult, redactResult } from './result.js';
+import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
 import type { CatalogTool } from './tool-catalog.js';
 
@@ -30,8 +30,8 @@ export interface ToolCallsOptions {
   readonly emit: (event: EventPayload) => void;
   /** Resolves once the record is written: a call is answered only after it is on record. */
   readonly audit: (record: Record<string, unknown>) => Promise<void>;
-  /** Replaces known secret values in results before anyone sees them. */
-  readonly redact: (text: string) => string;
+  /** Replaces known secret values in every string of a result before anyone sees it. */
+  readonly redact: <T>(value: T) => T;
   readonly now: () => Date;
 }
 
@@ -152,13 +152,18 @@ export class ToolCalls {
     try {
       raw = await supervisor.callTool(tool, args, request.signal);
     } catch (error) {
-      const failure = error instanceof Failure ? new WispError(error.code, error.message) : error instanceof WispError ? error : new WispError('INTERNAL_ERROR', String(error));
+      const failure =
+        error instanceof Failure
+          ? new WispError(error.code, error.message, error.remote !== null ? { server: { ...error.remote } } : {})
+          : error instanceof WispError
+            ? error
+            : new WispError('INTERNAL_ERROR', String(error));
       if (failure.code === 'TIMEOUT' || failure.code === 'CANCELLED') {
         supervisor.failConnection(tool.serviceId, tool.generation, failure.code, `a call to ${tool.name} was ${failure.code === 'TIMEOUT' ? 'timed out' : 'cancelled'}; the connection was closed`);
       }
       return fail(failure);
     }
-    const result = redactResult(normalizeResult(raw), this.options.redact);
+    const result = normalizeResult(raw, this.options.redact);
     const durationMs = Date.now() - started;
     if (raw.isError === true) {
       return fail(new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId: approval.id, durationMs } }));

@@ -14,11 +14,24 @@ export interface VariableValue extends VariableRef {
   readonly value: string;
 }
 
+/** Who holds a service's value in the redactor. */
+export function secretHolder(serviceId: string, name: string, storage: Storage): string {
+  return `service:${serviceId}/${storage}/${name}`;
+}
+
 /** The digest every stored value is bound to: the program it was given to. */
-export function launchBinding(launch: { command: string; args: readonly string[]; cwd: string | null; url?: string | null | undefined }): string {
+export function launchBinding(launch: {
+  command: string;
+  args: readonly string[];
+  cwd: string | null;
+  url?: string | null | undefined;
+  fromEnvironment?: readonly string[] | undefined;
+}): string {
   // A remote service's secrets (headers) are bound to its URL too: an edited URL never gets old tokens.
   const url = typeof launch.url === 'string' ? { url: launch.url } : {};
-  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd, ...url }));
+  // Templates the daemon's environment fills in: bound as templates, and as filled from there.
+  const fromEnvironment = launch.fromEnvironment !== undefined && launch.fromEnvironment.length > 0 ? { fromEnvironment: [...launch.fromEnvironment] } : {};
+  return sha256Hex(canonicalJson({ command: launch.command, args: launch.args, cwd: launch.cwd, ...url, ...fromEnvironment }));
 }
 
 /**
@@ -54,16 +67,15 @@ export class Secrets {
       }
       throw error;
     }
-    for (const variable of variables) this.redactor.add(variable.name, variable.value);
+    for (const variable of variables) this.redactor.hold(secretHolder(serviceId, variable.name, variable.storage), variable.name, variable.value);
   }
 
   /** Removes entries (a variable was dropped, moved to other storage, or its service deleted). */
   async erase(serviceId: string, variables: readonly VariableRef[]): Promise<void> {
     for (const variable of variables) {
-      const store = this.store(variable.storage);
-      const old = variable.storage === 'session' ? await store.get(serviceId, variable.name) : null;
-      await store.delete(serviceId, variable.name);
-      if (old !== null) this.redactor.remove(old.value);
+      await this.store(variable.storage).delete(serviceId, variable.name);
+      // Only this service's hold ends: another holder of the same value keeps it redacted.
+      this.redactor.release(secretHolder(serviceId, variable.name, variable.storage));
     }
   }
 
@@ -82,7 +94,7 @@ export class Secrets {
       else if (secret.binding !== binding) changed.push(variable.name);
       else {
         env[variable.name] = secret.value;
-        this.redactor.add(variable.name, secret.value);
+        this.redactor.hold(secretHolder(serviceId, variable.name, variable.storage), variable.name, secret.value);
       }
     }
     if (missing.length > 0) {

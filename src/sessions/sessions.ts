@@ -13,7 +13,17 @@ export interface HostTools {
   /** Ids, names, states and variable NAMES: never values. */
   listServices(): Record<string, unknown>[];
   /** The current configuration of one service, as a human must see it before activation. */
-  describe(ref: { id?: string; name?: string }): { id: string; name: string; command: string; args: string[]; cwd: string | null; env: string[]; configVersion: number };
+  describe(ref: { id?: string; name?: string }): {
+    id: string;
+    name: string;
+    command: string;
+    args: string[];
+    cwd: string | null;
+    env: string[];
+    /** `${VAR}` in command/args taken from the daemon's environment at launch (shown as templates). */
+    fromEnvironment: string[];
+    configVersion: number;
+  };
   /** Saves a DISABLED configuration. */
   register(input: { name: string; command: string; args: string[]; cwd?: string }): Promise<{ id: string; name: string; configVersion: number }>;
   activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
@@ -36,6 +46,8 @@ export interface SessionsOptions {
   readonly settings: () => ModelSettings;
   /** Resolves the API key (keychain, session or environment), or throws MODEL_NO_KEY. */
   readonly apiKey: () => Promise<string>;
+  /** Known secret values out of what is sent to the model (messages and tool definitions). */
+  readonly redact: <T>(value: T) => T;
   readonly emit: (event: EventPayload) => void;
   readonly now: () => Date;
   readonly log: (obj: object, msg: string) => void;
@@ -209,8 +221,8 @@ export class Sessions {
         const turn = await streamTurn(
           settings,
           key,
-          [{ role: 'system', content: SYSTEM_PROMPT }, ...session.messages],
-          tools,
+          this.options.redact([{ role: 'system', content: SYSTEM_PROMPT }, ...session.messages]),
+          this.options.redact(tools),
           {
             onContent: (text) => this.options.emit({ type: 'model.delta', sessionId: session.id, taskId: task.id, round, kind: 'content', text }),
             onReasoning: (text) => this.options.emit({ type: 'model.delta', sessionId: session.id, taskId: task.id, round, kind: 'reasoning', text }),
@@ -350,7 +362,15 @@ export class Sessions {
             shown.name,
             name,
             'Trust and start this program (it runs with your permissions)',
-            { command: shown.command, args: shown.args, cwd: shown.cwd, env: shown.env, configVersion: shown.configVersion },
+            {
+              command: shown.command,
+              args: shown.args,
+              cwd: shown.cwd,
+              env: shown.env,
+              // The templates are shown as written; their values come from the daemon's environment at launch.
+              ...(shown.fromEnvironment.length > 0 ? { fromDaemonEnvironment: shown.fromEnvironment } : {}),
+              configVersion: shown.configVersion,
+            },
             requester,
             signal,
             transition,

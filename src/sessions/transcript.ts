@@ -41,7 +41,11 @@ export class TranscriptFiles {
     return new Map<unknown, ValidateFunction>(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile(schema)]));
   })();
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    /** Applied to every record before it is written (known secret values redacted). */
+    private readonly redact: (record: TranscriptRecord) => TranscriptRecord = (record) => record,
+  ) {}
 
   file(sessionId: string): string {
     return path.join(this.dir, `${sessionId}.jsonl`);
@@ -52,7 +56,7 @@ export class TranscriptFiles {
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const handle = await fs.open(this.file(sessionId), 'a', 0o600);
     try {
-      await handle.writeFile(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      await handle.writeFile(records.map((r) => `${JSON.stringify(this.redact(r))}\n`).join(''));
       await handle.sync();
     } finally {
       await handle.close();

@@ -19,7 +19,7 @@ describe('createLogger', () => {
     const redactor = new Redactor();
     const out = capture();
     const logger = createLogger({ level: 'info', pretty: false, redactor, destination: out.stream });
-    redactor.add('API_TOKEN', 'tok-"7f3a"');
+    redactor.hold('test', 'API_TOKEN', 'tok-"7f3a"');
     logger.info({ env: 'API_TOKEN=tok-"7f3a"' }, 'starting with tok-"7f3a"');
     logger.debug({}, 'hidden at info');
     const lines = out.text().trim().split('\n');

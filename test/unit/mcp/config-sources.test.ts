@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expand, mergeSources, type SourceFile } from '../../../src/mcp/index.js';
+import { expand, expandLaunch, mergeSources, type SourceFile } from '../../../src/mcp/index.js';
 
 const global = (json: unknown): SourceFile => ({ kind: 'global', file: '/cfg/settings.json', content: { json } });
 const plugin = (name: string, json: unknown): SourceFile => ({ kind: 'plugin', file: `/cfg/plugins/${name}/plugin.json`, plugin: name, directory: `/cfg/plugins/${name}`, content: { json } });
@@ -54,7 +54,7 @@ describe('merging config sources', () => {
     expect(result.skipped).toEqual([{ name: 'neither', origin: { source: 'global', file: '/cfg/settings.json', plugin: null }, reason: expect.stringContaining('neither command') }]);
   });
 
-  it('expands ${VAR} in command, args, env, url and headers, warning about each unset variable with the entry and file', () => {
+  it('expands ${VAR} in env and headers (secrets) but keeps the templates of command, args and url, naming their variables; warns about each unset variable', () => {
     const result = mergeSources(
       [
         global({
@@ -67,9 +67,16 @@ describe('merging config sources', () => {
       env,
     );
     const [s, r] = result.entries;
-    expect(s).toMatchObject({ command: 'example.com-bin', args: ['--token=tok-123', ''], env: { A: 'tok-123', B: 'd' } });
+    expect(s).toMatchObject({ command: '${HOST}-bin', args: ['--token=${TOKEN}', '${NOPE1}'], fromEnvironment: ['HOST', 'NOPE1', 'TOKEN'], env: { A: 'tok-123', B: 'd' } });
+    expect(JSON.stringify({ ...s, env: null })).not.toContain('tok-123');
     expect(s?.warnings).toEqual(['${NOPE1} is not set (entry "s" in /cfg/settings.json): it became an empty string']);
-    expect(r).toMatchObject({ url: 'https://example.com/mcp', headers: { X: '' } });
+    expect(r).toMatchObject({ url: 'https://${HOST}/mcp', fromEnvironment: ['HOST'], headers: { X: '' } });
+    // At launch, and only for the names the config lists, the daemon's environment fills them in.
+    const launched = expandLaunch(s ?? { command: '', args: [] }, env);
+    expect(launched.config).toMatchObject({ command: 'example.com-bin', args: ['--token=tok-123', ''] });
+    expect(launched.values).toEqual(expect.arrayContaining([{ name: 'TOKEN', value: 'tok-123' }, { name: 'HOST', value: 'example.com' }]));
+    expect(expandLaunch({ command: 'x', args: ['${TOKEN}'], fromEnvironment: [] }, env).config.args).toEqual(['${TOKEN}']);
+    expect(expandLaunch({ command: 'x', args: ['${TOKEN} ${HOST}'], fromEnvironment: ['HOST'] }, env).config.args).toEqual(['${TOKEN} example.com']);
     expect(r?.warnings).toEqual(['${NOPE3} is not set (entry "r" in /cfg/settings.json): it became an empty string']);
   });
 

@@ -1,0 +1,86 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+
+/** A secret to plant: long, random, and recognisable in pieces. */
+export function makeCanary(label = 'CANARY'): string {
+  const hex = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${label}-${hex}`;
+}
+
+export interface CanaryChannels {
+  /** Socket replies a test collected (values, not text: any JSON). */
+  readonly replies?: readonly unknown[];
+  /** Events a test collected. */
+  readonly events?: readonly unknown[];
+  /** The daemon's data dir: every file under it is read (recursively). */
+  readonly dataDir?: string;
+  /** Files (relative to dataDir) that must be among those swept. */
+  readonly expectFiles?: readonly string[];
+  /** What the daemon wrote to stdout/stderr (its log). */
+  readonly daemonOutput?: string;
+  /** Bodies of the requests the mock model received. */
+  readonly modelRequests?: readonly unknown[];
+  /** Terminal output: wispctl stdout/stderr, tmux screens. */
+  readonly terminal?: readonly string[];
+}
+
+/**
+ * Every form a leak of `secret` could take in a text: the value, its JSON-escaped and
+ * percent-encoded forms, and any 12-character piece of it (a secret cut in two by a
+ * truncation still leaks its halves).
+ */
+function leaks(secret: string, text: string): string | null {
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  for (const form of forms) if (text.includes(form)) return form;
+  const piece = 12;
+  for (let i = 0; i + piece <= secret.length; i++) {
+    const part = secret.slice(i, i + piece);
+    if (text.includes(part)) return part;
+  }
+  return null;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await fs.readdir(dir, { withFileTypes: true });
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
+    else if (entry.isFile()) out.push(full);
+  }
+  return out;
+}
+
+/**
+ * Checks every channel for the secret (whole or in pieces) and fails naming each place
+ * it was found. Returns how much was swept, so a test can see the sweep was not empty.
+ */
+export async function sweepForCanary(secret: string, channels: CanaryChannels): Promise<{ files: string[]; checked: number }> {
+  const found: string[] = [];
+  let checked = 0;
+  const check = (where: string, text: string): void => {
+    checked += 1;
+    const hit = leaks(secret, text);
+    if (hit !== null) {
+      const at = text.indexOf(hit);
+      found.push(`${where}: ${JSON.stringify(text.slice(Math.max(0, at - 60), at + hit.length + 20))}`);
+    }
+  };
+  const json = (value: unknown): string => (value === undefined ? '' : JSON.stringify(value));
+  (channels.replies ?? []).forEach((reply, i) => check(`reply #${i}`, json(reply)));
+  (channels.events ?? []).forEach((event, i) => check(`event #${i} (${(event as { type?: string }).type ?? '?'})`, json(event)));
+  (channels.modelRequests ?? []).forEach((body, i) => check(`model request #${i}`, json(body)));
+  (channels.terminal ?? []).forEach((text, i) => check(`terminal output #${i}`, text));
+  if (channels.daemonOutput !== undefined) check('daemon output (log)', channels.daemonOutput);
+  let files: string[] = [];
+  if (channels.dataDir !== undefined) {
+    files = await filesUnder(channels.dataDir);
+    expect(files.length).toBeGreaterThan(0);
+    const relative = files.map((f) => path.relative(channels.dataDir ?? '', f));
+    for (const wanted of channels.expectFiles ?? []) expect(relative).toContain(wanted);
+    for (const file of files) check(`file ${path.relative(channels.dataDir, file)}`, await fs.readFile(file, 'latin1'));
+  }
+  expect(found, `the secret leaked:\n${found.join('\n')}`).toEqual([]);
+  return { files, checked };
+}
