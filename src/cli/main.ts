@@ -581,7 +581,13 @@ function buildProgram(io: CliIo): Command {
     .option('--all', 'include resolved approvals')
     .action((opts: { all?: boolean }) =>
       withClient(async (client) => {
-        const { approvals } = await client.call('approvals.list', { all: opts.all === true });
+        const approvals: Approval[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: { approvals: Approval[]; nextCursor: string | null } = await client.call('approvals.list', { all: opts.all === true, ...(cursor !== null ? { cursor } : {}) });
+          approvals.push(...page.approvals);
+          cursor = page.nextCursor;
+        } while (cursor !== null);
         print(approvals, () => (approvals.length === 0 ? 'no open approvals' : approvals.map(describeApproval).join('\n\n')));
       }),
     );

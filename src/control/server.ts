@@ -1,13 +1,21 @@
 import net from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { LineSplitter } from '../util/index.js';
+import { LineSplitter, nestsDeeperThan } from '../util/index.js';
 import { ERROR_CATALOG, JSONRPC_INTERNAL_ERROR, WispError, type ErrorCode } from './errors.js';
+import { LIMITS } from './limits.js';
 
 /**
  * JSON-RPC 2.0 over a Unix socket, one message per line. Our own rather than a JSON-RPC
  * library: what matters here is the transport discipline (an exact per-frame byte cap,
  * per-connection cancellation, bounded output for slow readers, event fan-out), and the
  * dispatch on top of it is small.
+ *
+ * Nothing a client sends can throw out of here or stall the loop for long: a batch holds at
+ * most maxBatchRequests, unanswered requests are capped per client and in total, params
+ * nesting deeper than maxArgumentDepth are refused before anything looks into them, and
+ * every frame we send is serialised under a guard (what cannot be serialised, or would be
+ * larger than the frame cap, becomes REPLY_TOO_LARGE for that request; an event that cannot
+ * be sent is dropped with a log line).
  */
 
 export interface RpcLogger {
@@ -33,6 +41,8 @@ export interface CallContext {
 
 export interface MethodEntry {
   readonly paramsSchema: object;
+  /** The code for a param nesting deeper than maxArgumentDepth (default INVALID_PARAMS). */
+  readonly tooDeep?: ErrorCode;
   /** A synchronous handler's response is written in the same tick as the call. */
   readonly handle: (params: unknown, ctx: CallContext) => unknown;
 }
@@ -42,7 +52,17 @@ export interface RpcServerOptions {
   readonly maxFrameBytes: number;
   readonly maxBacklogBytes: number;
   readonly logger: RpcLogger;
+  /** Defaults: the LIMITS of the same names. */
+  readonly maxBatchRequests?: number;
+  readonly maxPendingRequestsPerClient?: number;
+  readonly maxPendingRequests?: number;
+  readonly maxArgumentDepth?: number;
 }
+
+/** Longest id we echo back (a longer one is INVALID_REQUEST): an error reply must always fit a frame. */
+const MAX_ID_CHARS = 256;
+/** Schema failures listed in an INVALID_PARAMS reply. */
+const MAX_REPORTED_ERRORS = 16;
 
 type Id = string | number | null;
 interface ErrorBody {
@@ -65,7 +85,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 function describeAjvErrors(errors: ErrorObject[] | null | undefined): { path: string; message: string }[] {
-  return (errors ?? []).map((error) => {
+  return (errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((error) => {
     const extra =
       error.keyword === 'additionalProperties'
         ? `: ${String((error.params as { additionalProperty?: unknown }).additionalProperty)}`
@@ -77,6 +97,36 @@ function describeAjvErrors(errors: ErrorObject[] | null | undefined): { path: st
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+
+type Encoded = { ok: true; text: string; bytes: number } | { ok: false; reason: string };
+
+/**
+ * JSON.stringify under a guard: a value that throws (a cycle, a BigInt, a string too long
+ * for V8, nesting too deep) or whose text is over `maxBytes` is refused, never thrown.
+ */
+function encode(message: unknown, maxBytes: number): Encoded {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(message);
+  } catch (error) {
+    return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised' };
+  const bytes = Buffer.byteLength(text);
+  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit` };
+  return { ok: true, text, bytes };
+}
+
+/** Cuts a client-supplied string for an error message. */
+function excerpt(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max)}...`;
+}
+
+/** A frame already serialised, checked against the cap. */
+function frameOf(text: string, maxBytes: number): Encoded {
+  const bytes = Buffer.byteLength(text);
+  return bytes <= maxBytes ? { ok: true, text, bytes } : { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit` };
+}
 
 class Connection implements RpcConnection {
   subscribed = false;
@@ -105,13 +155,59 @@ class Connection implements RpcConnection {
     return this.closed;
   }
 
+  /** A notification that cannot be sent (unserialisable, over the frame cap) is dropped with a log line. */
   notify(method: string, params: unknown): void {
-    this.write({ jsonrpc: '2.0', method, params });
+    if (this.isGone) return;
+    const encoded = encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1);
+    if (!encoded.ok) {
+      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
+      return;
+    }
+    this.writeLine(`${encoded.text}\n`);
   }
 
-  write(message: unknown): void {
-    if (this.closed || this.socket.destroyed) return;
-    this.socket.write(`${JSON.stringify(message)}\n`);
+  /** A response (or a batch of them), each serialised under the guard: see encodeResponse. */
+  respond(response: Response | Response[]): void {
+    if (this.isGone) return;
+    if (!Array.isArray(response)) {
+      this.writeLine(`${this.encodeResponse(response, this.options.maxFrameBytes - 1).text}\n`);
+      return;
+    }
+    // A batch is one frame: while it is over the cap, its largest answer becomes REPLY_TOO_LARGE.
+    const max = this.options.maxFrameBytes - 1;
+    const parts = response.map((r) => this.encodeResponse(r, max));
+    let total = parts.reduce((sum, part) => sum + part.bytes + 1, 1);
+    let replaced = 0;
+    while (total > max) {
+      let largest = 0;
+      parts.forEach((part, i) => {
+        if (part.bytes > (parts[largest]?.bytes ?? 0)) largest = i;
+      });
+      const before = parts[largest];
+      const answer = response[largest];
+      if (before === undefined || answer === undefined) break;
+      const after = this.tooLarge(answer.id, `the batch's answers together are over the ${this.options.maxFrameBytes}-byte frame limit`, false);
+      if (after.bytes >= before.bytes) break;
+      parts[largest] = after;
+      total -= before.bytes - after.bytes;
+      replaced += 1;
+    }
+    if (replaced > 0) {
+      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', answers: response.length, replaced }, 'a batch answer was over the frame limit: its largest answers became REPLY_TOO_LARGE');
+    }
+    this.writeLine(`[${parts.map((part) => part.text).join(',')}]\n`);
+  }
+
+  /** Writes one serialised frame. Never throws: a socket that refuses it is dropped. */
+  writeLine(line: string): void {
+    if (this.isGone) return;
+    try {
+      this.socket.write(line);
+    } catch (error) {
+      this.options.logger.warn({ client: this.id, err: String(error) }, 'a write to a client failed; dropping it');
+      this.drop();
+      return;
+    }
     if (this.socket.writableLength > this.options.maxBacklogBytes) {
       this.options.logger.warn(
         { client: this.id, code: 'SLOW_CONSUMER', backlog: this.socket.writableLength },
@@ -119,6 +215,23 @@ class Connection implements RpcConnection {
       );
       this.drop();
     }
+  }
+
+  private get isGone(): boolean {
+    return this.closed || this.socket.destroyed;
+  }
+
+  /** The response's text; if it cannot be serialised or is over `max` bytes, a REPLY_TOO_LARGE error for its id instead. */
+  private encodeResponse(response: Response, max: number): { text: string; bytes: number } {
+    const encoded = encode(response, max);
+    if (encoded.ok) return encoded;
+    return this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`);
+  }
+
+  private tooLarge(id: Id, message: string, log = true): { text: string; bytes: number } {
+    if (log) this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', id }, message);
+    const text = JSON.stringify({ jsonrpc: '2.0', id, error: errorBody('REPLY_TOO_LARGE', message, { max: this.options.maxFrameBytes }) });
+    return { text, bytes: Buffer.byteLength(text) };
   }
 
   /** Ends the connection after what was written is flushed; destroys it if that takes too long. */
@@ -142,7 +255,7 @@ class Connection implements RpcConnection {
   private onOverflow(bytes: number): void {
     this.options.logger.warn({ client: this.id, code: 'FRAME_TOO_LARGE', bytes }, 'frame over the limit; closing that connection');
     this.socket.pause();
-    this.write({
+    this.respond({
       jsonrpc: '2.0',
       id: null,
       error: errorBody('FRAME_TOO_LARGE', `frame exceeds ${this.options.maxFrameBytes} bytes; closing this connection`, {
@@ -164,12 +277,23 @@ class Connection implements RpcConnection {
     for (const controller of this.inflight) controller.abort(new WispError('CANCELLED', 'the client disconnected'));
   }
 
+  /** Called from the socket's data event: whatever goes wrong costs this frame, never the daemon. */
   private onFrame(frame: Buffer): void {
+    if (this.isGone) return;
+    try {
+      this.handleFrame(frame);
+    } catch (error) {
+      this.options.logger.error({ client: this.id, err: error instanceof Error ? error.stack : String(error) }, 'a frame could not be handled');
+      this.respond({ jsonrpc: '2.0', id: null, error: internalError() });
+    }
+  }
+
+  private handleFrame(frame: Buffer): void {
     let text: string;
     try {
       text = decoder.decode(frame);
     } catch {
-      this.write({ jsonrpc: '2.0', id: null, error: errorBody('PARSE_ERROR', 'frame is not valid UTF-8') });
+      this.respond({ jsonrpc: '2.0', id: null, error: errorBody('PARSE_ERROR', 'frame is not valid UTF-8') });
       return;
     }
     if (text.trim() === '') return;
@@ -177,53 +301,60 @@ class Connection implements RpcConnection {
     try {
       message = JSON.parse(text);
     } catch (error) {
-      this.write({
+      this.respond({
         jsonrpc: '2.0',
         id: null,
-        error: errorBody('PARSE_ERROR', `invalid JSON: ${error instanceof Error ? error.message : String(error)}`),
+        error: errorBody('PARSE_ERROR', `invalid JSON: ${excerpt(error instanceof Error ? error.message : String(error), 200)}`),
       });
       return;
     }
     if (Array.isArray(message)) {
       if (message.length === 0) {
-        this.write({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'empty batch') });
+        this.respond({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'empty batch') });
+        return;
+      }
+      const maxBatch = this.options.maxBatchRequests ?? LIMITS.maxBatchRequests;
+      if (message.length > maxBatch) {
+        // Refused whole, before any of it runs.
+        this.respond({
+          jsonrpc: '2.0',
+          id: null,
+          error: errorBody('LIMIT_EXCEEDED', `a batch holds at most ${maxBatch} requests (this one has ${message.length}); nothing in it was run`, {
+            limit: 'maxBatchRequests',
+            max: maxBatch,
+          }),
+        });
         return;
       }
       const after: (() => void)[] = [];
-      let outcomes: ReturnType<RpcServer['dispatch']>[];
-      try {
-        outcomes = message.map((item) => this.server.dispatch(this, item, after));
-      } catch (error) {
-        this.options.logger.warn({ client: this.id, err: String(error) }, 'a batch could not be dispatched');
-        this.write({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'the batch could not be processed (too large or too deeply nested?)') });
-        return;
-      }
+      const outcomes = message.map((item) => this.server.dispatch(this, item, after));
       const finish = (responses: (Response | undefined)[]): void => {
         const present = responses.filter((r): r is Response => r !== undefined);
-        if (present.length > 0) this.write(present);
-        for (const fn of after) fn();
+        if (present.length > 0) this.respond(present);
+        this.runAfter(after);
       };
       if (outcomes.some(isThenable)) this.track(Promise.all(outcomes.map((o) => Promise.resolve(o))).then(finish));
       else finish(outcomes as (Response | undefined)[]);
       return;
     }
     const after: (() => void)[] = [];
-    let outcome: ReturnType<RpcServer['dispatch']>;
-    try {
-      outcome = this.server.dispatch(this, message, after);
-    } catch (error) {
-      // Hostile input (say, nesting deep enough to exhaust the stack in validation) must
-      // cost that request, never the daemon.
-      this.options.logger.warn({ client: this.id, err: String(error) }, 'a request could not be dispatched');
-      this.write({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'the request could not be processed (too large or too deeply nested?)') });
-      return;
-    }
+    const outcome = this.server.dispatch(this, message, after);
     const finish = (response: Response | undefined): void => {
-      if (response !== undefined) this.write(response);
-      for (const fn of after) fn();
+      if (response !== undefined) this.respond(response);
+      this.runAfter(after);
     };
     if (isThenable(outcome)) this.track(Promise.resolve(outcome).then(finish));
     else finish(outcome);
+  }
+
+  private runAfter(after: (() => void)[]): void {
+    for (const fn of after) {
+      try {
+        fn();
+      } catch (error) {
+        this.options.logger.error({ client: this.id, err: error instanceof Error ? error.stack : String(error) }, 'a step after a response failed');
+      }
+    }
   }
 
   private track(promise: Promise<unknown>): void {
@@ -235,12 +366,18 @@ class Connection implements RpcConnection {
   }
 }
 
+function internalError(): ErrorBody {
+  return { code: JSONRPC_INTERNAL_ERROR, message: 'internal error (see the daemon log)', data: { code: 'INTERNAL_ERROR' } };
+}
+
 export class RpcServer {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly connections = new Set<Connection>();
   private readonly netServer: net.Server;
   private nextId = 1;
   private stopping = false;
+  /** Requests run and not yet answered, across every connection. */
+  private unanswered = 0;
 
   constructor(private readonly options: RpcServerOptions) {
     const ajv = new Ajv({ allErrors: true, strict: true });
@@ -269,9 +406,28 @@ export class RpcServer {
     });
   }
 
-  /** Sends a notification to every subscribed connection. */
-  broadcast(method: string, params: unknown): void {
-    for (const connection of this.connections) if (connection.subscribed) connection.notify(method, params);
+  /**
+   * Sends a notification to every subscribed connection, serialised once. `serialized` is
+   * params already serialised by the caller (the event hub does it once per event), or null
+   * when the caller found it cannot be sent: then it is dropped with a log line.
+   */
+  broadcast(method: string, params: unknown, serialized?: string | null): void {
+    let line: string | undefined;
+    let reason = 'it could not be serialised';
+    if (serialized !== null) {
+      const encoded =
+        serialized === undefined
+          ? encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1)
+          : frameOf(`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${serialized}}`, this.options.maxFrameBytes - 1);
+      if (encoded.ok) line = `${encoded.text}\n`;
+      else reason = encoded.reason;
+    }
+    if (line === undefined) {
+      const about = isRecord(params) ? { seq: params.seq, type: params.type } : {};
+      this.options.logger.warn({ code: 'REPLY_TOO_LARGE', method, ...about }, `a notification was not sent to subscribers: ${reason}`);
+      return;
+    }
+    for (const connection of this.connections) if (connection.subscribed) connection.writeLine(line);
   }
 
   /** Stop accepting; refuse new requests; cancel in-flight work and wait (bounded) for it to settle. */
@@ -311,21 +467,35 @@ export class RpcServer {
     this.connections.add(connection);
   }
 
-  /** Returns the response synchronously when the handler is synchronous. */
+  /**
+   * Returns the response synchronously when the handler is synchronous. Never throws: a
+   * failure of ours becomes INTERNAL_ERROR for that request.
+   */
   dispatch(connection: Connection, message: unknown, after: (() => void)[]): Response | undefined | Promise<Response | undefined> {
+    try {
+      return this.dispatchUnguarded(connection, message, after);
+    } catch (error) {
+      this.options.logger.error({ client: connection.id, err: error instanceof Error ? error.stack : String(error) }, 'a request could not be dispatched');
+      const id = isRecord(message) && (typeof message.id === 'number' || (typeof message.id === 'string' && message.id.length <= MAX_ID_CHARS)) ? message.id : null;
+      return isRecord(message) && !Object.hasOwn(message, 'id') ? undefined : { jsonrpc: '2.0', id, error: internalError() };
+    }
+  }
+
+  private dispatchUnguarded(connection: Connection, message: unknown, after: (() => void)[]): Response | undefined | Promise<Response | undefined> {
     if (!isRecord(message)) {
       return { jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'a request must be a JSON object') };
     }
     const hasId = Object.hasOwn(message, 'id');
     const rawId = message.id;
-    const idValid = rawId === null || typeof rawId === 'string' || (typeof rawId === 'number' && Number.isFinite(rawId));
+    const idValid =
+      rawId === null || (typeof rawId === 'string' && rawId.length <= MAX_ID_CHARS) || (typeof rawId === 'number' && Number.isFinite(rawId));
     const id: Id = hasId && idValid ? rawId : null;
     const fail = (code: ErrorCode, text: string, details?: Record<string, unknown>): Response => ({
       jsonrpc: '2.0',
       id,
       error: errorBody(code, text, details),
     });
-    if (hasId && !idValid) return fail('INVALID_REQUEST', 'id must be a string, a number or null');
+    if (hasId && !idValid) return fail('INVALID_REQUEST', `id must be a string (at most ${MAX_ID_CHARS} characters), a number or null`);
     if (message.jsonrpc !== '2.0') return fail('INVALID_REQUEST', 'jsonrpc must be "2.0"');
     if (typeof message.method !== 'string') return fail('INVALID_REQUEST', 'method must be a string');
     const params = message.params;
@@ -337,24 +507,54 @@ export class RpcServer {
     const entry = Object.hasOwn(this.options.methods, method) ? this.options.methods[method] : undefined;
     const validate = this.validators.get(method);
     if (entry === undefined || validate === undefined) {
-      return isNotification ? undefined : fail('METHOD_NOT_FOUND', `no method named ${JSON.stringify(method)}`);
+      return isNotification ? undefined : fail('METHOD_NOT_FOUND', `no method named ${JSON.stringify(excerpt(method))}`);
     }
     if (Array.isArray(params)) {
       return isNotification ? undefined : fail('INVALID_PARAMS', 'params must be an object (by-name)');
     }
     const byName = params ?? {};
+    // Before anything looks into the params (schema checks, handlers, redaction, digests):
+    // nothing downstream recurses deeper than this.
+    const maxDepth = this.options.maxArgumentDepth ?? LIMITS.maxArgumentDepth;
+    for (const [name, value] of Object.entries(byName)) {
+      if (nestsDeeperThan(value, maxDepth)) {
+        return isNotification
+          ? undefined
+          : fail(entry.tooDeep ?? 'INVALID_PARAMS', `${JSON.stringify(excerpt(name))} nests deeper than ${maxDepth} levels`, {
+              limit: 'maxArgumentDepth',
+              max: maxDepth,
+              path: `/${excerpt(name)}`,
+            });
+      }
+    }
     if (!validate(byName)) {
       const errors = describeAjvErrors(validate.errors);
       const summary = errors.map((e) => `${e.path} ${e.message}`).join('; ');
       return isNotification ? undefined : fail('INVALID_PARAMS', `invalid params for ${method}: ${summary}`, { errors });
     }
     if (this.stopping) return isNotification ? undefined : fail('DAEMON_STOPPING', 'the daemon is shutting down');
+    const perClient = this.options.maxPendingRequestsPerClient ?? LIMITS.maxPendingRequestsPerClient;
+    const total = this.options.maxPendingRequests ?? LIMITS.maxPendingRequests;
+    if (connection.inflight.size >= perClient || this.unanswered >= total) {
+      const mine = connection.inflight.size >= perClient;
+      return isNotification
+        ? undefined
+        : fail(
+            'LIMIT_EXCEEDED',
+            mine
+              ? `this client already has ${perClient} requests waiting for an answer; wait for some to finish`
+              : `the daemon already has ${total} requests waiting for an answer; try again later`,
+            mine ? { limit: 'maxPendingRequestsPerClient', max: perClient } : { limit: 'maxPendingRequests', max: total },
+          );
+    }
 
     const controller = new AbortController();
     connection.inflight.add(controller);
+    this.unanswered += 1;
     const ctx: CallContext = { signal: controller.signal, connection, afterResponse: (fn) => after.push(fn) };
     const settle = (outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Response | undefined => {
       connection.inflight.delete(controller);
+      this.unanswered -= 1;
       if (isNotification) return undefined;
       if (outcome.ok) return { jsonrpc: '2.0', id, result: outcome.value };
       after.length = 0;
@@ -376,6 +576,6 @@ export class RpcServer {
   private toErrorBody(error: unknown, method: string): ErrorBody {
     if (error instanceof WispError) return errorBody(error.code, error.message, error.details);
     this.options.logger.error({ method, err: error instanceof Error ? error.stack : String(error) }, 'method failed unexpectedly');
-    return { code: JSONRPC_INTERNAL_ERROR, message: 'internal error (see the daemon log)', data: { code: 'INTERNAL_ERROR' } };
+    return internalError();
   }
 }
