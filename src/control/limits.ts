@@ -31,10 +31,10 @@ export const LIMITS = {
   maxEventHistoryBytes: 4 * 1024 * 1024,
   /** Requests in one JSON-RPC batch. */
   maxBatchRequests: 64,
-  /** Requests of one socket client still unanswered (a tools.call waiting for its approval counts). */
-  maxPendingRequestsPerClient: 64,
-  /** Requests still unanswered across every socket client. */
-  maxPendingRequests: 1024,
+  /** Calls of one socket client still unanswered (tools.call, installs.start: they wait on a human). */
+  maxPendingCallsPerClient: 64,
+  /** Such calls still unanswered across every socket client. */
+  maxPendingCalls: 1024,
   /** Open approvals (pending, or approved and not yet used) asked for by one client. */
   maxOpenApprovalsPerClient: 64,
   /** Open approvals in total. */

@@ -11,7 +11,7 @@ import { LIMITS } from './limits.js';
  * dispatch on top of it is small.
  *
  * Nothing a client sends can throw out of here or stall the loop for long: a batch holds at
- * most maxBatchRequests, unanswered requests are capped per client and in total, params
+ * most maxBatchRequests, calls that wait on a human are capped per client and in total, params
  * nesting deeper than maxArgumentDepth are refused before anything looks into them, and
  * every frame we send is serialised under a guard (what cannot be serialised, or would be
  * larger than the frame cap, becomes REPLY_TOO_LARGE for that request; an event that cannot
@@ -43,6 +43,14 @@ export interface MethodEntry {
   readonly paramsSchema: object;
   /** The code for a param nesting deeper than maxArgumentDepth (default INVALID_PARAMS). */
   readonly tooDeep?: ErrorCode;
+  /** The result never changes while the server runs: it is serialised once, then reused. */
+  readonly staticResult?: boolean;
+  /**
+   * The call may wait long (on a human): counted against maxPendingCallsPerClient and
+   * maxPendingCalls, and refused with LIMIT_EXCEEDED past them. Other methods are never
+   * refused for load, so a full daemon can still be asked, answered and stopped.
+   */
+  readonly waits?: boolean;
   /** A synchronous handler's response is written in the same tick as the call. */
   readonly handle: (params: unknown, ctx: CallContext) => unknown;
 }
@@ -54,8 +62,8 @@ export interface RpcServerOptions {
   readonly logger: RpcLogger;
   /** Defaults: the LIMITS of the same names. */
   readonly maxBatchRequests?: number;
-  readonly maxPendingRequestsPerClient?: number;
-  readonly maxPendingRequests?: number;
+  readonly maxPendingCallsPerClient?: number;
+  readonly maxPendingCalls?: number;
   readonly maxArgumentDepth?: number;
 }
 
@@ -98,22 +106,42 @@ function describeAjvErrors(errors: ErrorObject[] | null | undefined): { path: st
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-type Encoded = { ok: true; text: string; bytes: number } | { ok: false; reason: string };
+/** `spent`: about how many bytes of work a refusal cost (at most the limit it was given). */
+type Encoded = { ok: true; text: string; bytes: number } | { ok: false; reason: string; spent: number };
+
+class OverLimit extends Error {}
+
+/** A result serialised once and reused (a method whose result never changes: see MethodEntry.staticResult). */
+class PreSerialized {
+  constructor(
+    readonly text: string,
+    readonly bytes: number,
+  ) {}
+}
 
 /**
  * JSON.stringify under a guard: a value that throws (a cycle, a BigInt, a string too long
- * for V8, nesting too deep) or whose text is over `maxBytes` is refused, never thrown.
+ * for V8, nesting too deep) or whose text is over `maxBytes` is refused, never thrown. A
+ * lower bound of the text's length is kept as it is built, and serialising stops once it
+ * passes `maxBytes`: refusing a value of any size costs about `maxBytes` of work.
  */
 function encode(message: unknown, maxBytes: number): Encoded {
+  let atLeast = -3; // the root is visited under the key "" of a wrapper object
   let text: string | undefined;
   try {
-    text = JSON.stringify(message);
+    text = JSON.stringify(message, function (this: unknown, key: string, value: unknown): unknown {
+      if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return value;
+      atLeast += (typeof value === 'string' ? value.length + 2 : 1) + (Array.isArray(this) ? 0 : key.length + 3);
+      if (atLeast > maxBytes) throw new OverLimit();
+      return value;
+    });
   } catch (error) {
-    return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})` };
+    if (error instanceof OverLimit) return { ok: false, reason: `it is over the ${maxBytes}-byte frame limit`, spent: maxBytes };
+    return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})`, spent: Math.max(0, atLeast) };
   }
-  if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised' };
+  if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised', spent: 0 };
   const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit` };
+  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: maxBytes };
   return { ok: true, text, bytes };
 }
 
@@ -122,16 +150,19 @@ function excerpt(text: string, max = 100): string {
   return text.length <= max ? text : `${text.slice(0, max)}...`;
 }
 
-/** A frame already serialised, checked against the cap. */
-function frameOf(text: string, maxBytes: number): Encoded {
-  const bytes = Buffer.byteLength(text);
-  return bytes <= maxBytes ? { ok: true, text, bytes } : { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit` };
+/** A notification around params already serialised, checked against the cap (the parts are measured flat: cheaper). */
+function frameOf(head: string, params: string, maxBytes: number): Encoded {
+  const bytes = Buffer.byteLength(head) + Buffer.byteLength(params) + 1;
+  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: 0 };
+  return { ok: true, text: `${head}${params}}`, bytes };
 }
 
 class Connection implements RpcConnection {
   subscribed = false;
   readonly inflight = new Set<AbortController>();
   readonly pending = new Set<Promise<unknown>>();
+  /** Requests of methods that wait (MethodEntry.waits) not yet answered. */
+  pendingCalls = 0;
   private readonly splitter: LineSplitter;
   private closed = false;
 
@@ -169,33 +200,33 @@ class Connection implements RpcConnection {
   /** A response (or a batch of them), each serialised under the guard: see encodeResponse. */
   respond(response: Response | Response[]): void {
     if (this.isGone) return;
+    const max = this.options.maxFrameBytes - 1;
     if (!Array.isArray(response)) {
-      this.writeLine(`${this.encodeResponse(response, this.options.maxFrameBytes - 1).text}\n`);
+      const encoded = this.encodeResponse(response, max);
+      this.writeLine(`${encoded.ok ? encoded.text : this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`).text}\n`);
       return;
     }
-    // A batch is one frame: while it is over the cap, its largest answer becomes REPLY_TOO_LARGE.
-    const max = this.options.maxFrameBytes - 1;
-    const parts = response.map((r) => this.encodeResponse(r, max));
-    let total = parts.reduce((sum, part) => sum + part.bytes + 1, 1);
-    let replaced = 0;
-    while (total > max) {
-      let largest = 0;
-      parts.forEach((part, i) => {
-        if (part.bytes > (parts[largest]?.bytes ?? 0)) largest = i;
-      });
-      const before = parts[largest];
-      const answer = response[largest];
-      if (before === undefined || answer === undefined) break;
-      const after = this.tooLarge(answer.id, `the batch's answers together are over the ${this.options.maxFrameBytes}-byte frame limit`, false);
-      if (after.bytes >= before.bytes) break;
-      parts[largest] = after;
-      total -= before.bytes - after.bytes;
-      replaced += 1;
+    // A batch is one frame. Its answers take the frame in order; one that does not fit in
+    // what is left becomes REPLY_TOO_LARGE (room is kept for those). The serialising work
+    // for the whole batch is bounded too, so a batch of huge answers costs little.
+    let room = max - 2 - response.length * 512;
+    let work = 2 * this.options.maxFrameBytes;
+    let refused = 0;
+    const parts = response.map((answer) => {
+      const limit = Math.min(room, work);
+      const encoded: Encoded = limit > 0 ? this.encodeResponse(answer, limit) : { ok: false, reason: 'no room left', spent: 0 };
+      work -= encoded.ok ? encoded.bytes : encoded.spent;
+      if (encoded.ok) {
+        room -= encoded.bytes + 1;
+        return encoded.text;
+      }
+      refused += 1;
+      return this.tooLarge(answer.id, `the batch's answers together are over the ${this.options.maxFrameBytes}-byte frame limit`, false).text;
+    });
+    if (refused > 0) {
+      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', answers: response.length, refused }, 'a batch answer was over the frame limit: the answers that did not fit became REPLY_TOO_LARGE');
     }
-    if (replaced > 0) {
-      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', answers: response.length, replaced }, 'a batch answer was over the frame limit: its largest answers became REPLY_TOO_LARGE');
-    }
-    this.writeLine(`[${parts.map((part) => part.text).join(',')}]\n`);
+    this.writeLine(`[${parts.join(',')}]\n`);
   }
 
   /** Writes one serialised frame. Never throws: a socket that refuses it is dropped. */
@@ -221,11 +252,15 @@ class Connection implements RpcConnection {
     return this.closed || this.socket.destroyed;
   }
 
-  /** The response's text; if it cannot be serialised or is over `max` bytes, a REPLY_TOO_LARGE error for its id instead. */
-  private encodeResponse(response: Response, max: number): { text: string; bytes: number } {
-    const encoded = encode(response, max);
-    if (encoded.ok) return encoded;
-    return this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`);
+  /** The response's text, unless it cannot be serialised or is over `max` bytes. */
+  private encodeResponse(response: Response, max: number): Encoded {
+    if ('result' in response && response.result instanceof PreSerialized) {
+      const head = `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":`;
+      const bytes = Buffer.byteLength(head) + response.result.bytes + 1;
+      if (bytes > max) return { ok: false, reason: `it is ${bytes} bytes, over the ${max}-byte frame limit`, spent: 0 };
+      return { ok: true, text: `${head}${response.result.text}}`, bytes };
+    }
+    return encode(response, max);
   }
 
   private tooLarge(id: Id, message: string, log = true): { text: string; bytes: number } {
@@ -377,7 +412,8 @@ export class RpcServer {
   private nextId = 1;
   private stopping = false;
   /** Requests run and not yet answered, across every connection. */
-  private unanswered = 0;
+  private pendingCalls = 0;
+  private readonly staticResults = new Map<string, PreSerialized>();
 
   constructor(private readonly options: RpcServerOptions) {
     const ajv = new Ajv({ allErrors: true, strict: true });
@@ -418,7 +454,7 @@ export class RpcServer {
       const encoded =
         serialized === undefined
           ? encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1)
-          : frameOf(`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${serialized}}`, this.options.maxFrameBytes - 1);
+          : frameOf(`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`, serialized, this.options.maxFrameBytes - 1);
       if (encoded.ok) line = `${encoded.text}\n`;
       else reason = encoded.reason;
     }
@@ -533,30 +569,37 @@ export class RpcServer {
       return isNotification ? undefined : fail('INVALID_PARAMS', `invalid params for ${method}: ${summary}`, { errors });
     }
     if (this.stopping) return isNotification ? undefined : fail('DAEMON_STOPPING', 'the daemon is shutting down');
-    const perClient = this.options.maxPendingRequestsPerClient ?? LIMITS.maxPendingRequestsPerClient;
-    const total = this.options.maxPendingRequests ?? LIMITS.maxPendingRequests;
-    if (connection.inflight.size >= perClient || this.unanswered >= total) {
-      const mine = connection.inflight.size >= perClient;
+    const perClient = this.options.maxPendingCallsPerClient ?? LIMITS.maxPendingCallsPerClient;
+    const total = this.options.maxPendingCalls ?? LIMITS.maxPendingCalls;
+    const waits = entry.waits === true;
+    if (waits && (connection.pendingCalls >= perClient || this.pendingCalls >= total)) {
+      const mine = connection.pendingCalls >= perClient;
       return isNotification
         ? undefined
         : fail(
             'LIMIT_EXCEEDED',
             mine
-              ? `this client already has ${perClient} requests waiting for an answer; wait for some to finish`
-              : `the daemon already has ${total} requests waiting for an answer; try again later`,
-            mine ? { limit: 'maxPendingRequestsPerClient', max: perClient } : { limit: 'maxPendingRequests', max: total },
+              ? `this client already has ${perClient} calls waiting for an answer; wait for some to finish`
+              : `the daemon already has ${total} calls waiting for an answer; try again later`,
+            mine ? { limit: 'maxPendingCallsPerClient', max: perClient } : { limit: 'maxPendingCalls', max: total },
           );
     }
 
     const controller = new AbortController();
     connection.inflight.add(controller);
-    this.unanswered += 1;
+    if (waits) {
+      connection.pendingCalls += 1;
+      this.pendingCalls += 1;
+    }
     const ctx: CallContext = { signal: controller.signal, connection, afterResponse: (fn) => after.push(fn) };
     const settle = (outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Response | undefined => {
       connection.inflight.delete(controller);
-      this.unanswered -= 1;
+      if (waits) {
+        connection.pendingCalls -= 1;
+        this.pendingCalls -= 1;
+      }
       if (isNotification) return undefined;
-      if (outcome.ok) return { jsonrpc: '2.0', id, result: outcome.value };
+      if (outcome.ok) return { jsonrpc: '2.0', id, result: entry.staticResult === true ? this.preSerialized(method, outcome.value) : outcome.value };
       after.length = 0;
       return { jsonrpc: '2.0', id, error: this.toErrorBody(outcome.error, method) };
     };
@@ -571,6 +614,17 @@ export class RpcServer {
       (value) => settle({ ok: true, value }),
       (error: unknown) => settle({ ok: false, error }),
     );
+  }
+
+  /** A static method's result, serialised the first time (if it can be: else it goes the usual, guarded way). */
+  private preSerialized(method: string, value: unknown): unknown {
+    const known = this.staticResults.get(method);
+    if (known !== undefined) return known;
+    const encoded = encode(value, Number.MAX_SAFE_INTEGER);
+    if (!encoded.ok) return value;
+    const serialized = new PreSerialized(encoded.text, encoded.bytes);
+    this.staticResults.set(method, serialized);
+    return serialized;
   }
 
   private toErrorBody(error: unknown, method: string): ErrorBody {

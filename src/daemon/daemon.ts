@@ -897,11 +897,18 @@ export class Daemon {
     };
     const table: Record<string, MethodEntry> = {};
     for (const name of Object.keys(methods) as MethodName[]) {
-      table[name] = { paramsSchema: methods[name].params, handle: handlers[name] as MethodEntry['handle'], ...(name === 'tools.call' ? { tooDeep: 'INVALID_ARGUMENTS' as const } : {}) };
+      table[name] = { paramsSchema: methods[name].params, handle: handlers[name] as MethodEntry['handle'], ...METHOD_TRAITS[name] };
     }
     return table;
   }
 }
+
+/** How the socket server treats some methods (see MethodEntry). */
+const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodEntry, 'paramsSchema' | 'handle'>>> = {
+  'rpc.discover': { staticResult: true },
+  'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true },
+  'installs.start': { waits: true },
+};
 
 function toolInfo(tool: CatalogTool): ToolInfo {
   return {
