@@ -127,21 +127,23 @@ class PreSerialized {
  */
 function encode(message: unknown, maxBytes: number): Encoded {
   let atLeast = -3; // the root is visited under the key "" of a wrapper object
+  let visited = 0; // what was serialised before stopping: the work spent
   let text: string | undefined;
   try {
     text = JSON.stringify(message, function (this: unknown, key: string, value: unknown): unknown {
       if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return value;
+      visited = atLeast;
       atLeast += (typeof value === 'string' ? value.length + 2 : 1) + (Array.isArray(this) ? 0 : key.length + 3);
       if (atLeast > maxBytes) throw new OverLimit();
       return value;
     });
   } catch (error) {
-    if (error instanceof OverLimit) return { ok: false, reason: `it is over the ${maxBytes}-byte frame limit`, spent: maxBytes };
+    if (error instanceof OverLimit) return { ok: false, reason: `it is over the ${maxBytes}-byte frame limit`, spent: Math.max(0, visited) };
     return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})`, spent: Math.max(0, atLeast) };
   }
   if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised', spent: 0 };
   const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: maxBytes };
+  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: bytes };
   return { ok: true, text, bytes };
 }
 
