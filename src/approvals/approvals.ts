@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WispError } from '../control/index.js';
+import { LIMITS, WispError } from '../control/index.js';
 import { isOpen, nextApprovalState, type ApprovalState } from './approval-state.js';
 
 /**
@@ -66,6 +66,9 @@ export class Approvals {
   private readonly open = new Map<string, Approval>();
   private readonly resolved: Approval[] = [];
   private readonly waiters = new Map<string, ((approval: Approval) => void)[]>();
+  /** Creation order of every approval still listed (open or in the resolved history), for paging. */
+  private readonly positions = new Map<string, number>();
+  private created = 0;
 
   constructor(
     private readonly announce: (announcement: ApprovalAnnouncement) => void,
@@ -73,6 +76,18 @@ export class Approvals {
   ) {}
 
   create(requester: Requester, binding: Binding, summary: ToolCallSummary, kind: ApprovalKind = 'tool_call'): Approval {
+    // Nothing waits on a human without bound: per asking client, and in total.
+    if (this.open.size >= LIMITS.maxOpenApprovals) {
+      throw new WispError('LIMIT_EXCEEDED', `${LIMITS.maxOpenApprovals} approvals are already open; answer some first`, { limit: 'maxOpenApprovals', max: LIMITS.maxOpenApprovals });
+    }
+    let mine = 0;
+    for (const open of this.open.values()) if (open.requester.clientId === requester.clientId) mine += 1;
+    if (mine >= LIMITS.maxOpenApprovalsPerClient) {
+      throw new WispError('LIMIT_EXCEEDED', `${requester.clientId} already has ${mine} open approvals; answer some first`, {
+        limit: 'maxOpenApprovalsPerClient',
+        max: LIMITS.maxOpenApprovalsPerClient,
+      });
+    }
     const approval: Approval = {
       id: randomUUID(),
       kind,
@@ -83,6 +98,7 @@ export class Approvals {
       state: { status: 'pending' },
     };
     this.open.set(approval.id, approval);
+    this.positions.set(approval.id, ++this.created);
     this.announce({ type: 'requested', approval });
     return approval;
   }
@@ -95,6 +111,18 @@ export class Approvals {
 
   list(which: 'open' | 'all'): Approval[] {
     return which === 'open' ? [...this.open.values()] : [...this.resolved, ...this.open.values()];
+  }
+
+  /**
+   * For paging: the approvals listed by `which` that were created after `after` (a position
+   * from an earlier page; 0 for the first), oldest first, each with its position. A position
+   * never changes, so a page never repeats or skips an approval that is still listed.
+   */
+  listAfter(which: 'open' | 'all', after: number): { approval: Approval; position: number }[] {
+    return this.list(which)
+      .map((approval) => ({ approval, position: this.positions.get(approval.id) ?? 0 }))
+      .filter((entry) => entry.position > after)
+      .sort((a, b) => a.position - b.position);
   }
 
   /** A human's answer. Only a pending approval can be answered; the first answer wins. */
@@ -171,7 +199,10 @@ export class Approvals {
     else {
       this.open.delete(next.id);
       this.resolved.push(next);
-      if (this.resolved.length > RESOLVED_HISTORY) this.resolved.shift();
+      if (this.resolved.length > RESOLVED_HISTORY) {
+        const forgotten = this.resolved.shift();
+        if (forgotten !== undefined) this.positions.delete(forgotten.id);
+      }
     }
     if (event.type !== 'consume') this.announce({ type: 'resolved', approval: next });
     if (next.state.status !== 'pending') {

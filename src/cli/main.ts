@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { clean, cleanBlock, clip, describeApproval, fitToTerminal, formatDuration, jsonForTerminal, oneLine, registeredTool, showArg, showJson, table, terminalText } from './render.js';
 import { chat, runTask } from './chat.js';
@@ -588,7 +588,13 @@ function buildProgram(io: CliIo): Command {
     .option('--all', 'include resolved approvals')
     .action((opts: { all?: boolean }) =>
       withClient(async (client) => {
-        const { approvals } = await client.call('approvals.list', { all: opts.all === true });
+        const approvals: Approval[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: { approvals: Approval[]; nextCursor: string | null } = await client.call('approvals.list', { all: opts.all === true, ...(cursor !== null ? { cursor } : {}) });
+          approvals.push(...page.approvals);
+          cursor = page.nextCursor;
+        } while (cursor !== null);
         print(approvals, () => (approvals.length === 0 ? 'no open approvals' : approvals.map(describeApproval).join('\n\n')));
       }),
     );

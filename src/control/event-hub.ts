@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LIMITS } from './limits.js';
 import type { EventPayload, WispEvent } from './protocol.js';
 
 export interface Replay {
@@ -8,38 +9,73 @@ export interface Replay {
 }
 
 /**
+ * Told each event with its serialisation (done once per event, here), or null when it cannot
+ * be sent: it could not be serialised, or it is larger than a frame may carry.
+ */
+export type EventListener = (event: WispEvent, serialized: string | null) => void;
+
+export interface EventHubLimits {
+  /** Total serialised size of the events held for `since`. */
+  readonly maxBytes: number;
+  /** One event, serialised; a larger one is delivered to in-process listeners only, never held. */
+  readonly maxEventBytes: number;
+}
+
+/** What the notification around an event adds: {"jsonrpc":"2.0","method":"event","params":...} and a newline. */
+const ENVELOPE_BYTES = 64;
+
+/**
  * Stamps events with a monotonic `seq` (per daemon run) and the time, keeps the most recent
- * ones for clients that reconnect with `since`, and hands each to the listeners.
+ * ones for clients that reconnect with `since` (bounded in count and in bytes), and hands
+ * each to the listeners.
  */
 export class EventHub {
   readonly runId = randomUUID();
   private seq = 0;
-  private readonly history: WispEvent[] = [];
-  private readonly listeners = new Set<(event: WispEvent) => void>();
+  private readonly history: { event: WispEvent; bytes: number }[] = [];
+  private heldBytes = 0;
+  private readonly listeners = new Set<EventListener>();
   /** Events emitted by a listener wait here, so every listener sees every event in seq order. */
-  private readonly pending: WispEvent[] = [];
+  private readonly pending: { event: WispEvent; serialized: string | null }[] = [];
   private delivering = false;
 
   constructor(
     private readonly capacity: number,
     private readonly now: () => Date = () => new Date(),
+    private readonly limits: EventHubLimits = {
+      maxBytes: LIMITS.maxEventHistoryBytes,
+      maxEventBytes: LIMITS.maxControlFrameBytes - ENVELOPE_BYTES,
+    },
   ) {}
 
   get lastSeq(): number {
     return this.seq;
   }
 
+  /** Events held for `since`, and their serialised size. */
+  get held(): { count: number; bytes: number } {
+    return { count: this.history.length, bytes: this.heldBytes };
+  }
+
   emit(payload: EventPayload): WispEvent {
     this.seq += 1;
     const event = { ...payload, seq: this.seq, at: this.now().toISOString() };
-    this.history.push(event);
-    if (this.history.length > this.capacity) this.history.shift();
-    this.pending.push(event);
+    const serialized = serialize(event, this.limits.maxEventBytes);
+    if (serialized !== null) {
+      this.history.push({ event, bytes: serialized.bytes });
+      this.heldBytes += serialized.bytes;
+      while (this.history.length > this.capacity || this.heldBytes > this.limits.maxBytes) {
+        const dropped = this.history.shift();
+        if (dropped === undefined) break;
+        this.heldBytes -= dropped.bytes;
+      }
+    }
+    this.pending.push({ event, serialized: serialized?.text ?? null });
     if (!this.delivering) {
       this.delivering = true;
       try {
         for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
-          for (const listener of this.listeners) listener(next);
+          for (const listener of this.listeners) listener(next.event, next.serialized);
         }
       } finally {
         this.delivering = false;
@@ -48,7 +84,7 @@ export class EventHub {
     return event;
   }
 
-  onEvent(listener: (event: WispEvent) => void): () => void {
+  onEvent(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -58,9 +94,22 @@ export class EventHub {
     if (since === undefined) return { events: [], missed: false };
     const otherRun = runId !== undefined && runId !== this.runId;
     const from = otherRun ? 0 : since;
-    const events = this.history.filter((event) => event.seq > from);
-    const oldestHeld = this.history[0]?.seq ?? this.seq + 1;
+    const events = this.history.filter((held) => held.event.seq > from).map((held) => held.event);
+    const oldestHeld = this.history[0]?.event.seq ?? this.seq + 1;
     const missed = otherRun || oldestHeld > from + 1;
     return { events, missed: missed && from < this.seq };
   }
+}
+
+/** The event's JSON and its size in bytes, or null if it cannot be serialised or is over `maxBytes`. */
+function serialize(event: WispEvent, maxBytes: number): { text: string; bytes: number } | null {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(event);
+  } catch {
+    return null;
+  }
+  if (typeof text !== 'string') return null;
+  const bytes = Buffer.byteLength(text);
+  return bytes <= maxBytes ? { text, bytes } : null;
 }

@@ -27,6 +27,24 @@ export const LIMITS = {
   maxClientBacklogBytes: 8 * 1024 * 1024,
   /** Events the daemon keeps for clients that reconnect with `since`. */
   eventHistory: 2048,
+  /** Those events' total size, serialized (under maxClientBacklogBytes, so a full replay never trips the slow-consumer drop). */
+  maxEventHistoryBytes: 4 * 1024 * 1024,
+  /** Requests in one JSON-RPC batch. */
+  maxBatchRequests: 64,
+  /** Calls of one socket client still unanswered (tools.call, installs.start: they wait on a human). */
+  maxPendingCallsPerClient: 64,
+  /** Such calls still unanswered across every socket client. */
+  maxPendingCalls: 1024,
+  /** Open approvals (pending, or approved and not yet used) asked for by one client. */
+  maxOpenApprovalsPerClient: 64,
+  /** Open approvals in total. */
+  maxOpenApprovals: 1024,
+  /** Nesting of a call's arguments (and of any request param), in levels: `{}` is 1, `{"a":[]}` is 2. */
+  maxArgumentDepth: 64,
+  /** Items in one page of approvals.list. */
+  maxApprovalsPage: 256,
+  /** One page of a paged list, serialized (a page holds at least one item). */
+  maxPageBytes: 512 * 1024,
   /** Model rounds (requests) in one task before it is stopped. */
   maxModelRounds: 16,
   /** One user message, in characters. */

@@ -676,9 +676,22 @@ export const methods = {
     errors: ['TOOL_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'LIMIT_EXCEEDED', 'INVALID_ARGUMENTS', 'APPROVAL_DENIED', 'APPROVAL_STALE', 'CANCELLED', 'TIMEOUT', 'TOOL_ERROR', 'PROTOCOL_ERROR', 'SERVER_EXITED'],
   }),
   'approvals.list': method({
-    summary: 'Open approvals (pending, or approved and not yet used); with all, recently resolved ones too.',
-    params: Type.Object({ all: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-    result: Type.Object({ approvals: Type.Array(Approval) }),
+    summary:
+      'Open approvals (pending, or approved and not yet used); with all, recently resolved ones too. Oldest first, one page at a time: ' +
+      `at most limit (default and max ${LIMITS.maxApprovalsPage}) and at most ${LIMITS.maxPageBytes} bytes of approvals (always at least one); ` +
+      'pass nextCursor back as cursor for the next page.',
+    params: Type.Object(
+      {
+        all: Type.Optional(Type.Boolean()),
+        cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The nextCursor of the previous page.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.maxApprovalsPage })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({
+      approvals: Type.Array(Approval),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Null on the last page.' }),
+    }),
   }),
   'approvals.respond': method({
     summary: 'Approve or deny a pending approval. The first answer wins; later answers get APPROVAL_NOT_PENDING.',

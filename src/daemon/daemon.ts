@@ -113,6 +113,8 @@ export class Daemon {
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
   private loadProblem: LoadProblem | null = null;
+  /** Built once: the document is a few hundred KB and never changes while we run. */
+  private discovery: ReturnType<typeof openRpcDocument> | undefined;
   private stopping: Promise<void> | undefined;
   private resolveStopped!: () => void;
   /** Resolves once the daemon has fully stopped (by signal, by daemon.shutdown or by stop()). */
@@ -272,7 +274,7 @@ export class Daemon {
       maxBacklogBytes: LIMITS.maxClientBacklogBytes,
       logger: options.logger,
     });
-    this.events.onEvent((event) => this.server.broadcast('event', event));
+    this.events.onEvent((event, serialized) => this.server.broadcast('event', event, serialized));
   }
 
   get paths(): WispPaths {
@@ -776,7 +778,7 @@ export class Daemon {
         ctx.afterResponse(() => void this.stop('daemon.shutdown requested'));
         return { stopping: true as const };
       },
-      'rpc.discover': () => openRpcDocument(this.options.version),
+      'rpc.discover': () => (this.discovery ??= openRpcDocument(this.options.version)),
       'events.subscribe': (params, ctx) => {
         const sameRun = params.runId === undefined || params.runId === this.events.runId;
         if (sameRun && params.since !== undefined && params.since > this.events.lastSeq) {
@@ -951,14 +953,14 @@ export class Daemon {
         return this.sourcesView();
       },
       'services.import': (params) => this.importFile(params),
-      'approvals.list': (params) => ({ approvals: this.approvals.list(params.all === true ? 'all' : 'open').map(approvalView) }),
+      'approvals.list': (params) => approvalsPage(this.approvals, params),
       'approvals.respond': (params, ctx) => ({
         approval: approvalView(this.approvals.respond(params.id, params.decision, clientId(ctx.connection.id))),
       }),
     };
     const table: Record<string, MethodEntry> = {};
     for (const name of Object.keys(methods) as MethodName[]) {
-      table[name] = { paramsSchema: methods[name].params, handle: redactedHandler(handlers[name] as MethodEntry['handle'], this.options.redactor) };
+      table[name] = { paramsSchema: methods[name].params, handle: redactedHandler(handlers[name] as MethodEntry['handle'], this.options.redactor), ...METHOD_TRAITS[name] };
     }
     return table;
   }
@@ -999,6 +1001,12 @@ function redactedHandler(handle: MethodEntry['handle'], redactor: Redactor): Met
     return redactor.redactValue(out);
   };
 }
+/** How the socket server treats some methods (see MethodEntry). */
+const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodEntry, 'paramsSchema' | 'handle'>>> = {
+  'rpc.discover': { staticResult: true },
+  'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true },
+  'installs.start': { waits: true },
+};
 
 function toolInfo(tool: CatalogTool): ToolInfo {
   return {
@@ -1065,6 +1073,25 @@ async function authStep<T>(step: () => Promise<T>): Promise<T> {
 
 function clientId(connectionId: number): string {
   return `client-${connectionId}`;
+}
+
+/** One page of approvals.list: bounded in count and in bytes, so its reply always fits a frame. */
+function approvalsPage(approvals: Approvals, params: Params<'approvals.list'>): Result<'approvals.list'> {
+  const limit = Math.min(params.limit ?? LIMITS.maxApprovalsPage, LIMITS.maxApprovalsPage);
+  const candidates = approvals.listAfter(params.all === true ? 'all' : 'open', params.cursor === undefined ? 0 : Number(params.cursor));
+  const page: ApprovalView[] = [];
+  let bytes = 0;
+  let last = 0;
+  for (const { approval, position } of candidates) {
+    if (page.length >= limit) break;
+    const view = approvalView(approval);
+    const size = Buffer.byteLength(JSON.stringify(view));
+    if (page.length > 0 && bytes + size > LIMITS.maxPageBytes) break;
+    page.push(view);
+    bytes += size;
+    last = position;
+  }
+  return { approvals: page, nextCursor: page.length < candidates.length ? String(last) : null };
 }
 
 function approvalView(approval: Approval): ApprovalView {

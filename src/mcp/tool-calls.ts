@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
 import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../control/index.js';
-import { canonicalJson, sha256Hex } from '../util/index.js';
+import { canonicalJson, nestsDeeperThan, sha256Hex } from '../util/index.js';
 import { Failure } from './connection.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
@@ -52,6 +52,10 @@ export class ToolCalls {
 
   async call(request: CallRequest): Promise<ToolCallResult> {
     const { supervisor, approvals } = this.options;
+    // First of all (the schema check, digests and redaction recurse): a model's arguments come here unchecked.
+    if (nestsDeeperThan(request.arguments, LIMITS.maxArgumentDepth)) {
+      throw new WispError('INVALID_ARGUMENTS', `the arguments nest deeper than ${LIMITS.maxArgumentDepth} levels`, { limit: 'maxArgumentDepth', max: LIMITS.maxArgumentDepth });
+    }
     let tool = this.find(request);
     if (supervisor.changing(tool)) {
       // The server declared its list changed: show nothing from the old one.

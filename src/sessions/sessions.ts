@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ApprovalKind, Approvals, Binding, Requester } from '../approvals/index.js';
 import { LIMITS, WispError, type ConnectionState, type EventPayload, type SessionInfo, type Task, type ToolCallResult } from '../control/index.js';
-import { canonicalJson, sha256Hex, type StorageProblem } from '../util/index.js';
+import { canonicalJson, nestsDeeperThan, sha256Hex, type StorageProblem } from '../util/index.js';
 import type { CatalogTool, ToolCalls } from '../mcp/index.js';
 import { streamTurn, type ChatMessage, type ModelSettings, type ToolDefinition } from '../model/index.js';
 import { isFinished, nextTaskState, type TaskEvent } from './task-state.js';
@@ -288,6 +288,7 @@ export class Sessions {
       return failure('INVALID_ARGUMENTS', `the arguments are not valid JSON (${(error as Error).message}); nothing was run`);
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) return failure('INVALID_ARGUMENTS', 'the arguments must be a JSON object; nothing was run');
+    if (nestsDeeperThan(args, LIMITS.maxArgumentDepth)) return failure('INVALID_ARGUMENTS', `the arguments nest deeper than ${LIMITS.maxArgumentDepth} levels; nothing was run`);
     if (modelName === SEARCH_TOOL) return searchTools(snapshot, args);
     if (HOST_TOOL_NAMES.has(modelName)) return this.hostTool(modelName, args as Record<string, unknown>, requester, signal, transition);
     if (modelName === EXECUTE_TOOL) {

@@ -3,6 +3,7 @@ import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
+import { methods } from '../../src/control/protocol.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /** Runs are bounded for CI; WISP_STRESS=1 runs the long form. */
@@ -100,4 +101,54 @@ describe('control socket under hostile input', () => {
     expect((await probe.call('daemon.status')).pid).toBe(daemon.pid);
     expect(openFds(daemon.pid)).toBe(before);
   }, 300_000);
+
+  it('stays up and keeps answering a bystander while fuzzed with batches, deep nesting, huge strings and random calls', async () => {
+    // Methods that reach outside the daemon (the network, processes) or stop it are left out.
+    const unsafe = new Set(['daemon.shutdown', 'services.activate', 'services.login', 'services.register', 'services.registerRemote', 'services.import', 'sources.addProject', 'sources.reload', 'installs.plan', 'installs.start', 'model.setKey', 'model.setSettings', 'sessions.send']);
+    const names = Object.keys(methods).filter((name) => !unsafe.has(name));
+    const request = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.oneof(fc.integer(), fc.string({ maxLength: 300 })), method: fc.oneof(fc.constantFrom(...names), fc.string()), params: fc.oneof(fc.jsonValue(), fc.object()) });
+    const line = (value: unknown): string => `${JSON.stringify(value)}\n`;
+    const bombs = fc.oneof(
+      frames,
+      request.map(line),
+      fc.array(request, { minLength: 1, maxLength: 100 }).map(line),
+      fc.integer({ min: 1, max: 3000 }).map((n) => line(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'rpc.discover' })))),
+      fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 64 }).map((batch) => line(batch.map((method, i) => ({ jsonrpc: '2.0', id: i, method })))),
+      fc.nat({ max: 150_000 }).map((depth) => `{"jsonrpc":"2.0","id":1,"method":"tools.call","params":{"modelName":"x","arguments":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}}\n`),
+      fc.nat({ max: 300_000 }).map((depth) => `[{"jsonrpc":"2.0","id":1,"method":"daemon.status","params":{"p":${'['.repeat(depth)}${']'.repeat(depth)}}}]\n`),
+      fc.constantFrom(...names).chain((method) => fc.nat({ max: 1_000_000 }).map((size) => `{"jsonrpc":"2.0","id":"big","method":"${method}","params":{"id":"${'x'.repeat(size)}","text":"${'y'.repeat(Math.max(0, 1_000_000 - size - 200))}"}}\n`)),
+    );
+    const bystander = await daemon.connect();
+    let pings = 0;
+    let worstMs = 0;
+    const until = Date.now() + (LONG ? 60_000 : 4_000);
+    const state = { fuzzing: true };
+    const watching = (async () => {
+      while (state.fuzzing) {
+        const started = performance.now();
+        expect((await bystander.call('daemon.status')).pid).toBe(daemon.pid);
+        worstMs = Math.max(worstMs, performance.now() - started);
+        pings += 1;
+      }
+    })();
+    let sent = 0;
+    const fuzzer = async (): Promise<void> => {
+      while (Date.now() < until) {
+        const [payload] = fc.sample(bombs, 1);
+        if (payload === undefined) continue;
+        expect(['answered', 'closed']).toContain(await exchange(payload, false));
+        sent += 1;
+      }
+    };
+    await Promise.all([fuzzer(), fuzzer(), fuzzer()]);
+    state.fuzzing = false;
+    await watching;
+    console.log(`fuzz: ${sent} frames; the bystander was answered ${pings} times, worst ${worstMs.toFixed(1)} ms`);
+    expect(pings).toBeGreaterThan(10);
+    // Generous for a shared, loaded 2-CPU machine; a stall like the old 8 s batch fails it.
+    expect(worstMs).toBeLessThan(1000);
+    expect((await probe.call('daemon.status')).pid).toBe(daemon.pid);
+    expect(daemon.child.exitCode).toBeNull();
+    await bystander.close();
+  }, 120_000);
 });

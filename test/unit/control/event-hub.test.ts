@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventHub } from '../../../src/control/index.js';
+import { EventHub, LIMITS } from '../../../src/control/index.js';
 
 function hub(capacity: number): EventHub {
   return new EventHub(capacity, () => new Date('2026-01-01T00:00:00Z'));
@@ -51,5 +51,37 @@ describe('EventHub', () => {
     const replay = events.replay(5, 'an-earlier-run');
     expect(replay.events.map((e) => e.seq)).toEqual([1]);
     expect(replay.missed).toBe(true);
+  });
+});
+
+describe('EventHub bounds (issue 12)', () => {
+  const delta = (text: string) => ({ type: 'model.delta' as const, sessionId: 's', taskId: 't', round: 1, kind: 'content' as const, text });
+
+  it('holds events for `since` up to a byte budget as well as a count', () => {
+    // As the daemon builds it: the count limit of 2,048 alone would hold every one of these.
+    const events = new EventHub(LIMITS.eventHistory);
+    const quarterMb = 'x'.repeat(256 * 1024);
+    for (let i = 0; i < 200; i++) events.emit(delta(quarterMb));
+    const replay = events.replay(0, events.runId);
+    const bytes = replay.events.reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)), 0);
+    expect(bytes).toBeLessThanOrEqual(LIMITS.maxEventHistoryBytes);
+    expect(replay.events.length).toBeGreaterThan(0);
+    expect(replay.events.length).toBeLessThan(LIMITS.maxEventHistoryBytes / (256 * 1024) + 1);
+    expect(replay.events.at(-1)?.seq).toBe(200);
+    expect(replay.missed).toBe(true);
+    expect(events.held).toEqual({ count: replay.events.length, bytes });
+  });
+
+  it('serialises each event once for every listener, and never holds one that could not be sent', () => {
+    const events = new EventHub(LIMITS.eventHistory);
+    const heard: { seq: number; serialized: string | null }[] = [];
+    events.onEvent((event, serialized) => heard.push({ seq: event.seq, serialized }));
+    events.emit(delta('small'));
+    events.emit(delta('y'.repeat(LIMITS.maxControlFrameBytes)));
+    events.emit(delta('after'));
+    expect(heard.map((h) => h.seq)).toEqual([1, 2, 3]);
+    expect(JSON.parse(heard[0]?.serialized ?? 'null')).toMatchObject({ seq: 1, text: 'small' });
+    expect(heard[1]?.serialized).toBeNull();
+    expect(events.replay(0, events.runId).events.map((e) => e.seq)).toEqual([1, 3]);
   });
 });
