@@ -812,6 +812,8 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${event.sessionId} round ${event.round} ${event.finishReason ?? '-'}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
     case 'daemon.stopping':
       return head;
+    case 'daemon.recovered':
+      return `${head}  ${event.servers.map((s) => `${s.name} pid ${s.pid} ${s.outcome}`).join(', ')}`;
   }
 }
 

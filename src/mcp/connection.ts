@@ -8,7 +8,7 @@ import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpTransport, type TransportFailure } from './http-transport.js';
-import { StdioTransport, type StopLadder } from './stdio-transport.js';
+import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
 import type { StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 
@@ -39,6 +39,8 @@ export interface ConnectionOptions {
   readonly env: Readonly<Record<string, string>>;
   /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
   readonly authProvider?: OAuthClientProvider | undefined;
+  /** stdio: told when the server's process group starts and when it is empty again. */
+  readonly tracker?: ProcessTracker | undefined;
 }
 
 export class Failure extends Error {
@@ -97,7 +99,7 @@ export class Connection {
         if (this.isClosed()) return;
         const transport = new StdioTransport(
           { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
-          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr },
+          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr, tracker: this.options.tracker },
         );
         this.transport = transport;
         await transport.start();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
-import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
+import { readSafe, sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**
  * mcp-servers.json: non-sensitive service configuration only. This is persisted, so
@@ -128,7 +128,7 @@ export class ServiceStore {
     const sweptTempFiles = await sweepTempFiles(this.file);
     let text: string;
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      text = await readSafe(this.file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { services: [], problem: null, sweptTempFiles };
       throw error;

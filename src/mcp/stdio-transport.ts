@@ -21,6 +21,15 @@ export interface StopLadder {
   readonly termGraceMs: number;
 }
 
+/** Told when a server's process group starts and when it is empty again (the daemon records running servers). */
+export interface ProcessTracker {
+  started(pid: number): void;
+  ended(pid: number): void;
+}
+
+/** After the leader exits, how long stdout may still deliver what it wrote before the close is reported. */
+const EXIT_DRAIN_MS = 200;
+
 export interface TransportFailure {
   readonly code: ErrorCode;
   readonly message: string;
@@ -54,7 +63,12 @@ export class StdioTransport implements Transport {
 
   constructor(
     private readonly launch: StdioLaunch,
-    private readonly options: { readonly maxFrameBytes: number; readonly ladder: StopLadder; readonly stderr: StderrTail },
+    private readonly options: {
+      readonly maxFrameBytes: number;
+      readonly ladder: StopLadder;
+      readonly stderr: StderrTail;
+      readonly tracker?: ProcessTracker | undefined;
+    },
   ) {}
 
   get pid(): number | undefined {
@@ -87,9 +101,13 @@ export class StdioTransport implements Transport {
           this.hasExited = true;
           this.exitDescription = signal !== null ? `killed by ${signal}` : `exit status ${String(code)}`;
           resolveExit();
+          this.onLeaderExit();
         });
       });
-      child.once('spawn', () => resolve());
+      child.once('spawn', () => {
+        if (child.pid !== undefined) this.options.tracker?.started(child.pid);
+        resolve();
+      });
       child.once('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) {
           this.hasExited = true;
@@ -178,12 +196,35 @@ export class StdioTransport implements Transport {
     if (groupAlive(pid)) {
       signalGroup(pid, 'SIGTERM');
       await waitGroupEmpty(pid, forced ? 0 : this.options.ladder.termGraceMs);
-      if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
+      if (groupAlive(pid)) {
+        signalGroup(pid, 'SIGKILL');
+        await waitGroupEmpty(pid, 1000);
+      }
     }
+    // A group that is still there (a process stuck in the kernel) stays on record for the next start.
+    if (!groupAlive(pid)) this.options.tracker?.ended(pid);
+  }
+
+  /**
+   * The leader exited on its own. Its children may hold stdout open, so the close of the
+   * pipes says nothing: the server is gone now. What it wrote just before exiting gets a
+   * moment to arrive, then the close is reported and the group swept (the stop ladder).
+   */
+  private onLeaderExit(): void {
+    if (this.stopping !== undefined) return;
+    const child = this.child;
+    const drained = new Promise<void>((resolve) => {
+      if (child === undefined || child.stdout.readableEnded || child.stdout.destroyed) resolve();
+      else child.stdout.once('close', () => resolve());
+    });
+    void raceTimeout(drained, EXIT_DRAIN_MS).then(() => {
+      this.reportClosed();
+      void this.stop(false);
+    });
   }
 
   private onFrame(frame: Buffer): void {
-    if (this.failure !== undefined) return;
+    if (this.failure !== undefined || this.closedReported) return;
     let text: string;
     try {
       text = decoder.decode(frame).trim();

@@ -5,7 +5,7 @@ import { Connection, Failure, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from './connection-state.js';
 import { StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
-import type { StopLadder } from './stdio-transport.js';
+import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
 
 export interface SupervisorOptions {
@@ -16,6 +16,11 @@ export interface SupervisorOptions {
   readonly emit: (event: EventPayload) => void;
   readonly redact: (text: string) => string;
   readonly now: () => Date;
+  /** Told when a service's server process group starts and when it is empty again (crash recovery records). */
+  readonly processes?: {
+    started(serviceId: string, name: string, pid: number): void;
+    ended(pid: number): void;
+  };
 }
 
 /** stderr kept per service, in characters. */
@@ -115,6 +120,7 @@ export class Supervisor {
       searchPath: this.options.searchPath,
       env,
       authProvider,
+      tracker: trackerFor(this.options.processes, config),
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -281,6 +287,11 @@ export class Supervisor {
     entry.state = transition(entry.state, event, this.options.now().toISOString());
     this.options.emit({ type: 'service.state', service: { id: entry.id, name: entry.name }, connection: entry.state });
   }
+}
+
+function trackerFor(processes: SupervisorOptions['processes'], config: StoredService): ProcessTracker | undefined {
+  if (processes === undefined) return undefined;
+  return { started: (pid) => processes.started(config.id, config.name, pid), ended: (pid) => processes.ended(pid) };
 }
 
 function statusOf(entry: Entry): ConnectionState['status'] {

@@ -1,9 +1,8 @@
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { WispError } from '../control/index.js';
-import { writeFileAtomic } from '../util/index.js';
+import { readSafe, writeFileAtomic } from '../util/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
 /** Install settings (see src/install): where Node/npm are looked for, the registry, a CA bundle, the time limit. */
@@ -62,9 +61,11 @@ export class ModelSettingsStore {
   async load(): Promise<string | null> {
     let text: string;
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      text = await readSafe(this.file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // Not ours (planted, shared, a symlink): the daemon refuses to start rather than use it.
+      if ((error as { code?: unknown }).code === 'UNSAFE_FILE') throw error;
       return String(error);
     }
     try {

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Task } from '../control/index.js';
 import type { ChatMessage } from '../model/index.js';
+import { checkDirectory, openSafe, readSafe } from '../util/index.js';
 
 /** One line of a session's transcript file (sessions/<id>.jsonl). Persisted: additive changes only. */
 export type TranscriptRecord =
@@ -23,8 +24,8 @@ export class TranscriptFiles {
 
   async append(sessionId: string, records: readonly TranscriptRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const handle = await fs.open(this.file(sessionId), 'a', 0o600);
+    await checkDirectory(this.dir, { create: true });
+    const handle = await openSafe(this.file(sessionId), 'append');
     try {
       await handle.writeFile(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
       await handle.sync();
@@ -42,7 +43,7 @@ export class TranscriptFiles {
     const names = await fs.readdir(this.dir).catch(() => [] as string[]);
     const out: { sessionId: string; records: TranscriptRecord[] }[] = [];
     for (const name of names.filter((n) => n.endsWith('.jsonl')).sort()) {
-      const text = await fs.readFile(path.join(this.dir, name), 'utf8');
+      const text = await readSafe(path.join(this.dir, name));
       const records: TranscriptRecord[] = [];
       for (const line of text.split('\n')) {
         if (line.trim() === '') continue;
