@@ -294,8 +294,8 @@ export class Daemon {
   private async open(): Promise<void> {
     const { paths, logger } = this.options;
     checkSocketPath(paths.socket);
-    await ensurePrivateDir(paths.dataDir, 'data dir');
-    await ensurePrivateDir(paths.runtimeDir, 'runtime dir (the socket\'s directory)');
+    await ensurePrivateDir(paths.dataDir, '--data-dir');
+    await ensurePrivateDir(paths.runtimeDir, '--runtime-dir or --socket');
     await checkOwnFiles(paths);
     this.locks.push(await InstanceLock.acquire(path.join(paths.dataDir, 'wispd.lock'), paths.socket));
     this.locks.push(await InstanceLock.acquire(`${paths.socket}.lock`, paths.socket));

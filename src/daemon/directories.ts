@@ -12,12 +12,8 @@ import { checkDirectory, checkEntries, checkEntry } from '../util/index.js';
  * mode. An existing directory is never chmod-ed (it may be shared, like /tmp or a home):
  * one that is not private is refused (UNSAFE_FILE) with how to fix it.
  */
-export async function ensurePrivateDir(dir: string, what: string): Promise<void> {
-  await checkDirectory(dir, {
-    create: true,
-    private: true,
-    fix: `the ${what} must be a directory of yours that only you can use: if it is yours and holds nothing shared, chmod 700 it; otherwise choose another one`,
-  });
+export async function ensurePrivateDir(dir: string, option: string): Promise<void> {
+  await checkDirectory(dir, { create: true, private: true, fix: `if it is yours and holds nothing shared, chmod 700 ${dir}; otherwise choose another ${option}` });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { readSafe, writeFileAtomic } from '../util/index.js';
-import { pidExists, processStartTime } from '../util/process-identity.js';
+import { groupMembers, pidExists, processStartTime, startedSince } from '../util/process-identity.js';
 
 /** One running MCP server, as recorded in the runtime dir: its process group and its leader's start time. */
 export interface ServerRecord {
@@ -72,8 +72,8 @@ export class ServerRecords {
 
   /**
    * At start, before anything else runs: stops what a crashed run left. A recorded group is
-   * signalled only if its leader still runs with the recorded start time, so a pid the
-   * kernel has given to another process is never hit. SIGTERM to the group, then SIGKILL
+   * signalled only if it is provably still ours (see identify), so a pid the kernel has
+   * given to another process is never hit. SIGTERM to the group, then SIGKILL
    * after `graceMs`. The file is removed afterwards.
    */
   static async recover(file: string, graceMs: number): Promise<RecoveredServer[]> {
@@ -87,14 +87,9 @@ export class ServerRecords {
     const records = parseRecords(text);
     const outcomes: RecoveredServer[] = [];
     for (const record of records) {
-      const base = { serviceId: record.serviceId, name: record.name, pid: record.pgid };
-      const now = await processStartTime(record.pgid);
-      if (now === undefined) outcomes.push({ ...base, outcome: pidExists(record.pgid) ? 'not_ours' : 'gone' });
-      else if (now !== record.startTime) outcomes.push({ ...base, outcome: 'not_ours' });
-      else {
-        await stopGroup(record.pgid, graceMs);
-        outcomes.push({ ...base, outcome: 'stopped' });
-      }
+      const outcome = await identify(record);
+      if (outcome === 'ours') await stopGroup(record.pgid, graceMs);
+      outcomes.push({ serviceId: record.serviceId, name: record.name, pid: record.pgid, outcome: outcome === 'ours' ? 'stopped' : outcome });
     }
     await fs.rm(file, { force: true });
     return outcomes;
@@ -122,6 +117,22 @@ function parseRecords(text: string): ServerRecord[] {
   return records;
 }
 
+/**
+ * Whether a recorded group is still ours:
+ * - its leader (even a zombie nobody reaped) has the recorded start time: ours; another one: not ours;
+ * - the leader is gone (reaped) but the group lives on (Linux, which never reuses a pid while
+ *   a group of that id exists): ours if every member started since the recorded leader, in
+ *   the same boot. Elsewhere a leaderless group cannot be listed without a shell: left alone.
+ */
+async function identify(record: ServerRecord): Promise<'ours' | 'gone' | 'not_ours'> {
+  const leader = await processStartTime(record.pgid, { zombies: true });
+  if (leader !== undefined) return leader === record.startTime ? 'ours' : 'not_ours';
+  const members = await groupMembers(record.pgid);
+  if (members === undefined) return pidExists(record.pgid) ? 'not_ours' : 'gone';
+  if (members.length === 0) return 'gone';
+  return members.every((m) => startedSince(m.startTime, record.startTime)) ? 'ours' : 'not_ours';
+}
+
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
@@ -130,28 +141,24 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-function groupAlive(pgid: number): boolean {
+/** SIGTERM to the group, then SIGKILL to whatever is left of it after `graceMs`. */
+async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+  signalGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  // No event says a group became empty (and orphans' zombies may linger unreaped): poll, briefly.
+  for (let wait = 10; Date.now() < deadline && (await stillRunning(pgid)); wait = Math.min(wait * 2, 100)) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  if (await stillRunning(pgid)) signalGroup(pgid, 'SIGKILL');
+}
+
+async function stillRunning(pgid: number): Promise<boolean> {
+  const members = await groupMembers(pgid);
+  if (members !== undefined) return members.length > 0;
   try {
     process.kill(-pgid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-/** SIGTERM to the group, then SIGKILL to whatever is left of it after `graceMs`. */
-async function stopGroup(pgid: number, graceMs: number): Promise<void> {
-  signalGroup(pgid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  // No event says a group became empty (and orphans' zombies may linger): poll, briefly.
-  for (let wait = 10; Date.now() < deadline && (await stillRunning(pgid)); wait = Math.min(wait * 2, 100)) {
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
-  if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
-}
-
-async function stillRunning(pgid: number): Promise<boolean> {
-  if (!groupAlive(pgid)) return false;
-  // Only the leader is known by pid; a zombie leader with no other member left counts as gone.
-  return (await processStartTime(pgid)) !== undefined || process.platform !== 'linux';
 }

@@ -178,7 +178,7 @@ export async function checkEntry(entry: string): Promise<void> {
   let problem: string | undefined;
   if (stat.isDirectory()) problem = directoryProblem(stat);
   else if (stat.isSocket()) problem = socketProblem(stat);
-  else problem = fileProblem(stat);
+  else problem = fileProblem(stat, { singleLink: true });
   if (problem !== undefined) throw unsafeFile(entry, problem);
 }
 
