@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -49,6 +50,7 @@ export class InstanceLock {
       }
       try {
         await fs.link(temp, file);
+        await sweepLockTemps(file);
         return new InstanceLock(file, token);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -152,5 +154,20 @@ async function breakStale(file: string, stale: Holder): Promise<void> {
     if (now !== undefined && now.token === stale.token && now.pid === stale.pid) await fs.rm(file, { force: true });
   } finally {
     await fs.rm(guard, { recursive: true, force: true });
+  }
+}
+
+/** A lock temp file older than this was left by a starter that was killed (a live one keeps it for milliseconds). */
+const LOCK_TEMP_STALE_MS = 60_000;
+
+/** With the lock held: removes the temp files (`<lock>.<24 hex>.tmp`) that killed starters left. */
+async function sweepLockTemps(file: string): Promise<void> {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(`${base}.`) || !/^[0-9a-f]{24}\.tmp$/.test(name.slice(base.length + 1))) continue;
+    const stat = await fs.lstat(path.join(dir, name)).catch(() => undefined);
+    if (stat !== undefined && Date.now() - stat.mtimeMs > LOCK_TEMP_STALE_MS) await fs.rm(path.join(dir, name), { force: true });
   }
 }

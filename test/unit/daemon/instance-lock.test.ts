@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InstanceLock } from '../../../src/daemon/instance-lock.js';
@@ -61,6 +61,21 @@ describe('InstanceLock', () => {
     const file = lockPath();
     writeFileSync(file, JSON.stringify({ pid: 1, socket: path.join(path.dirname(file), 'none.sock'), token: 'old' }), { mode: 0o600 });
     await (await InstanceLock.acquire(file, '/new.sock')).release();
+  });
+
+  it('removes the temp files that killed starters left beside the lock, and only those', async () => {
+    const file = lockPath();
+    const old = new Date(Date.now() - 3_600_000);
+    const leftover = `${file}.0123456789abcdef01234567.tmp`;
+    const other = `${file}.notes.tmp`;
+    for (const f of [leftover, other]) {
+      writeFileSync(f, '{}', { mode: 0o600 });
+      utimesSync(f, old, old);
+    }
+    const lock = await InstanceLock.acquire(file, '/new.sock');
+    expect(existsSync(leftover)).toBe(false);
+    expect(existsSync(other)).toBe(true);
+    await lock.release();
   });
 
   it('refuses a lock that is a symlink, naming it (UNSAFE_FILE), and leaves its target alone', async () => {
