@@ -131,7 +131,8 @@ export class StdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (stdin === undefined || stdin.destroyed || !stdin.writable || this.stopping !== undefined) {
+    // After the leader's exit nothing is sent, even though a child may still hold its stdin.
+    if (stdin === undefined || stdin.destroyed || !stdin.writable || this.stopping !== undefined || this.hasExited) {
       throw new WispError('SERVER_EXITED', 'the server is not running');
     }
     if (!stdin.write(`${JSON.stringify(message)}\n`)) {
