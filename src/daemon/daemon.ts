@@ -361,7 +361,7 @@ export class Daemon {
     const grace = (this.options.ladder ?? DEFAULT_LADDER).termGraceMs;
     const servers = await ServerRecords.recover(serverRecordsFile(this.options.paths), grace);
     if (servers.length === 0) return;
-    this.options.logger.warn({ servers }, 'the last run of wispd ended without stopping its MCP servers: stopped the ones still running');
+    this.options.logger.warn({ servers }, 'an earlier run of wispd did not stop these MCP servers: stopped the ones still running');
     this.events.emit({ type: 'daemon.recovered', servers });
   }
 

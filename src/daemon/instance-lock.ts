@@ -4,8 +4,7 @@ import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WispError } from '../control/index.js';
-import { openSafe, readSafe } from '../util/index.js';
-import { pidExists, processStartTime } from '../util/process-identity.js';
+import { openSafe, pidExists, processStartTime, readSafe } from '../util/index.js';
 
 interface Holder {
   readonly pid: number;

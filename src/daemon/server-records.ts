@@ -1,6 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { readSafe, writeFileAtomic } from '../util/index.js';
-import { groupMembers, pidExists, processStartTime, startedSince } from '../util/process-identity.js';
+import { groupMembers, groupRunning, pidExists, processStartTime, readSafe, startedSince, writeFileAtomic } from '../util/index.js';
 
 /** One running MCP server, as recorded in the runtime dir: its process group and its leader's start time. */
 export interface ServerRecord {
@@ -146,19 +145,9 @@ async function stopGroup(pgid: number, graceMs: number): Promise<void> {
   signalGroup(pgid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   // No event says a group became empty (and orphans' zombies may linger unreaped): poll, briefly.
-  for (let wait = 10; Date.now() < deadline && (await stillRunning(pgid)); wait = Math.min(wait * 2, 100)) {
+  for (let wait = 10; Date.now() < deadline && (await groupRunning(pgid)); wait = Math.min(wait * 2, 100)) {
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
-  if (await stillRunning(pgid)) signalGroup(pgid, 'SIGKILL');
+  if (await groupRunning(pgid)) signalGroup(pgid, 'SIGKILL');
 }
 
-async function stillRunning(pgid: number): Promise<boolean> {
-  const members = await groupMembers(pgid);
-  if (members !== undefined) return members.length > 0;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../control/index.js';
-import { LineSplitter } from '../util/index.js';
+import { LineSplitter, groupRunning } from '../util/index.js';
 import type { StderrTail } from './stderr-tail.js';
 
 export interface StdioLaunch {
@@ -197,13 +197,13 @@ export class StdioTransport implements Transport {
     if (groupAlive(pid)) {
       signalGroup(pid, 'SIGTERM');
       await waitGroupEmpty(pid, forced ? 0 : this.options.ladder.termGraceMs);
-      if (groupAlive(pid)) {
-        signalGroup(pid, 'SIGKILL');
-        await waitGroupEmpty(pid, 1000);
-      }
+      if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
     }
-    // A group that is still there (a process stuck in the kernel) stays on record for the next start.
-    if (!groupAlive(pid)) this.options.tracker?.ended(pid);
+    // A group that still runs after SIGKILL (a process stuck in the kernel) stays on record for the next start.
+    if (this.options.tracker !== undefined) {
+      await waitGroupEmpty(pid, 1000);
+      if (!(await groupRunning(pid))) this.options.tracker.ended(pid);
+    }
   }
 
   /**
@@ -290,7 +290,7 @@ function groupAlive(pid: number): boolean {
 /** No event says a process group became empty, so poll it, briefly. */
 async function waitGroupEmpty(pid: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
-  for (let wait = 5; groupAlive(pid) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
+  for (let wait = 5; groupAlive(pid) && (await groupRunning(pid)) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }

@@ -4,3 +4,4 @@ export { LineSplitter } from './line-splitter.js';
 export { sha256Hex, canonicalJson } from './digest.js';
 export { assertNever } from './assert-never.js';
 export { linkedSignal } from './linked-signal.js';
+export { processStartTime, pidExists, groupMembers, groupRunning, startedSince } from './process-identity.js';

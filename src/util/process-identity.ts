@@ -75,6 +75,22 @@ export async function groupMembers(pgid: number, platform: NodeJS.Platform = pro
 }
 
 /**
+ * Whether any process of group `pgid` still runs. On Linux zombies do not count: killed
+ * orphans stay zombies where nothing reaps them (a container whose init does not), and they
+ * hold nothing. Elsewhere: whether the group can be signalled.
+ */
+export async function groupRunning(pgid: number): Promise<boolean> {
+  const members = await groupMembers(pgid);
+  if (members !== undefined) return members.length > 0;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
  * Whether `later` (a processStartTime) is in the same boot as `earlier` and not before it.
  * Only Linux start times can be compared so; others never are.
  */

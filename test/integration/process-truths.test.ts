@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
@@ -78,7 +78,9 @@ describe('process truths', () => {
     // The record is written once the server's start time is read: wait for the file to name it.
     const records = `${first.socket}.servers.json`;
     const deadline = Date.now() + 10_000;
-    while (!readFileSync(records, { encoding: 'utf8', flag: 'a+' }).includes(`"pgid": ${leader}`) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const recorded = (): boolean => existsSync(records) && readFileSync(records, 'utf8').includes(`"pgid": ${leader}`);
+    while (!recorded() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(recorded()).toBe(true);
     first.child.kill('SIGKILL');
     await first.exited;
     expect(isRunning(leader)).toBe(true);
@@ -94,6 +96,24 @@ describe('process truths', () => {
     expect(second.output()).toContain('stopped the ones still running');
     await c2.call('daemon.shutdown');
     await second.exited;
+  });
+
+  it('records a running server\'s group and start time beside the socket, and drops the record once it stopped cleanly', async () => {
+    const daemon = await startWispd(home(), { args: ['--stop-grace-ms', '300'] });
+    const client = await daemon.connect();
+    const records = `${daemon.socket}.servers.json`;
+    await client.call('services.register', { name: 'plain', command: process.execPath, args: [hostileServer, 'echo'] });
+    const pid = pidOf(await activate(client, 'plain'));
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(records) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const recorded = JSON.parse(readFileSync(records, 'utf8')) as { servers: { name: string; pgid: number; startTime: string }[] };
+    expect(recorded.servers).toEqual([{ serviceId: expect.any(String), name: 'plain', pgid: pid, startTime: expect.stringMatching(/\S/) }]);
+    expect(statSync(records).mode & 0o777).toBe(0o600);
+    await client.call('services.disable', { name: 'plain' });
+    while (existsSync(records) && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(records)).toBe(false);
+    await client.call('daemon.shutdown');
+    await daemon.exited;
   });
 
   it('never signals a recorded pid that now belongs to another process', async () => {
