@@ -158,12 +158,35 @@ export async function checkDirectory(dir: string, options: DirectoryOptions = {}
     throw error;
   }
   const problem = directoryProblem(stat, { private: options.private === true });
+  if (problem === undefined && options.private === true) await checkAncestors(dir);
   if (problem !== undefined) {
     const realDirectory = stat.isDirectory() && !stat.isSymbolicLink();
     const fix = realDirectory ? (options.fix ?? `if it is yours, make it private: chmod 700 ${dir}`) : 'remove it or choose another directory';
     throw unsafeFile(dir, problem, fix);
   }
   return created ? 'created' : 'existing';
+}
+
+/**
+ * The directories above a private one: if another user could rename or replace a path
+ * component, the checks on the directory itself would mean nothing. Each ancestor must be
+ * owned by this user or by root, and not writable by others unless sticky (like /tmp,
+ * where only an entry's owner may rename it). Symlinked ancestors (/tmp on macOS) are
+ * followed: it is the directory they lead to that must hold.
+ */
+async function checkAncestors(dir: string): Promise<void> {
+  const uid = currentUid();
+  if (uid === undefined) return;
+  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
+    const stat = await fs.stat(parent);
+    if (stat.uid !== uid && stat.uid !== 0) {
+      throw unsafeFile(dir, `its parent ${parent} belongs to uid ${stat.uid}, who could replace it`, 'choose a directory under one of your own or a system directory');
+    }
+    if ((stat.mode & 0o002) !== 0 && (stat.mode & 0o1000) === 0) {
+      throw unsafeFile(dir, `its parent ${parent} is writable by everyone and not sticky (mode ${octal(stat.mode)}), so anyone could replace it`, 'choose another directory');
+    }
+    if (path.dirname(parent) === parent) return;
+  }
 }
 
 /** Checks an entry of ours if it exists (a file, a directory or our socket), without opening it. */

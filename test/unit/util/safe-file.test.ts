@@ -67,6 +67,16 @@ describe('safe files', () => {
     expect(statSync(path.join(d, 'open')).mode & 0o777).toBe(0o755);
     // Not private but not writable by others: fine where privacy is not asked for.
     expect(await checkDirectory(path.join(d, 'open'))).toBe('existing');
+    // Inside a directory anyone may rename entries of (world-writable, not sticky): refused.
+    mkdirSync(path.join(d, 'anyone'));
+    chmodSync(path.join(d, 'anyone'), 0o777);
+    await expect(checkDirectory(path.join(d, 'anyone', 'data'), { create: true, private: true })).rejects.toMatchObject({
+      code: 'UNSAFE_FILE',
+      message: expect.stringContaining(`its parent ${path.join(d, 'anyone')} is writable by everyone and not sticky (mode 0777)`),
+    });
+    // Sticky (like /tmp): fine.
+    chmodSync(path.join(d, 'anyone'), 0o1777);
+    expect(await checkDirectory(path.join(d, 'anyone', 'data'), { create: true, private: true })).toBe('existing');
     symlinkSync(path.join(d, 'open'), path.join(d, 'link'));
     await expect(checkDirectory(path.join(d, 'link'))).rejects.toMatchObject({ code: 'UNSAFE_FILE', message: expect.stringContaining('it is a symlink') });
   });
