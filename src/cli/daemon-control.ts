@@ -122,7 +122,7 @@ async function isRunning(pid: number): Promise<boolean> {
 }
 
 /**
- * The log is opened like every file of the daemon's (src/util/safe-file.ts, which wispctl
+ * The log is opened like every file of the daemon's (src/control/safe-file.ts, which wispctl
  * does not load): never through a symlink, and only if it is this user's own regular file
  * that group and others cannot write.
  */

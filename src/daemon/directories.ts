@@ -1,9 +1,8 @@
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
-import { WispError } from '../control/index.js';
+import { WispError, checkDirectory, checkEntries, checkEntry } from '../control/index.js';
 import path from 'node:path';
 import type { WispPaths } from '../control/index.js';
-import { checkDirectory, checkEntries, checkEntry } from '../util/index.js';
 
 /**
  * Creates `dir` (and parents) 0700, or checks the one that is there: a real directory (not
@@ -22,7 +21,7 @@ export async function ensurePrivateDir(dir: string, option: string): Promise<voi
  * naming it). The data dir is all ours, so everything directly in it and in its record
  * folders is checked; in the runtime dir (which may be shared with other things) only our
  * own entries. Config sources are checked as they are read. Files are checked again
- * whenever they are opened (util/safe-file.ts).
+ * whenever they are opened (control/safe-file.ts).
  */
 export async function checkOwnFiles(paths: WispPaths): Promise<void> {
   await checkEntries(paths.dataDir);

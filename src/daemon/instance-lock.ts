@@ -3,8 +3,8 @@ import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { WispError } from '../control/index.js';
-import { openSafe, pidExists, processStartTime, readSafe } from '../util/index.js';
+import { WispError, openSafe, readSafe } from '../control/index.js';
+import { pidExists, processStartTime } from '../util/index.js';
 
 interface Holder {
   readonly pid: number;

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { WispError } from '../control/index.js';
-import { checkDirectory, writeSafe } from '../util/index.js';
+import { WispError, checkDirectory, writeSafe } from '../control/index.js';
 import type { Runtime } from './runtime.js';
 
 /** Where npm may keep things: never the user's own config, cache or home. */

@@ -2,8 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
-import { readSafe, sweepTempFiles, writeFileAtomic } from '../util/index.js';
+import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN, readSafe } from '../control/index.js';
+import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**
  * mcp-servers.json: non-sensitive service configuration only. This is persisted, so

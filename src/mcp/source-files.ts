@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { WispError } from '../control/index.js';
-import { checkDirectory, openSafe, writeFileAtomic } from '../util/index.js';
+import { WispError, checkDirectory, openSafe } from '../control/index.js';
+import { writeFileAtomic } from '../util/index.js';
 import type { SourceFile } from './config-sources.js';
 
 /** A config file bigger than this is not read. */

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { WispError } from '../control/index.js';
-import { readSafe, writeFileAtomic } from '../util/index.js';
+import { WispError, readSafe } from '../control/index.js';
+import { writeFileAtomic } from '../util/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
 /** Install settings (see src/install): where Node/npm are looked for, the registry, a CA bundle, the time limit. */

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Task } from '../control/index.js';
 import type { ChatMessage } from '../model/index.js';
-import { checkDirectory, openSafe, readSafe } from '../util/index.js';
+import { checkDirectory, openSafe, readSafe } from '../control/index.js';
 
 /** One line of a session's transcript file (sessions/<id>.jsonl). Persisted: additive changes only. */
 export type TranscriptRecord =

@@ -1,5 +1,4 @@
 export { writeFileAtomic, fsyncDirectory, sweepTempFiles, sweepTempFilesIn } from './atomic-file.js';
-export { openSafe, readSafe, writeSafe, appendSafe, checkDirectory, checkEntry, checkEntries, fileProblem, directoryProblem, unsafeFile, type OpenMode } from './safe-file.js';
 export { LineSplitter } from './line-splitter.js';
 export { sha256Hex, canonicalJson } from './digest.js';
 export { assertNever } from './assert-never.js';

@@ -1,9 +1,7 @@
 import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-// The error vocabulary (errors.ts is pure: no imports, no I/O), so that a refusal crosses the
-// socket and the exit status as UNSAFE_FILE wherever it is raised.
-import { WispError } from '../control/errors.js';
+import { WispError } from './errors.js';
 
 /**
  * Only our own files are trusted. Every file and directory the daemon reads, writes or
