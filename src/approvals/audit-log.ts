@@ -1,5 +1,5 @@
-import { promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { openSafe } from '../control/index.js';
 
 /**
  * An append-only JSONL record of every approval decision and every call: who, what, the
@@ -20,7 +20,7 @@ export class AuditLog {
     const line = `${JSON.stringify(record)}\n`;
     this.queue = this.queue
       .then(async () => {
-        this.handle ??= fs.open(this.file, 'a', 0o600);
+        this.handle ??= openSafe(this.file, 'append');
         await (await this.handle).write(line);
       })
       .catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { promises as fs, openSync, closeSync } from 'node:fs';
+import { constants, promises as fs, openSync, closeSync, fstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { WispClient, type WispPaths } from '../control/client.js';
 import { WispError, type DaemonStatus } from '../control/protocol.js';
@@ -41,12 +41,14 @@ export async function startDaemon(paths: WispPaths, flags: readonly string[]): P
   if (running !== null) return { alreadyRunning: true, pid: running.pid, socket: running.paths.socket, logFile: null };
 
   await fs.mkdir(paths.dataDir, { recursive: true, mode: 0o700 });
+  const dirProblem = ownProblem(await fs.lstat(paths.dataDir), 'directory');
+  if (dirProblem !== undefined) throw unsafe(paths.dataDir, dirProblem, `if it is yours, make it private: chmod 700 ${paths.dataDir}`);
   const logFile = path.join(paths.dataDir, 'wispd.log');
   // Kept from growing without end: at each start, a log over the limit becomes wispd.log.1
   // (replacing the previous one). Under systemd or launchd their own log handling applies.
-  const previous = await fs.stat(logFile).catch(() => undefined);
-  if (previous !== undefined && previous.size > MAX_LOG_BYTES) await fs.rename(logFile, `${logFile}.1`);
-  const logFd = openSync(logFile, 'a', 0o600);
+  const previous = await fs.lstat(logFile).catch(() => undefined);
+  if (previous?.isFile() === true && previous.size > MAX_LOG_BYTES) await fs.rename(logFile, `${logFile}.1`);
+  const logFd = openLog(logFile);
   const logStart = (await fs.stat(logFile)).size;
   const child = spawn(process.execPath, [wispdPath(), ...flags, '--no-log-pretty', '--ready-fd', '3'], {
     detached: true,
@@ -117,4 +119,43 @@ async function isRunning(pid: number): Promise<boolean> {
   const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
   return state !== 'Z' && state !== 'X' && stat !== '';
+}
+
+/**
+ * The log is opened like every file of the daemon's (src/control/safe-file.ts, which wispctl
+ * does not load): never through a symlink, and only if it is this user's own regular file
+ * that group and others cannot write.
+ */
+function openLog(file: string): number {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'EMLINK') throw unsafe(file, 'it is a symlink');
+    if (code === 'ENXIO') throw unsafe(file, 'it is not a regular file');
+    throw error;
+  }
+  const problem = ownProblem(fstatSync(fd), 'file');
+  if (problem !== undefined) {
+    closeSync(fd);
+    throw unsafe(file, problem);
+  }
+  return fd;
+}
+
+function ownProblem(stat: Stats, kind: 'file' | 'directory'): string | undefined {
+  if (stat.isSymbolicLink()) return 'it is a symlink';
+  if (kind === 'file' ? !stat.isFile() : !stat.isDirectory()) return `it is not a ${kind === 'file' ? 'regular file' : 'directory'}`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return `it belongs to uid ${stat.uid}, not to this user (uid ${uid})`;
+  const mode = `0${(stat.mode & 0o777).toString(8)}`;
+  if (kind === 'directory' && (stat.mode & 0o077) !== 0) return `it is open to group or others (mode ${mode}); it must be private (0700)`;
+  if ((stat.mode & 0o022) !== 0) return `it is writable by group or others (mode ${mode})`;
+  if (kind === 'file' && stat.nlink > 1) return `it has ${stat.nlink} hard links (another name points at the same file)`;
+  return undefined;
+}
+
+function unsafe(file: string, problem: string, fix = 'fix or remove it, then try again'): WispError {
+  return new WispError('UNSAFE_FILE', `unsafe ${file}: ${problem}; nothing was read from it or written to it (${fix})`, { path: file, problem });
 }

@@ -825,6 +825,8 @@ function describeEvent(event: WispEvent): string {
       return `${head}  ${showArg(event.file)}: ${clean(event.problem)}${event.movedTo !== null ? ` (now at ${showArg(event.movedTo)})` : ''}`;
     case 'daemon.stopping':
       return head;
+    case 'daemon.recovered':
+      return `${head}  ${event.servers.map((s) => `${s.name} pid ${s.pid} ${s.outcome}`).join(', ')}`;
   }
 }
 

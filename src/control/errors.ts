@@ -95,7 +95,7 @@ export const ERROR_CATALOG = {
   UNSAFE_DIRECTORY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description: 'Startup: the socket directory belongs to another user or cannot be made private (0700).',
+    description: 'Startup: something that is not a socket is in the way of the socket path. (A directory that is not private is UNSAFE_FILE.)',
   },
   UNSAFE_FILE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

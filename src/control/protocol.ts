@@ -970,6 +970,16 @@ export const events = {
     },
   ),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
+  'daemon.recovered': event('daemon.recovered', 'At start: the MCP servers a crashed run left running (recorded in the runtime dir) were stopped. A recorded pid that now belongs to another process (its start time differs) is left alone.', {
+    servers: Type.Array(
+      Type.Object({
+        serviceId: Type.String(),
+        name: Type.String(),
+        pid: Type.Integer({ description: 'The server\'s leader, which was also its process group.' }),
+        outcome: Type.Union([Type.Literal('stopped'), Type.Literal('gone'), Type.Literal('not_ours')]),
+      }),
+    ),
+  }),
 } as const;
 
 export type EventType = keyof typeof events;

@@ -54,9 +54,11 @@ import { KeychainSecretStore, MemorySecretStore, Secrets, launchBinding, type Re
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { randomBytes } from 'node:crypto';
-import { clearStaleSocket, ensurePrivateDir } from './directories.js';
+import { sweepTempFilesIn } from '../util/index.js';
+import { checkOwnFiles, clearStaleSocket, ensurePrivateDir, serverRecordsFile } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
 import type { StorageProblem } from '../util/index.js';
+import { ServerRecords } from './server-records.js';
 
 export interface DaemonOptions {
   readonly paths: WispPaths;
@@ -112,6 +114,7 @@ export class Daemon {
   private modelKey: string | undefined;
   private readonly server: RpcServer;
   private readonly locks: InstanceLock[] = [];
+  private readonly serverRecords: ServerRecords;
   private loadProblem: LoadProblem | null = null;
   /** Built once: the document is a few hundred KB and never changes while we run. */
   private discovery: ReturnType<typeof openRpcDocument> | undefined;
@@ -125,7 +128,11 @@ export class Daemon {
     this.startedAt = now();
     this.events = new RedactedEventHub(LIMITS.eventHistory, now, options.redactor);
     this.store = new ServiceStore(options.paths.dataDir, now);
+    this.serverRecords = new ServerRecords(serverRecordsFile(options.paths), (error) =>
+      options.logger.error({ err: String(error) }, 'could not update the record of running MCP servers'),
+    );
     this.supervisor = new Supervisor({
+      processes: this.serverRecords,
       version: options.version,
       ladder: options.ladder ?? DEFAULT_LADDER,
       searchPath: options.searchPath ?? process.env.PATH,
@@ -299,11 +306,16 @@ export class Daemon {
   private async open(): Promise<void> {
     const { paths, logger } = this.options;
     checkSocketPath(paths.socket);
-    await ensurePrivateDir(paths.dataDir);
-    await ensurePrivateDir(paths.runtimeDir);
+    await ensurePrivateDir(paths.dataDir, '--data-dir');
+    await ensurePrivateDir(paths.runtimeDir, '--runtime-dir or --socket');
+    await checkOwnFiles(paths);
     this.locks.push(await InstanceLock.acquire(path.join(paths.dataDir, 'wispd.lock'), paths.socket));
     this.locks.push(await InstanceLock.acquire(`${paths.socket}.lock`, paths.socket));
     await clearStaleSocket(paths.socket);
+    await this.recoverServers();
+    // Temp files of atomic writes a crash left behind (settings, sources, registry, install records).
+    const swept = [...(await sweepTempFilesIn(paths.dataDir)), ...(await sweepTempFilesIn(path.join(paths.dataDir, 'mcp-installs')))];
+    if (swept.length > 0) logger.info({ files: swept }, 'removed temp files left by an interrupted write');
 
     const loaded = await this.store.load();
     if (loaded.sweptTempFiles.length > 0) logger.info({ files: loaded.sweptTempFiles }, 'removed temp files left by an interrupted write');
@@ -323,6 +335,7 @@ export class Daemon {
       const report = await this.sourceSync.sync();
       if (report.problems.length > 0 || report.skipped.length > 0) logger.warn({ problems: report.problems, skipped: report.skipped.length }, 'some config source entries were not used (wispctl mcp sources)');
     } catch (error) {
+      if (error instanceof WispError && error.code === 'UNSAFE_FILE') throw error;
       logger.error({ err: String(error) }, 'the config sources could not be synced');
     }
     const settingsProblem = await this.modelSettings.load();
@@ -355,6 +368,7 @@ export class Daemon {
     await this.sessions.stopAll();
     await this.installer.stopAll();
     await this.supervisor.stopAll();
+    await this.serverRecords.flush();
     await this.registry.flush();
     await this.audit.close();
     await this.server.closeConnections(grace);
@@ -362,6 +376,15 @@ export class Daemon {
     await this.releaseLocks();
     this.options.logger.info({}, 'wispd stopped');
     this.resolveStopped();
+  }
+
+  /** After a crash: the MCP servers the last run left behind are stopped (never a pid reused since), and said so. */
+  private async recoverServers(): Promise<void> {
+    const grace = (this.options.ladder ?? DEFAULT_LADDER).termGraceMs;
+    const servers = await ServerRecords.recover(serverRecordsFile(this.options.paths), grace);
+    if (servers.length === 0) return;
+    this.options.logger.warn({ servers }, 'an earlier run of wispd did not stop these MCP servers: stopped the ones still running');
+    this.events.emit({ type: 'daemon.recovered', servers });
   }
 
   private async releaseLocks(): Promise<void> {

@@ -1,23 +1,37 @@
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
-import { WispError } from '../control/index.js';
+import { WispError, checkDirectory, checkEntries, checkEntry } from '../control/index.js';
+import path from 'node:path';
+import type { WispPaths } from '../control/index.js';
 
 /**
- * Creates `dir` (and parents) and makes sure it is a real directory owned by this user
- * with mode 0700. A private directory is what shuts other users out of the socket: Node
- * cannot create a socket with a mode, so this avoids a chmod race.
+ * Creates `dir` (and parents) 0700, or checks the one that is there: a real directory (not
+ * a symlink) owned by this user that nobody else can enter. A private directory is what
+ * shuts other users out of the socket and the data: Node cannot create a socket with a
+ * mode. An existing directory is never chmod-ed (it may be shared, like /tmp or a home):
+ * one that is not private is refused (UNSAFE_FILE) with how to fix it.
  */
-export async function ensurePrivateDir(dir: string): Promise<void> {
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  const stat = await fs.lstat(dir);
-  if (!stat.isDirectory()) {
-    throw new WispError('UNSAFE_DIRECTORY', `${dir} is not a directory (a symlink or file is in the way)`, { path: dir });
-  }
-  const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) {
-    throw new WispError('UNSAFE_DIRECTORY', `${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid})`, { path: dir });
-  }
-  if ((stat.mode & 0o777) !== 0o700) await fs.chmod(dir, 0o700);
+export async function ensurePrivateDir(dir: string, option: string): Promise<void> {
+  await checkDirectory(dir, { create: true, private: true, fix: `if it is yours and holds nothing shared, chmod 700 ${dir}; otherwise choose another ${option}` });
+}
+
+/**
+ * At start: every file and directory the daemon will read, write or append to is its
+ * user's own, not writable by group or others, and not a symlink (UNSAFE_FILE otherwise,
+ * naming it). The data dir is all ours, so everything directly in it and in its record
+ * folders is checked; in the runtime dir (which may be shared with other things) only our
+ * own entries. Config sources are checked as they are read. Files are checked again
+ * whenever they are opened (control/safe-file.ts).
+ */
+export async function checkOwnFiles(paths: WispPaths): Promise<void> {
+  await checkEntries(paths.dataDir);
+  for (const folder of ['sessions', 'mcp-installs', 'npm-sandbox']) await checkEntries(path.join(paths.dataDir, folder));
+  for (const entry of [paths.socket, `${paths.socket}.lock`, serverRecordsFile(paths)]) await checkEntry(entry);
+}
+
+/** Where the running MCP servers are recorded for crash recovery: beside the socket. */
+export function serverRecordsFile(paths: WispPaths): string {
+  return `${paths.socket}.servers.json`;
 }
 
 /**

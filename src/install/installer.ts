@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { InstallAttempt, WispError } from '../control/index.js';
+import { InstallAttempt, WispError, checkDirectory, readSafe } from '../control/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { commonFlags, defaultRegistry, npmEnvironment, prepareSandbox, runNpm, type NpmSandbox } from './npm-runner.js';
@@ -234,13 +234,13 @@ export class Installer {
 
     try {
       await step('prepare', async () => {
-        await fs.mkdir(plan.directory, { recursive: true, mode: 0o700 });
+        await checkDirectory(plan.directory, { create: true });
         const manifest = { name: `wisp-install-${plan.digest.slice(0, 12)}`, version: '0.0.0', private: true, dependencies: { [plan.package]: plan.version } };
         await writeFileAtomic(path.join(plan.directory, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
       });
       await step('lock', () => npm('lock', ['install', '--package-lock-only']));
       await step('verify', async () => {
-        const lock: unknown = JSON.parse(await fs.readFile(path.join(plan.directory, 'package-lock.json'), 'utf8'));
+        const lock: unknown = JSON.parse(await readSafe(path.join(plan.directory, 'package-lock.json')));
         const problems = verifyLockfile(lock, { name: plan.package, version: plan.version }, plan.registry);
         const packages = lockPackages(lock);
         await update({ lockedPackages: packages.length, installScripts: packages.filter((p) => p.hasInstallScript).map((p) => p.path) });
@@ -290,7 +290,7 @@ export class Installer {
   }
 
   private async save(record: AttemptRecord): Promise<void> {
-    await fs.mkdir(this.options.installsDir, { recursive: true, mode: 0o700 });
+    await checkDirectory(this.options.installsDir, { create: true });
     await writeFileAtomic(this.recordFile(record.digest), `${JSON.stringify(record, null, 2)}\n`);
   }
 
@@ -298,7 +298,7 @@ export class Installer {
     if (!/^[0-9a-f]{32}$/.test(digest)) return undefined;
     let text: string;
     try {
-      text = await fs.readFile(this.recordFile(digest), 'utf8');
+      text = await readSafe(this.recordFile(digest));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

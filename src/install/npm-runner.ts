@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { WispError } from '../control/index.js';
+import { WispError, checkDirectory, writeSafe } from '../control/index.js';
 import type { Runtime } from './runtime.js';
 
 /** Where npm may keep things: never the user's own config, cache or home. */
@@ -17,10 +16,10 @@ export interface NpmSandbox {
 
 export async function prepareSandbox(root: string, caFile: string | null): Promise<NpmSandbox> {
   const sandbox = { userConfig: path.join(root, 'user-npmrc'), globalConfig: path.join(root, 'global-npmrc'), cache: path.join(root, 'cache'), home: path.join(root, 'home'), caFile };
-  await fs.mkdir(sandbox.cache, { recursive: true, mode: 0o700 });
-  await fs.mkdir(sandbox.home, { recursive: true, mode: 0o700 });
-  await fs.writeFile(sandbox.userConfig, '', { mode: 0o600 });
-  await fs.writeFile(sandbox.globalConfig, '', { mode: 0o600 });
+  await checkDirectory(sandbox.cache, { create: true });
+  await checkDirectory(sandbox.home, { create: true });
+  await writeSafe(sandbox.userConfig, '');
+  await writeSafe(sandbox.globalConfig, '');
   return sandbox;
 }
 

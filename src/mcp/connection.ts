@@ -10,7 +10,7 @@ import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpTransport, type TransportFailure } from './http-transport.js';
-import { StdioTransport, type StopLadder } from './stdio-transport.js';
+import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 
@@ -46,6 +46,8 @@ export interface ConnectionOptions {
   readonly authProvider?: OAuthClientProvider | undefined;
   /** Known secret values out of what a server says (error messages, stdout excerpts). */
   readonly redact: Redact;
+  /** stdio: told when the server's process group starts and when it is empty again. */
+  readonly tracker?: ProcessTracker | undefined;
 }
 
 /** A server's own error message is kept to this many characters (after redaction). */
@@ -130,7 +132,7 @@ export class Connection {
         if (this.isClosed()) return;
         const transport = new StdioTransport(
           { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
-          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr, redact: this.options.redact },
+          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr, redact: this.options.redact, tracker: this.options.tracker },
         );
         this.transport = transport;
         await transport.start();

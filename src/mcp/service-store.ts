@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
+import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN, readSafe } from '../control/index.js';
 import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**
@@ -133,7 +133,7 @@ export class ServiceStore {
     const sweptTempFiles = await sweepTempFiles(this.file);
     let text: string;
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      text = await readSafe(this.file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { services: [], problem: null, sweptTempFiles };
       throw error;

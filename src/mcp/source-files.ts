@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { WispError } from '../control/index.js';
+import { WispError, checkDirectory, openSafe } from '../control/index.js';
 import { moveAside, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import type { SourceFile } from './config-sources.js';
 
@@ -15,9 +15,11 @@ export const PROJECT_FILE = '.mcp.json';
 async function readJson(file: string): Promise<SourceFile['content'] | undefined> {
   let handle;
   try {
-    handle = await fs.open(file, 'r');
+    handle = await openSafe(file, 'read');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // Not the user's own file (planted, shared, a symlink): refused, never read.
+    if (error instanceof WispError) throw error;
     return { error: `cannot be read: ${(error as Error).message}` };
   }
   try {
@@ -42,6 +44,7 @@ async function readJson(file: string): Promise<SourceFile['content'] | undefined
  */
 export async function readSourceFiles(configDir: string, projects: readonly string[]): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
+  await checkDirectory(configDir);
   const globalFile = path.join(configDir, GLOBAL_SETTINGS);
   const global = await readJson(globalFile);
   let enabled: string[] = [];
@@ -53,7 +56,7 @@ export async function readSourceFiles(configDir: string, projects: readonly stri
     }
   }
   const pluginsDir = path.join(configDir, 'plugins');
-  const folders = await fs.readdir(pluginsDir).catch(() => [] as string[]);
+  const folders = (await checkDirectory(pluginsDir)) === 'absent' ? [] : await fs.readdir(pluginsDir).catch(() => [] as string[]);
   const plugins: SourceFile[] = [];
   for (const folder of folders.sort()) {
     const file = path.join(pluginsDir, folder, PLUGIN_MANIFEST);

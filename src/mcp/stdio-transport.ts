@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../control/index.js';
-import { LineSplitter } from '../util/index.js';
+import { LineSplitter, groupRunning } from '../util/index.js';
 import type { StderrTail } from './stderr-tail.js';
 
 export interface StdioLaunch {
@@ -20,6 +20,15 @@ export interface StopLadder {
   /** After SIGTERM, how long to wait before SIGKILL. */
   readonly termGraceMs: number;
 }
+
+/** Told when a server's process group starts and when it is empty again (the daemon records running servers). */
+export interface ProcessTracker {
+  started(pid: number): void;
+  ended(pid: number): void;
+}
+
+/** After the leader exits, how long stdout may still deliver what it wrote before the close is reported. */
+const EXIT_DRAIN_MS = 200;
 
 export interface TransportFailure {
   readonly code: ErrorCode;
@@ -60,6 +69,7 @@ export class StdioTransport implements Transport {
       readonly stderr: StderrTail;
       /** Known secret values out of the excerpt of a bad line (redacted before it is cut). */
       readonly redact?: ((text: string) => string) | undefined;
+      readonly tracker?: ProcessTracker | undefined;
     },
   ) {}
 
@@ -93,9 +103,13 @@ export class StdioTransport implements Transport {
           this.hasExited = true;
           this.exitDescription = signal !== null ? `killed by ${signal}` : `exit status ${String(code)}`;
           resolveExit();
+          this.onLeaderExit();
         });
       });
-      child.once('spawn', () => resolve());
+      child.once('spawn', () => {
+        if (child.pid !== undefined) this.options.tracker?.started(child.pid);
+        resolve();
+      });
       child.once('error', (error: NodeJS.ErrnoException) => {
         if (child.pid === undefined) {
           this.hasExited = true;
@@ -119,7 +133,8 @@ export class StdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (stdin === undefined || stdin.destroyed || !stdin.writable || this.stopping !== undefined) {
+    // After the leader's exit nothing is sent, even though a child may still hold its stdin.
+    if (stdin === undefined || stdin.destroyed || !stdin.writable || this.stopping !== undefined || this.hasExited) {
       throw new WispError('SERVER_EXITED', 'the server is not running');
     }
     if (!stdin.write(`${JSON.stringify(message)}\n`)) {
@@ -186,10 +201,33 @@ export class StdioTransport implements Transport {
       await waitGroupEmpty(pid, forced ? 0 : this.options.ladder.termGraceMs);
       if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
     }
+    // A group that still runs after SIGKILL (a process stuck in the kernel) stays on record for the next start.
+    if (this.options.tracker !== undefined) {
+      await waitGroupEmpty(pid, 1000);
+      if (!(await groupRunning(pid))) this.options.tracker.ended(pid);
+    }
+  }
+
+  /**
+   * The leader exited on its own. Its children may hold stdout open, so the close of the
+   * pipes says nothing: the server is gone now. What it wrote just before exiting gets a
+   * moment to arrive, then the close is reported and the group swept (the stop ladder).
+   */
+  private onLeaderExit(): void {
+    if (this.stopping !== undefined) return;
+    const child = this.child;
+    const drained = new Promise<void>((resolve) => {
+      if (child === undefined || child.stdout.readableEnded || child.stdout.destroyed) resolve();
+      else child.stdout.once('close', () => resolve());
+    });
+    void raceTimeout(drained, EXIT_DRAIN_MS).then(() => {
+      this.reportClosed();
+      void this.stop(false);
+    });
   }
 
   private onFrame(frame: Buffer): void {
-    if (this.failure !== undefined) return;
+    if (this.failure !== undefined || this.closedReported) return;
     let text: string;
     try {
       text = decoder.decode(frame).trim();
@@ -255,7 +293,7 @@ function groupAlive(pid: number): boolean {
 /** No event says a process group became empty, so poll it, briefly. */
 async function waitGroupEmpty(pid: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
-  for (let wait = 5; groupAlive(pid) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
+  for (let wait = 5; groupAlive(pid) && (await groupRunning(pid)) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }

@@ -5,7 +5,7 @@ import { Connection, Failure, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from './connection-state.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
-import type { StopLadder } from './stdio-transport.js';
+import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
 
 export interface SupervisorOptions {
@@ -22,6 +22,11 @@ export interface SupervisorOptions {
    * calls are cancelled and its connection closed, so what uses it can end first.
    */
   readonly onStop?: (serviceId: string, reason: string) => void;
+  /** Told when a service's server process group starts and when it is empty again (crash recovery records). */
+  readonly processes?: {
+    started(serviceId: string, name: string, pid: number): void;
+    ended(pid: number): void;
+  };
 }
 
 /** stderr kept per service, in characters. */
@@ -122,6 +127,7 @@ export class Supervisor {
       env,
       authProvider,
       redact: this.options.redact,
+      tracker: trackerFor(this.options.processes, config),
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -311,6 +317,11 @@ export class Supervisor {
     entry.state = transition(entry.state, event, this.options.now().toISOString());
     this.options.emit({ type: 'service.state', service: { id: entry.id, name: entry.name }, connection: entry.state });
   }
+}
+
+function trackerFor(processes: SupervisorOptions['processes'], config: StoredService): ProcessTracker | undefined {
+  if (processes === undefined) return undefined;
+  return { started: (pid) => processes.started(config.id, config.name, pid), ended: (pid) => processes.ended(pid) };
 }
 
 function statusOf(entry: Entry): ConnectionState['status'] {

@@ -1,8 +1,7 @@
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { WispError } from '../control/index.js';
+import { WispError, readSafe } from '../control/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
@@ -65,9 +64,11 @@ export class ModelSettingsStore {
   async load(now: Date = new Date()): Promise<StorageProblem | null> {
     let text: string;
     try {
-      text = await fs.readFile(this.file, 'utf8');
+      text = await readSafe(this.file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // Not ours (planted, shared, a symlink): the daemon refuses to start rather than use it.
+      if ((error as { code?: unknown }).code === 'UNSAFE_FILE') throw error;
       return { file: this.file, problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}): model defaults apply`, movedTo: null };
     }
     let problem: string;

@@ -5,6 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { Task } from '../control/index.js';
 import type { ChatMessage } from '../model/index.js';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
+import { checkDirectory, openSafe, readSafe } from '../control/index.js';
 
 /** One line of a session's transcript file (sessions/<id>.jsonl). Persisted: additive changes only. */
 export type TranscriptRecord =
@@ -53,8 +54,8 @@ export class TranscriptFiles {
 
   async append(sessionId: string, records: readonly TranscriptRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const handle = await fs.open(this.file(sessionId), 'a', 0o600);
+    await checkDirectory(this.dir, { create: true });
+    const handle = await openSafe(this.file(sessionId), 'append');
     try {
       await handle.writeFile(records.map((r) => `${JSON.stringify(this.redact(r))}\n`).join(''));
       await handle.sync();
@@ -79,8 +80,10 @@ export class TranscriptFiles {
       const file = path.join(this.dir, name);
       let text: string;
       try {
-        text = await fs.readFile(file, 'utf8');
+        text = await readSafe(file);
       } catch (error) {
+        // Not ours (planted, shared, a symlink): never read, and the caller is told.
+        if ((error as { code?: unknown }).code === 'UNSAFE_FILE') throw error;
         problems.push({ file, problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): the session is not loaded`, movedTo: null });
         continue;
       }

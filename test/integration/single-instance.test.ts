@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonEnv, perTestHomes, runWispdExpectingExit, startWispd, wispdBin } from '../helpers/wispd.js';
@@ -50,10 +50,33 @@ describe('one daemon per data dir and socket', () => {
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
   });
 
-  it('tightens an existing runtime dir that is too open', async () => {
+  it('refuses an existing runtime dir that others can enter, and leaves its mode alone', async () => {
     const root = home();
     const runtime = path.join(root, 'rt');
-    mkdirSync(runtime, { mode: 0o755 });
+    mkdirSync(runtime);
+    chmodSync(runtime, 0o755);
+    const result = await runWispdExpectingExit(home(), ['--runtime-dir', runtime]);
+    expect(result.code).toBe(7);
+    expect(result.output).toContain(`unsafe ${runtime}: it is open to group or others (mode 0755); it must be private (0700)`);
+    expect(result.output).toContain(`chmod 700 ${runtime}`);
+    expect(statSync(runtime).mode & 0o777).toBe(0o755);
+    expect(readdirSync(runtime)).toEqual([]);
+  });
+
+  it('refuses --socket in an existing directory that is open to others, and leaves its mode alone', async () => {
+    const root = home();
+    const shared = path.join(root, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    const result = await runWispdExpectingExit(home(), ['--socket', path.join(shared, 'w.sock')]);
+    expect(result.code).toBe(7);
+    expect(result.output).toContain(`unsafe ${shared}: it is open to group or others (mode 0777)`);
+    expect(statSync(shared).mode & 0o777).toBe(0o777);
+    expect(readdirSync(shared)).toEqual([]);
+  });
+
+  it('creates a runtime dir that does not exist yet, 0700', async () => {
+    const runtime = path.join(home(), 'new', 'rt');
     const daemon = await startWispd(home(), { args: ['--runtime-dir', runtime] });
     expect(daemon.socket).toBe(path.join(runtime, 'wispd.sock'));
     expect(statSync(runtime).mode & 0o777).toBe(0o700);

@@ -45,6 +45,8 @@ async function activate(name: string): Promise<Service> {
 const entry = (view: Sources, name: string) => view.report?.entries.find((e) => e.name === name);
 
 beforeAll(async () => {
+  // The data dir must be private (0700) if it exists before the first start.
+  mkdirSync(data, { mode: 0o700 });
   globalFile({
     'with-secret': stdio(['--tools', '1'], { env: { API_TOKEN: '${FILE_TOKEN}', UNSET_ONE: '${NOT_SET_ANYWHERE}' } }),
     shared: stdio(['--tools', '1']),

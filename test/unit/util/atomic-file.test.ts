@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sweepTempFiles, writeFileAtomic } from '../../../src/util/index.js';
+import { sweepTempFiles, sweepTempFilesIn, writeFileAtomic } from '../../../src/util/index.js';
 import { tempDir } from '../../helpers/wispd.js';
 
 const dirs: { remove: () => void }[] = [];
@@ -23,9 +23,21 @@ describe('writeFileAtomic', () => {
     const dir = tempDir();
     dirs.push(dir);
     const file = path.join(dir.path, 'f.json');
-    writeFileSync(path.join(dir.path, '.f.json.123.abc.tmp'), 'partial');
-    writeFileSync(path.join(dir.path, '.other.json.1.a.tmp'), 'not ours');
-    expect(await sweepTempFiles(file)).toEqual(['.f.json.123.abc.tmp']);
-    expect(readdirSync(dir.path)).toEqual(['.other.json.1.a.tmp']);
+    writeFileSync(path.join(dir.path, '.f.json.123.0123456789ab.tmp'), 'partial');
+    writeFileSync(path.join(dir.path, '.f.json.123.not-our-pattern.tmp'), 'not ours');
+    writeFileSync(path.join(dir.path, '.other.json.1.0123456789ab.tmp'), 'another target');
+    expect(await sweepTempFiles(file)).toEqual(['.f.json.123.0123456789ab.tmp']);
+    expect(readdirSync(dir.path).sort()).toEqual(['.f.json.123.not-our-pattern.tmp', '.other.json.1.0123456789ab.tmp']);
+  });
+
+  it('sweeps the temp files of every atomically written file in a folder, and nothing else', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    writeFileSync(path.join(dir.path, '.settings.json.77.00aa11bb22cc.tmp'), 'partial');
+    writeFileSync(path.join(dir.path, '.sources.json.8.abcdefabcdef.tmp'), 'partial');
+    writeFileSync(path.join(dir.path, 'settings.json'), '{}');
+    writeFileSync(path.join(dir.path, '.notes.tmp'), 'the user\'s');
+    expect((await sweepTempFilesIn(dir.path)).sort()).toEqual(['.settings.json.77.00aa11bb22cc.tmp', '.sources.json.8.abcdefabcdef.tmp']);
+    expect(readdirSync(dir.path).sort()).toEqual(['.notes.tmp', 'settings.json']);
   });
 });

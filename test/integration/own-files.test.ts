@@ -1,0 +1,134 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { perTestHomes, runWispdExpectingExit, startWispd } from '../helpers/wispd.js';
+
+const home = perTestHomes(afterEach);
+const isRoot = process.getuid?.() === 0;
+
+/** A private data dir (0700), as the daemon would have made it, holding `files`. */
+function dataDir(files: Record<string, string> = {}): string {
+  const dir = path.join(home(), 'data');
+  mkdirSync(dir, { mode: 0o700 });
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true, mode: 0o700 });
+    writeFileSync(path.join(dir, name), content, { mode: 0o600 });
+  }
+  return dir;
+}
+
+const planted = JSON.stringify({ schemaVersion: 1, model: { baseUrl: 'http://127.0.0.1:9/attacker' } });
+
+describe('only our own files are trusted', () => {
+  it('refuses a pre-existing world-writable data dir, naming it, and neither changes its mode nor writes into it', async () => {
+    const dir = path.join(home(), 'data');
+    mkdirSync(dir);
+    chmodSync(dir, 0o777);
+    writeFileSync(path.join(dir, 'settings.json'), planted);
+    const result = await runWispdExpectingExit(dir);
+    expect(result.code).toBe(7);
+    expect(result.output).toContain(`unsafe ${dir}: it is open to group or others (mode 0777); it must be private (0700)`);
+    expect(result.output).toContain(`chmod 700 ${dir}`);
+    expect(statSync(dir).mode & 0o777).toBe(0o777);
+    expect(readdirSync(dir)).toEqual(['settings.json']);
+  });
+
+  it('refuses a settings.json that group or others can write, naming it', async () => {
+    const dir = dataDir({ 'settings.json': planted });
+    chmodSync(path.join(dir, 'settings.json'), 0o666);
+    const result = await runWispdExpectingExit(dir);
+    expect(result.code).toBe(7);
+    expect(result.output).toContain(`unsafe ${path.join(dir, 'settings.json')}: it is writable by group or others (mode 0666)`);
+  });
+
+  it.runIf(isRoot)('refuses a settings.json that belongs to another user, naming it', async () => {
+    const dir = dataDir({ 'settings.json': planted });
+    chownSync(path.join(dir, 'settings.json'), 65534, 65534);
+    const result = await runWispdExpectingExit(dir);
+    expect(result.code).toBe(7);
+    expect(result.output).toContain(`unsafe ${path.join(dir, 'settings.json')}: it belongs to uid 65534, not to this user (uid 0)`);
+  });
+
+  it('refuses an audit.jsonl that is a symlink, naming it, and leaves the file it points at untouched', async () => {
+    const victim = path.join(home(), 'victim.txt');
+    writeFileSync(victim, 'precious\n', { mode: 0o600 });
+    const dir = dataDir();
+    symlinkSync(victim, path.join(dir, 'audit.jsonl'));
+    const result = await runWispdExpectingExit(dir);
+    expect(result.code).toBe(7);
+    expect(result.output).toContain(`unsafe ${path.join(dir, 'audit.jsonl')}: it is a symlink`);
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n');
+  });
+
+  it('refuses a transcript hard-linked to another file of the user, and a registry that is a symlink', async () => {
+    const victim = path.join(home(), 'notes.txt');
+    writeFileSync(victim, 'mine\n', { mode: 0o600 });
+    const linked = dataDir();
+    mkdirSync(path.join(linked, 'sessions'), { mode: 0o700 });
+    execFileSync('ln', [victim, path.join(linked, 'sessions', 's1.jsonl')]);
+    const first = await runWispdExpectingExit(linked);
+    expect(first.code).toBe(7);
+    expect(first.output).toContain(`unsafe ${path.join(linked, 'sessions', 's1.jsonl')}: it has 2 hard links`);
+
+    const symlinked = dataDir();
+    symlinkSync(victim, path.join(symlinked, 'mcp-servers.json'));
+    const second = await runWispdExpectingExit(symlinked);
+    expect(second.code).toBe(7);
+    expect(second.output).toContain(`unsafe ${path.join(symlinked, 'mcp-servers.json')}: it is a symlink`);
+    expect(readFileSync(victim, 'utf8')).toBe('mine\n');
+  });
+
+  it('refuses a config source that is not the user\'s own at start, and at runtime fails the reload with UNSAFE_FILE', async () => {
+    const dir = dataDir();
+    const config = path.join(dir, 'config');
+    mkdirSync(config, { mode: 0o700 });
+    const other = path.join(home(), 'elsewhere.json');
+    writeFileSync(other, JSON.stringify({ mcpServers: {} }));
+    symlinkSync(other, path.join(config, 'settings.json'));
+    const refused = await runWispdExpectingExit(dir);
+    expect(refused.code).toBe(7);
+    expect(refused.output).toContain(`unsafe ${path.join(config, 'settings.json')}: it is a symlink`);
+
+    execFileSync('rm', [path.join(config, 'settings.json')]);
+    const daemon = await startWispd(dir);
+    const client = await daemon.connect();
+    writeFileSync(path.join(config, 'settings.json'), JSON.stringify({ mcpServers: {} }));
+    chmodSync(path.join(config, 'settings.json'), 0o646);
+    await expect(client.call('sources.reload', {})).rejects.toMatchObject({
+      code: 'UNSAFE_FILE',
+      message: expect.stringContaining(`unsafe ${path.join(config, 'settings.json')}: it is writable by group or others (mode 0646)`),
+    });
+    await client.call('daemon.shutdown');
+    await daemon.exited;
+  });
+
+  it('sweeps the temp files that interrupted atomic writes left (settings, sources, registry, install records), and only those', async () => {
+    const dir = dataDir({
+      '.settings.json.4242.0123456789ab.tmp': '{"half',
+      '.sources.json.4242.abcdefabcdef.tmp': '{"half',
+      '.mcp-servers.json.77.00aa11bb22cc.tmp': '{"half',
+      'mcp-installs/.0123456789abcdef0123456789abcdef.json.9.aaaaaaaaaaaa.tmp': '{"half',
+      'keep.tmp': 'not ours',
+    });
+    const daemon = await startWispd(dir);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual(['keep.tmp']);
+    expect(readdirSync(path.join(dir, 'mcp-installs'))).toEqual([]);
+    expect(daemon.output()).toContain('removed temp files left by an interrupted write');
+    const client = await daemon.connect();
+    await client.call('daemon.shutdown');
+    await daemon.exited;
+  });
+
+  it('creates a data dir that does not exist 0700, and its files 0600', async () => {
+    const dir = path.join(home(), 'fresh', 'data');
+    const daemon = await startWispd(dir);
+    const client = await daemon.connect();
+    await client.call('services.register', { name: 'a', command: '/bin/true' });
+    await client.call('daemon.shutdown');
+    await daemon.exited;
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(dir, 'mcp-servers.json')).mode & 0o777).toBe(0o600);
+    expect(existsSync(path.join(dir, 'wispd.lock'))).toBe(false);
+  });
+});
