@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { WispEvent } from '../../src/control/protocol.js';
 import { killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
@@ -79,8 +79,6 @@ describe('service names', () => {
 });
 
 describe('a registry written before the naming rules', () => {
-  afterEach(killLeftovers);
-
   it('starts, warns about the id-shaped name, and never lets `wispctl mcp remove <that id>` act on the wrong service', async () => {
     const legacy = tempDir();
     try {
