@@ -11,6 +11,12 @@ export const LIMITS = {
   maxActiveTools: 96,
   /** One tool's input schema, serialized. */
   maxInputSchemaBytes: 16 * 1024,
+  /**
+   * What checking one value against a tool's input schema may cost: subschema evaluations
+   * with every $ref inlined, along arguments nested up to maxArgumentDepth. A schema over it
+   * is SCHEMA_INVALID (a $ref fan-out would otherwise freeze the daemon).
+   */
+  maxSchemaCost: 20_000,
   /** One call's arguments, serialized. */
   maxCallArgumentBytes: 32 * 1024,
   /** One frame (line) on the control socket. */

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError } from '../control/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
+import { checkSchemaCost } from './schema-cost.js';
 import { RegExpBudgetExceeded, RegExpMeter, linearRegExpEngine } from './linear-regexp.js';
 
 /** Checks arguments against a tool's input schema; `errors` says why after a false. */
@@ -76,6 +77,7 @@ export class SchemaCompiler {
         tool: toolName,
       });
     }
+    checkSchemaCost(toolName, schema);
     let validate: ValidateFunction;
     try {
       validate = ajv.compile(schema);
