@@ -520,12 +520,12 @@ function buildProgram(io: CliIo): Command {
       withClient(async (client) => {
         const result = await client.call('sessions.get', { id });
         print(result, () =>
-          result.messages
-            .map((m) => {
+          (result.omittedMessages > 0 ? [`[${result.omittedMessages} earlier messages not shown]`] : [])
+            .concat(result.messages.map((m) => {
               if (m.role === 'tool') return `tool (${clean(m.tool_call_id ?? '')}): ${oneLine(m.content ?? '', 200)}`;
               const calls = (m.tool_calls ?? []).map((c) => `\n  -> ${clean(c.function.name)} ${clean(c.function.arguments)}`).join('');
               return `${m.role}: ${cleanBlock(m.content ?? '', '  ')}${calls}`;
-            })
+            }))
             .join('\n'),
         );
       }),

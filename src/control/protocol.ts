@@ -713,9 +713,15 @@ export const methods = {
     result: Type.Object({ sessions: Type.Array(SessionInfo) }),
   }),
   'sessions.get': method({
-    summary: 'A session with its transcript and tasks.',
+    summary: 'A session with its transcript and tasks: the most recent that fit in one reply (512 KB of messages, 128 KB of tasks); omittedMessages and omittedTasks count the older ones left out.',
     params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
-    result: Type.Object({ session: SessionInfo, messages: Type.Array(TranscriptMessage), tasks: Type.Array(Task) }),
+    result: Type.Object({
+      session: SessionInfo,
+      messages: Type.Array(TranscriptMessage),
+      tasks: Type.Array(Task),
+      omittedMessages: Type.Integer({ minimum: 0 }),
+      omittedTasks: Type.Integer({ minimum: 0 }),
+    }),
     errors: ['SESSION_NOT_FOUND'],
   }),
   'sessions.delete': method({

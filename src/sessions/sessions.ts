@@ -133,9 +133,22 @@ export class Sessions {
     return [...this.sessions.values()].map((s) => this.info(s));
   }
 
-  get(id: string): { session: SessionInfo; messages: ChatMessage[]; tasks: Task[] } {
+  /**
+   * A session with its most recent messages and tasks, as many as fit in one reply page
+   * (LIMITS.maxPageBytes each): a long transcript must not make the reply too large to
+   * send. `omittedMessages`/`omittedTasks` count the older ones left out.
+   */
+  get(id: string): { session: SessionInfo; messages: ChatMessage[]; tasks: Task[]; omittedMessages: number; omittedTasks: number } {
     const session = this.find(id);
-    return { session: this.info(session), messages: [...session.messages], tasks: [...session.tasks] };
+    const messages = newestThatFit(session.messages, LIMITS.maxPageBytes);
+    const tasks = newestThatFit(session.tasks, LIMITS.maxPageBytes / 4);
+    return {
+      session: this.info(session),
+      messages,
+      tasks,
+      omittedMessages: session.messages.length - messages.length,
+      omittedTasks: session.tasks.length - tasks.length,
+    };
   }
 
   async delete(id: string): Promise<void> {
@@ -611,4 +624,17 @@ function forModel(result: ToolCallResult): string {
 function reasonOf(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason.message : 'cancelled';
+}
+
+/** The newest items whose JSON fits in `budget` bytes (at least none; in their order). */
+function newestThatFit<T>(items: readonly T[], budget: number): T[] {
+  let bytes = 0;
+  let first = items.length;
+  while (first > 0) {
+    const size = Buffer.byteLength(JSON.stringify(items[first - 1]));
+    if (bytes + size > budget) break;
+    bytes += size;
+    first -= 1;
+  }
+  return items.slice(first);
 }

@@ -41,6 +41,26 @@ const at = '2025-01-01T00:00:00.000Z';
 const goodTask = { id: 't1', sessionId: SESSION, state: { status: 'completed', finishReason: 'stop' }, startedAt: at, endedAt: at, rounds: 1, tools: [] };
 
 describe('bad persisted records never stop the daemon', () => {
+  it('a transcript too long for one reply: sessions.get answers with the newest messages and counts the rest', async () => {
+    const file = (dir: string) => path.join(dir, 'sessions', `${SESSION}.jsonl`);
+    const big = 'x'.repeat(40_000);
+    const lines = [{ type: 'session', id: SESSION, title: 'long', createdAt: at }];
+    for (let i = 0; i < 40; i++) lines.push({ type: 'message', taskId: 't1', at, message: { role: 'user', content: `${i} ${big}` } } as never);
+    await withDaemon(
+      (dir) => {
+        mkdirSync(path.join(dir, 'sessions'), { recursive: true, mode: 0o700 });
+        writeFileSync(file(dir), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`, { mode: 0o600 });
+      },
+      async (_daemon, client) => {
+        const got = await client.call('sessions.get', { id: SESSION });
+        expect(got.omittedMessages).toBeGreaterThan(0);
+        expect(got.omittedMessages + got.messages.length).toBe(40);
+        expect(got.messages.at(-1)?.content?.startsWith('39 ')).toBe(true);
+        expect(Buffer.byteLength(JSON.stringify(got))).toBeLessThan(1024 * 1024);
+      },
+    );
+  });
+
   it('a transcript line that fails the record schema is skipped with a warning; the session and its good lines load', async () => {
     const file = (dir: string) => path.join(dir, 'sessions', `${SESSION}.jsonl`);
     const lines = [
