@@ -826,7 +826,7 @@ function describeEvent(event: WispEvent): string {
     case 'daemon.stopping':
       return head;
     case 'daemon.recovered':
-      return `${head}  ${event.servers.map((s) => `${s.name} pid ${s.pid} ${s.outcome}`).join(', ')}`;
+      return `${head}  ${event.servers.map((s) => `${clean(s.name)} pid ${s.pid} ${clean(s.outcome)}`).join(', ')}`;
   }
 }
 
