@@ -124,12 +124,12 @@ describe('untrusted text on the terminal', () => {
   });
 
   it.runIf(Terminal.available())('withdraws the inline prompt when another client answers the approval first', async () => {
+    const asked = events.next((e) => e.type === 'approval.requested' && JSON.stringify(e.approval.summary.arguments) === '{"who":"elsewhere"}');
     const terminal = new Terminal([process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'call', 'forged', 'delete_all', '{"who":"elsewhere"}'], { PATH: process.env.PATH ?? '' }, { width: 200, height: 50 });
     try {
       await terminal.waitFor(/Run delete_all \(service forged\)\? \[y\/N\]/);
-      const pending = events.events.filter((e) => e.type === 'approval.requested' && JSON.stringify(e.approval.summary.arguments) === '{"who":"elsewhere"}');
-      const requested = pending.at(-1);
-      if (requested?.type !== 'approval.requested') throw new Error('no approval.requested for the call');
+      const requested = await asked;
+      if (requested.type !== 'approval.requested') throw new Error('no approval.requested for the call');
       await client.call('approvals.respond', { id: requested.approval.id, decision: 'deny' });
       const screen = await terminal.waitFor(/APPROVAL_DENIED/);
       expect(screen).toContain(`(approval ${requested.approval.id} is denied: this question is withdrawn)`);
