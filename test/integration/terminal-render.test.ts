@@ -105,8 +105,7 @@ describe('untrusted text on the terminal', () => {
     expect(await call.exited).toBe(7);
   });
 
-  it('the inline "Run this call?" prompt on a real terminal shows delete_all, not the forged read_file', async () => {
-    if (!Terminal.available()) return;
+  it.runIf(Terminal.available())('the inline "Run this call?" prompt on a real terminal shows delete_all, not the forged read_file', async () => {
     const terminal = new Terminal([process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'call', 'forged', 'delete_all', '{}'], { PATH: process.env.PATH ?? '' }, { width: 200, height: 50 });
     try {
       const screen = await terminal.waitFor(/\[y\/N\]/);
@@ -241,8 +240,7 @@ describe('untrusted text on the terminal', () => {
     expect(call.out()).toBe('first line\nsecond\\r\\x1b[2K\\u202eline\nthird\n');
   });
 
-  it('chat: the approval question shows the registered tool, the server\'s title labelled and escaped, the answer escaped', async () => {
-    if (!Terminal.available()) return;
+  it.runIf(Terminal.available())('chat: the approval question shows the registered tool, the server\'s title labelled and escaped, the answer escaped', async () => {
     const deleteAll = (await client.call('tools.list', {})).tools.find((t) => t.name === 'delete_all')?.modelName ?? '';
     mock.enqueue(
       { events: toolCallEvents([{ id: 'c1', name: deleteAll, arguments: '{}' }]) },
