@@ -47,6 +47,12 @@ export const LIMITS = {
   maxOpenApprovals: 1024,
   /** Nesting of a call's arguments (and of any request param), in levels: `{}` is 1, `{"a":[]}` is 2. */
   maxArgumentDepth: 64,
+  /**
+   * Nesting of one control frame, measured on its text before it is parsed: deeper frames
+   * are refused unparsed (INVALID_REQUEST). Far above maxArgumentDepth, so a too-deep
+   * request is normally parsed and answered with its id and the precise code.
+   */
+  maxFrameNesting: 16_384,
   /** Items in one page of approvals.list. */
   maxApprovalsPage: 256,
   /** One page of a paged list, serialized (a page holds at least one item). */

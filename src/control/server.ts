@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { LineSplitter, nestsDeeperThan } from '../util/index.js';
+import { LineSplitter, nestsDeeperThan, textNestsDeeperThan } from '../util/index.js';
 import { ERROR_CATALOG, JSONRPC_INTERNAL_ERROR, WispError, type ErrorCode } from './errors.js';
 import { LIMITS } from './limits.js';
 
@@ -334,6 +334,17 @@ class Connection implements RpcConnection {
       return;
     }
     if (text.trim() === '') return;
+    if (textNestsDeeperThan(frame, LIMITS.maxFrameNesting)) {
+      this.respond({
+        jsonrpc: '2.0',
+        id: null,
+        error: errorBody('INVALID_REQUEST', `the frame nests deeper than ${LIMITS.maxFrameNesting} levels; it was not parsed`, {
+          limit: 'maxFrameNesting',
+          max: LIMITS.maxFrameNesting,
+        }),
+      });
+      return;
+    }
     let message: unknown;
     try {
       message = JSON.parse(text);

@@ -4,5 +4,5 @@ export { sha256Hex, canonicalJson } from './digest.js';
 export { assertNever } from './assert-never.js';
 export { linkedSignal } from './linked-signal.js';
 export { moveAside, jsonProblem, schemaProblem, type StorageProblem } from './persisted.js';
-export { nestsDeeperThan } from './json-depth.js';
+export { nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
 export { processStartTime, pidExists, groupMembers, groupRunning, startedSince } from './process-identity.js';

@@ -15,3 +15,26 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * How deep the JSON text in `bytes` nests, measured on the bytes without parsing (strings
+ * and their escapes skipped), stopping as soon as it passes `max`. Parsing a frame of a
+ * million brackets costs V8 some 100 ms and a burst of garbage; this scan costs a few
+ * milliseconds per megabyte, so a frame that deep is refused before it is parsed.
+ */
+export function textNestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i += 1; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (b === 0x5d || b === 0x7d) depth -= 1;
+  }
+  return false;
+}

@@ -96,13 +96,16 @@ describe('the control socket against bombs', () => {
     const raw = await RawClient.connect(daemon.socket);
     raw.send(`{"jsonrpc":"2.0","id":1,"method":"tools.call","params":{"serviceId":"${serviceId}","toolName":"echo","arguments":{"text":"x","deep":${deepText(10_000)}}}}\n`);
     raw.send(`{"jsonrpc":"2.0","id":2,"method":"tools.call","params":{"serviceId":"${serviceId}","toolName":"echo","arguments":${deepText(65)}}}\n`);
-    raw.send(`{"jsonrpc":"2.0","id":3,"method":"services.register","params":{"name":"deep","command":"/bin/true","args":${'['.repeat(100_000)}${']'.repeat(100_000)}}}\n`);
-    raw.send(`{"jsonrpc":"2.0","id":4,"method":"sessions.send","params":{"id":"x","text":${deepText(50_000)}}}\n`);
-    const replies = await raw.waitFor(4);
+    raw.send(`{"jsonrpc":"2.0","id":3,"method":"services.register","params":{"name":"deep","command":"/bin/true","args":${'['.repeat(12_000)}${']'.repeat(12_000)}}}\n`);
+    raw.send(`{"jsonrpc":"2.0","id":4,"method":"sessions.send","params":{"id":"x","text":${deepText(12_000)}}}\n`);
+    // Past maxFrameNesting the frame is refused on its text, unparsed: no id can be known.
+    raw.send(`{"jsonrpc":"2.0","id":5,"method":"tools.call","params":{"serviceId":"${serviceId}","toolName":"echo","arguments":${deepText(100_000)}}}\n`);
+    const replies = await raw.waitFor(5);
     expect(replies[0]).toMatchObject({ id: 1, error: { data: { code: 'INVALID_ARGUMENTS', limit: 'maxArgumentDepth', max: 64 } } });
     expect(replies[1]).toMatchObject({ id: 2, error: { data: { code: 'INVALID_ARGUMENTS', limit: 'maxArgumentDepth', max: 64 } } });
     expect(replies[2]).toMatchObject({ id: 3, error: { data: { code: 'INVALID_PARAMS', limit: 'maxArgumentDepth' } } });
     expect(replies[3]).toMatchObject({ id: 4, error: { data: { code: 'INVALID_PARAMS', limit: 'maxArgumentDepth' } } });
+    expect(replies[4]).toMatchObject({ id: null, error: { data: { code: 'INVALID_REQUEST', limit: 'maxFrameNesting', max: LIMITS.maxFrameNesting } } });
     expect((await admin.call('approvals.list', { all: true })).approvals).toEqual([]);
     raw.close();
     await sameDaemon();

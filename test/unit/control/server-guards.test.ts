@@ -232,18 +232,21 @@ describe('RpcServer and deep nesting', () => {
     await stillServes(client);
   });
 
-  it('answers frames of deep nesting anywhere without overflowing the stack', async () => {
+  it('answers frames of deep nesting anywhere without overflowing the stack; a frame past maxFrameNesting is refused unparsed', async () => {
     const { client } = await serve({ ping }, { maxFrameBytes: 1 << 20 });
     const depth = 400_000;
     client.send(`${'['.repeat(depth)}${']'.repeat(depth)}\n`);
     client.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":${'['.repeat(depth)}${']'.repeat(depth)}}}\n`);
     client.send(`[${Array.from({ length: 64 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping","params":{"p":${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}}}`).join(',')}]\n`);
-    const replies = await client.waitFor(3);
-    // A batch of one, whose item is not a request.
-    expect(replies[0]).toMatchObject([{ id: null, error: { data: { code: 'INVALID_REQUEST' } } }]);
-    expect(replies[1]).toMatchObject({ id: 1, error: { data: { code: 'INVALID_PARAMS', limit: 'maxArgumentDepth' } } });
+    client.send(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"p":${'['.repeat(16_000)}${']'.repeat(16_000)}}}\n`);
+    const replies = await client.waitFor(4);
+    // Deeper than maxFrameNesting: refused on its text, never parsed (so no id can be known).
+    expect(replies[0]).toMatchObject({ id: null, error: { data: { code: 'INVALID_REQUEST', limit: 'maxFrameNesting' } } });
+    expect(replies[1]).toMatchObject({ id: null, error: { data: { code: 'INVALID_REQUEST', limit: 'maxFrameNesting' } } });
     expect(replies[2]).toHaveLength(64);
     expect((replies[2] as { error: { data: { code: string } } }[]).every((r) => r.error.data.code === 'INVALID_PARAMS')).toBe(true);
+    // Under it: parsed, and answered with its id and the precise code.
+    expect(replies[3]).toMatchObject({ id: 2, error: { data: { code: 'INVALID_PARAMS', limit: 'maxArgumentDepth' } } });
     await stillServes(client);
   });
 });
