@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
 import type { Approval, Task, WispEvent } from '../control/protocol.js';
+import { allTools } from './pages.js';
 import { promptApproval } from './prompt.js';
 import { clean, cleanBlock, fitToTerminal, jsonForTerminal, registeredTool, serverClaims, showArg, showJson } from './render.js';
 
@@ -134,7 +135,7 @@ export async function chat(client: WispClient, sessionId: string | undefined, io
       if (text === '') continue;
       if (text === '/quit' || text === '/exit') return;
       if (text === '/tools') {
-        const { tools } = await client.call('tools.list');
+        const tools = await allTools(client);
         io.err(tools.length === 0 ? 'no active tools' : tools.map((t) => `${clean(t.serviceName)}/${showArg(t.name)}  ${clean(t.modelName)}`).join('\n'));
         continue;
       }

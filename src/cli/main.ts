@@ -9,6 +9,7 @@ import { clean, cleanBlock, clip, describeApproval, fitToTerminal, formatDuratio
 import { chat, runTask } from './chat.js';
 import { addInstallCommands } from './install.js';
 import { addSourceCommands } from './sources.js';
+import { allTools } from './pages.js';
 import { promptApproval } from './prompt.js';
 import { readSecret } from './secret-input.js';
 import { defaultPlanInputs, planUnit, runCommand } from './service-manager.js';
@@ -332,7 +333,7 @@ function buildProgram(io: CliIo): Command {
     .action((name: string | undefined) =>
       withClient(async (client) => {
         const serviceId = name === undefined ? undefined : (await client.call('services.get', ref(name))).service.id;
-        const { tools } = await client.call('tools.list', serviceId === undefined ? {} : { serviceId });
+        const tools = await allTools(client, serviceId);
         print(tools, () =>
           tools.length === 0
             ? 'no active tools'

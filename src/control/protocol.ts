@@ -655,9 +655,17 @@ export const methods = {
     errors: ['SERVICE_NOT_FOUND'],
   }),
   'tools.list': method({
-    summary: 'The catalog of active tools, across services or for one.',
-    params: Type.Object({ serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) }, { additionalProperties: false }),
-    result: Type.Object({ tools: Type.Array(ToolInfo) }),
+    summary:
+      'The catalog of active tools, across services or for one, a page at a time (at most 512 KB): pass nextCursor back as cursor ' +
+      'for the next page, until it is null. A cursor counts tools, so a catalog that changes between pages can shift by the change.',
+    params: Type.Object(
+      {
+        serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+        cursor: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ tools: Type.Array(ToolInfo), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
   }),
   'tools.call': method({
     summary:

@@ -900,7 +900,7 @@ export class Daemon {
         return { service: this.view(config) };
       },
       'services.logs': (params) => this.supervisor.logs(this.registry.get(params).id),
-      'tools.list': (params) => ({ tools: this.supervisor.tools(params.serviceId).map(toolInfo) }),
+      'tools.list': (params) => toolsPage(this.supervisor.tools(params.serviceId), params.cursor),
       'tools.call': (params, ctx) =>
         this.toolCalls.call({
           modelName: params.modelName,
@@ -1096,6 +1096,22 @@ async function authStep<T>(step: () => Promise<T>): Promise<T> {
 
 function clientId(connectionId: number): string {
   return `client-${connectionId}`;
+}
+
+/** One page of tools.list: bounded in bytes, so its reply always fits a frame (at least one tool per page). */
+function toolsPage(tools: readonly CatalogTool[], cursor: string | undefined): Result<'tools.list'> {
+  const start = cursor === undefined ? 0 : Number(cursor);
+  const page: ToolInfo[] = [];
+  let bytes = 0;
+  let next = start;
+  for (; next < tools.length; next++) {
+    const info = toolInfo(tools[next] as CatalogTool);
+    const size = Buffer.byteLength(JSON.stringify(info));
+    if (page.length > 0 && bytes + size > LIMITS.maxPageBytes) break;
+    page.push(info);
+    bytes += size;
+  }
+  return { tools: page, nextCursor: next < tools.length ? String(next) : null };
 }
 
 /** One page of approvals.list: bounded in count and in bytes, so its reply always fits a frame. */
