@@ -1,6 +1,6 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, type ConnectionState, type EventPayload } from '../control/index.js';
+import { LIMITS, WispError, isErrorCode, type ConnectionState, type EventPayload } from '../control/index.js';
 import { Connection, Failure, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from './connection-state.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
@@ -276,7 +276,12 @@ export class Supervisor {
   async settled(tool: CatalogTool, signal: AbortSignal): Promise<void> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;
-    if (entry?.generation !== tool.generation || connection === undefined) return;
+    if (entry?.generation !== tool.generation || connection === undefined) {
+      // The connection already ended (a failed refresh may have ended it before this wait
+      // began): the call hears why, as a waiter that came earlier would have.
+      if (entry?.generation === tool.generation && entry.state.status === 'failed') throw new Failure(isErrorCode(entry.state.code) ? entry.state.code : 'SERVER_EXITED', entry.state.message);
+      return;
+    }
     await connection.settled(signal);
   }
 
