@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from './layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/', 'bench/results/', 'coverage/', '.cache/'] },
@@ -32,17 +33,22 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', exports: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  {
-    // wispctl must start fast and must never load the daemon's internals (SDK, ajv, pino):
-    // it talks to the daemon only through the control client and protocol.
-    files: ['src/cli/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{
-          regex: '^\\.\\./(?!control/(client|protocol|paths)(\\.js)?$)',
-          message: 'src/cli may import only ../control/client.js, ../control/protocol.js and ../control/paths.js',
-        }, { regex: '^(ajv|pino|@modelcontextprotocol/.*)$', message: 'wispctl must not load daemon dependencies' }],
-      }],
-    },
-  },
+  // The declared layering (layers.js): each area imports only the doors of the areas below it.
+  ...Object.keys(LAYERS).map((area) => {
+    const allowed = allowedTargets(area).map((target) => target.replace(/[.]/g, '\\.')).join('|');
+    return {
+      files: [`src/${area}/**/*.ts`],
+      rules: {
+        '@typescript-eslint/no-restricted-imports': ['error', {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(?!(${allowed})$)(${Object.keys(LAYERS).filter((a) => a !== area).join('|')})/`,
+              message: `src/${area} may import only ${allowedTargets(area).join(', ') || 'nothing outside itself'} (layers.js)`,
+            },
+            ...(area === 'cli' ? [{ regex: `^(${CLI_FORBIDDEN_PACKAGES.join('|')})(/.*)?$`, message: 'wispctl must not load daemon dependencies' }] : []),
+          ],
+        }],
+      },
+    };
+  }),
 );

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { LIMITS, WispError } from '../control/index.js';
-import { isOpen, nextApprovalState, type ApprovalState } from './approval-state.js';
+import { LIMITS, WispError } from '../core/index.js';
+import { isOpen, nextApprovalState, type ApprovalState } from '../core/index.js';
 
 /**
  * What an approval is bound to: exactly what the human was shown. Compared key by key; a

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { openSafe } from '../control/index.js';
+import { openSafe } from '../util/index.js';
 
 /**
  * An append-only JSONL record of every approval decision and every call: who, what, the

@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
-import type { Approval, Task, WispEvent } from '../control/protocol.js';
+import type { Approval, Task, WispEvent } from '../core/index.js';
 import { allTools } from './pages.js';
 import { promptApproval } from './prompt.js';
 import { clean, cleanBlock, fitToTerminal, jsonForTerminal, registeredTool, serverClaims, showArg, showJson } from './render.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants, promises as fs, openSync, closeSync, fstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { WispClient, type WispPaths } from '../control/client.js';
-import { WispError, type DaemonStatus } from '../control/protocol.js';
+import { WispError, type DaemonStatus } from '../core/index.js';
 import { wispdPath } from './service-manager.js';
 
 /** Starting and stopping a background wispd from the CLI. */
@@ -122,7 +122,7 @@ async function isRunning(pid: number): Promise<boolean> {
 }
 
 /**
- * The log is opened like every file of the daemon's (src/control/safe-file.ts, which wispctl
+ * The log is opened like every file of the daemon's (src/util/safe-file.ts, which wispctl
  * does not load): never through a symlink, and only if it is this user's own regular file
  * that group and others cannot write.
  */

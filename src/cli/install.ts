@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { WispClient } from '../control/client.js';
-import { EXIT, WispError, type Result, type Service } from '../control/protocol.js';
+import { EXIT, WispError, type Result, type Service } from '../core/index.js';
 import { clean, cleanBlock, fitToTerminal, showArg, table } from './render.js';
 
 type Attempt = Result<'installs.get'>['attempt'];

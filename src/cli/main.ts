@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { WispClient, packageVersion, resolvePaths, type WispPaths } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type Task, type WispEvent } from '../control/protocol.js';
+import { ERROR_CATALOG, EXIT, WispError, exitStatusFor, type Approval, type ConnectionState, type Service, type Task, type WispEvent } from '../core/index.js';
 import { startDaemon, statusOrNull, stopDaemon } from './daemon-control.js';
 import { clean, cleanBlock, clip, describeApproval, fitToTerminal, formatDuration, jsonForTerminal, oneLine, registeredTool, showArg, showJson, table, terminalText } from './render.js';
 import { chat, runTask } from './chat.js';

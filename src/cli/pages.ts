@@ -1,5 +1,5 @@
 import type { WispClient } from '../control/client.js';
-import type { ToolInfo } from '../control/protocol.js';
+import type { ToolInfo } from '../core/index.js';
 
 /** Every active tool (of one service, or all), through every page of tools.list. */
 export async function allTools(client: WispClient, serviceId?: string): Promise<ToolInfo[]> {

@@ -1,6 +1,6 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
-import type { Approval } from '../control/protocol.js';
+import type { Approval } from '../core/index.js';
 import { approvalQuestion, clean } from './render.js';
 
 /**

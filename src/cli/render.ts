@@ -1,4 +1,4 @@
-import type { Approval } from '../control/protocol.js';
+import type { Approval } from '../core/index.js';
 
 /**
  * Terminal rendering: the one place where text meets the terminal.

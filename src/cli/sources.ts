@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { WispClient } from '../control/client.js';
-import { WispError, type Result, type Service } from '../control/protocol.js';
+import { WispError, type Result, type Service } from '../core/index.js';
 import { clean, cleanBlock, showArg, table } from './render.js';
 import { readSecret } from './secret-input.js';
 

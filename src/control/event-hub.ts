@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { LIMITS } from './limits.js';
-import type { EventPayload, WispEvent } from './protocol.js';
+import { LIMITS } from '../core/index.js';
+import type { EventPayload, WispEvent } from '../core/index.js';
 
 export interface Replay {
   readonly events: readonly WispEvent[];

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { WispError } from './errors.js';
+import { WispError } from '../core/index.js';
 
 /** Where a daemon keeps its data and its socket. Shared by wispd and every client. */
 export interface WispPaths {

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { LineSplitter, nestsDeeperThan, textNestsDeeperThan } from '../util/index.js';
-import { ERROR_CATALOG, JSONRPC_INTERNAL_ERROR, WispError, type ErrorCode } from './errors.js';
-import { LIMITS } from './limits.js';
+import { ERROR_CATALOG, JSONRPC_INTERNAL_ERROR, WispError, type ErrorCode } from '../core/index.js';
+import { LIMITS } from '../core/index.js';
 
 /**
  * JSON-RPC 2.0 over a Unix socket, one message per line. Our own rather than a JSON-RPC

@@ -1,28 +1,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import {
-  EventHub,
-  LIMITS,
-  PROTOCOL_VERSION,
-  RpcServer,
-  WispError,
-  checkSocketPath,
-  methods,
-  openRpcDocument,
-  type CallContext,
-  type MethodEntry,
-  type MethodName,
-  type Params,
-  type Result,
-  type Approval as ApprovalView,
-  type ConnectionState,
-  type EventPayload,
-  type WispEvent,
-  type Service,
-  type ToolInfo,
-  type WispPaths,
-} from '../control/index.js';
+import { EventHub, RpcServer, checkSocketPath, type CallContext, type MethodEntry, type WispPaths } from '../control/index.js';
+import { LIMITS, PROTOCOL_VERSION, WispError, type MethodName, type Params, type Result, type Approval as ApprovalView, type ConnectionState, type EventPayload, type WispEvent, type Service, type ToolInfo } from '../core/index.js';
+import { methods, openRpcDocument } from '../core/wire/index.js';
 import { Approvals, AuditLog, type Approval, type ApprovalAnnouncement } from '../approvals/index.js';
 import {
   HEADER_SECRET_PREFIX,

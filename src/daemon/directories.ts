@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
-import { WispError, checkDirectory, checkEntries, checkEntry } from '../control/index.js';
+import { WispError } from '../core/index.js';
+import { checkDirectory, checkEntries, checkEntry } from '../util/index.js';
 import path from 'node:path';
 import type { WispPaths } from '../control/index.js';
 
@@ -21,7 +22,7 @@ export async function ensurePrivateDir(dir: string, option: string): Promise<voi
  * naming it). The data dir is all ours, so everything directly in it and in its record
  * folders is checked; in the runtime dir (which may be shared with other things) only our
  * own entries. Config sources are checked as they are read. Files are checked again
- * whenever they are opened (control/safe-file.ts).
+ * whenever they are opened (util/safe-file.ts).
  */
 export async function checkOwnFiles(paths: WispPaths): Promise<void> {
   await checkEntries(paths.dataDir);

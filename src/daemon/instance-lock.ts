@@ -3,7 +3,8 @@ import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { WispError, openSafe, readSafe } from '../control/index.js';
+import { WispError } from '../core/index.js';
+import { openSafe, readSafe } from '../util/index.js';
 import { pidExists, processStartTime } from '../util/index.js';
 
 interface Holder {

@@ -1,6 +1,8 @@
 import { closeSync, writeSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { WispError, exitStatusFor, packageVersion, resolvePaths } from '../control/index.js';
+import { WispError, exitStatusFor } from '../core/index.js';
+import { packageVersion } from '../util/index.js';
+import { resolvePaths } from '../control/index.js';
 import { Redactor } from '../secrets/index.js';
 import { Daemon } from './daemon.js';
 import { createLogger } from './logger.js';

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import { groupMembers, groupRunning, pidExists, processStartTime, startedSince, writeFileAtomic } from '../util/index.js';
-import { readSafe } from '../control/index.js';
+import { readSafe } from '../util/index.js';
 
 /** One running MCP server, as recorded in the runtime dir: its process group and its leader's start time. */
 export interface ServerRecord {

@@ -2,4 +2,3 @@ export { verifyLockfile, canonicalTarball, isAcceptableSpec, isPackageName, type
 export { findRuntime, DEFAULT_RUNTIME_DIRS, MIN_NPM_MAJOR, type Runtime } from './runtime.js';
 export { makePlan, checkPlanInput, serviceNameFor, type InstallPlan, type PlanInput } from './plan.js';
 export { Installer, STEPS, type AttemptRecord, type InstallSettings, type InstallOutcome, type Step } from './installer.js';
-export { nextAttemptState, InvalidAttemptTransition, type AttemptState, type AttemptEvent } from './attempt-state.js';

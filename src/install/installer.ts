@@ -2,13 +2,15 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { InstallAttempt, WispError, checkDirectory, readSafe } from '../control/index.js';
+import { InstallAttempt } from '../core/wire/index.js';
+import { WispError } from '../core/index.js';
+import { checkDirectory, readSafe } from '../util/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { commonFlags, defaultRegistry, npmEnvironment, prepareSandbox, runNpm, type NpmSandbox } from './npm-runner.js';
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
-import { nextAttemptState, type AttemptEvent, type EndStatus, type Step } from './attempt-state.js';
+import { nextAttemptState, type AttemptEvent, type EndStatus, type Step } from '../core/index.js';
 
 export interface InstallSettings {
   /** Where Node and npm are looked for, in order. */
@@ -21,7 +23,7 @@ export interface InstallSettings {
   readonly timeoutMs: number;
 }
 
-export { STEPS, type Step } from './attempt-state.js';
+export { STEPS, type Step } from '../core/index.js';
 
 const LOG_TAIL_CHARS = 16 * 1024;
 const MAX_PLANS = 64;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { WispError, checkDirectory, writeSafe } from '../control/index.js';
+import { WispError } from '../core/index.js';
+import { checkDirectory, writeSafe } from '../util/index.js';
 import type { Runtime } from './runtime.js';
 
 /** Where npm may keep things: never the user's own config, cache or home. */

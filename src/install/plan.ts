@@ -1,6 +1,6 @@
 import path from 'node:path';
 import semver from 'semver';
-import { LIMITS, WispError } from '../control/index.js';
+import { LIMITS, WispError } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { isPackageName } from './lockfile.js';
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
-import { WispError } from '../control/index.js';
+import { WispError } from '../core/index.js';
 
 /** Where Node and npm are looked for: never the user's shell or PATH. A setting, so tests can add one. */
 export const DEFAULT_RUNTIME_DIRS = ['/opt/homebrew/bin', '/usr/local/bin', '/usr/bin', '/bin'] as const;

@@ -1,4 +1,4 @@
-import { LIMITS, SERVICE_NAME_PATTERN } from '../control/index.js';
+import { LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
 import { ID_SHAPED_NAME, isIdShaped, nameKey } from './service-names.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorResponse, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { LIMITS, WispError, type ErrorCode as WispCode } from '../control/index.js';
+import { LIMITS, WispError, type ErrorCode as WispCode } from '../core/index.js';
 import { linkedSignal } from '../util/index.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';

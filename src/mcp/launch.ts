@@ -1,7 +1,7 @@
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { WispError } from '../control/index.js';
+import { WispError } from '../core/index.js';
 
 /**
  * Resolves a service's command the way the daemon will run it. A bare name is looked up on

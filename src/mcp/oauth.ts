@@ -3,7 +3,7 @@ import http from 'node:http';
 import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { WispError } from '../control/index.js';
+import { WispError } from '../core/index.js';
 
 /** Where a service's OAuth state lives: the OS keychain, one entry per item, never a file. */
 export interface OAuthVault {

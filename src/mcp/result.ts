@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, type ToolCallResult } from '../control/index.js';
+import { LIMITS, type ToolCallResult } from '../core/index.js';
 
 type Content = ToolCallResult['content'][number];
 

@@ -1,4 +1,4 @@
-import { LIMITS, WispError } from '../control/index.js';
+import { LIMITS, WispError } from '../core/index.js';
 
 /**
  * A static bound on what checking arguments against a server's schema can cost, computed

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { LIMITS, WispError, type ServiceRef } from '../control/index.js';
+import { LIMITS, WispError, type ServiceRef } from '../core/index.js';
 import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
 import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
 

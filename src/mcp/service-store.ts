@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN, readSafe } from '../control/index.js';
+import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
+import { readSafe } from '../util/index.js';
 import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**

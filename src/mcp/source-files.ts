@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { WispError, checkDirectory, openSafe } from '../control/index.js';
+import { WispError } from '../core/index.js';
+import { checkDirectory, openSafe } from '../util/index.js';
 import { moveAside, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import type { SourceFile } from './config-sources.js';
 

@@ -1,4 +1,4 @@
-import { LIMITS, WispError } from '../control/index.js';
+import { LIMITS, WispError } from '../core/index.js';
 import { mergeSources, type EntryOrigin, type SkippedEntry, type SourceEntry } from './config-sources.js';
 import type { RegisterInput, ServiceRegistry } from './service-registry.js';
 import type { SourceOrigin, StoredService } from './service-store.js';

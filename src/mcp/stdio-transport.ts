@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { WispError, type ErrorCode } from '../control/index.js';
+import { WispError, type ErrorCode } from '../core/index.js';
 import { LineSplitter, groupRunning } from '../util/index.js';
 import type { StderrTail } from './stderr-tail.js';
 

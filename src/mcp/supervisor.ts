@@ -1,8 +1,8 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, isErrorCode, type ConnectionState, type EventPayload } from '../control/index.js';
+import { LIMITS, WispError, isErrorCode, type ConnectionState, type EventPayload } from '../core/index.js';
 import { Connection, Failure, type ConnectionHooks } from './connection.js';
-import { transition, type ConnectionEvent } from './connection-state.js';
+import { transition, type ConnectionEvent } from '../core/index.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
-import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../control/index.js';
+import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../core/index.js';
 import { canonicalJson, nestsDeeperThan, sha256Hex } from '../util/index.js';
 import { Failure } from './connection.js';
 import { normalizeResult } from './result.js';

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
-import { WispError, type ErrorCode } from '../control/index.js';
+import { WispError, type ErrorCode } from '../core/index.js';
 import type { ChatMessage, ToolCallWire, ToolDefinition, Turn, Usage } from './wire.js';
 
 export interface ModelSettings {

@@ -1,4 +1,4 @@
-import { WispError } from '../control/index.js';
+import { WispError } from '../core/index.js';
 
 /** One stored value and the digest of the command, args and cwd it was given for. */
 export interface StoredSecret {

@@ -1,4 +1,4 @@
-import { WispError } from '../control/index.js';
+import { WispError } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import type { Redactor } from './redactor.js';
 import type { SecretStore, StoredSecret } from './secret-store.js';

@@ -1,3 +1,2 @@
 export { Sessions, type SessionsOptions } from './sessions.js';
 export { TranscriptFiles, type TranscriptRecord } from './transcript.js';
-export { nextTaskState, isFinished, type TaskEvent } from './task-state.js';

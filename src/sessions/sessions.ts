@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { ApprovalKind, Approvals, Binding, Requester } from '../approvals/index.js';
-import { LIMITS, WispError, type ConnectionState, type EventPayload, type SessionInfo, type Task, type ToolCallResult } from '../control/index.js';
+import { LIMITS, WispError, type ConnectionState, type EventPayload, type SessionInfo, type Task, type ToolCallResult } from '../core/index.js';
 import { canonicalJson, nestsDeeperThan, sha256Hex, type StorageProblem } from '../util/index.js';
 import type { CatalogTool, ToolCalls } from '../mcp/index.js';
 import { streamTurn, type ChatMessage, type ModelSettings, type ToolDefinition } from '../model/index.js';
-import { isFinished, nextTaskState, type TaskEvent } from './task-state.js';
+import { isFinished, nextTaskState, type TaskEvent } from '../core/index.js';
 import type { TranscriptFiles, TranscriptRecord } from './transcript.js';
 
 /** What the model's host tools may do, each call only after its own approval. */

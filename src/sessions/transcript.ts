@@ -2,10 +2,10 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { Task } from '../control/index.js';
+import { Task } from '../core/wire/index.js';
 import type { ChatMessage } from '../model/index.js';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
-import { checkDirectory, openSafe, readSafe } from '../control/index.js';
+import { checkDirectory, openSafe, readSafe } from '../util/index.js';
 
 /** One line of a session's transcript file (sessions/<id>.jsonl). Persisted: additive changes only. */
 export type TranscriptRecord =

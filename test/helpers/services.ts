@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service, WispEvent } from '../../src/control/protocol.js';
+import type { Service, WispEvent } from '../../src/core/index.js';
 import { repoRoot } from './wispd.js';
 
 export const scenarioServer = path.join(repoRoot, 'fixtures', 'servers', 'scenario-server.mjs');

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Approval, Service, Task, WispEvent } from '../../src/control/protocol.js';
+import type { Approval, Service, Task, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, pidOf } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/control/protocol.js';
+import { ERROR_CODES } from '../../src/core/index.js';
 import { scenarioServer } from '../helpers/services.js';
 import { daemonEnv, isRunning, runWispctl, tempDir, wispctlBin } from '../helpers/wispd.js';
 

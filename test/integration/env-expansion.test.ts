@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service, WispEvent } from '../../src/control/protocol.js';
+import type { Service, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { makeCanary, sweepForCanary } from '../helpers/canary.js';
 import { EventLog } from '../helpers/services.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WispEvent } from '../../src/control/protocol.js';
+import type { WispEvent } from '../../src/core/index.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 import type { WispClient } from '../../src/control/client.js';
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service } from '../../src/control/protocol.js';
+import type { Service } from '../../src/core/index.js';
 import { activate, EventLog } from '../helpers/services.js';
 import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service } from '../../src/control/protocol.js';
+import type { Service } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { startHttpServer, type HttpFixture } from '../../fixtures/servers/http-server.mjs';
 import { EventLog } from '../helpers/services.js';

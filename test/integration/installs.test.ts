@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Result, WispEvent } from '../../src/control/protocol.js';
+import type { Result, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { LocalRegistry } from '../../fixtures/npm/registry.mjs';
 import { EventLog } from '../helpers/services.js';

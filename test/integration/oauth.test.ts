@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service, WispEvent } from '../../src/control/protocol.js';
+import type { Service, WispEvent } from '../../src/core/index.js';
 import { startOAuthServer, type OAuthFixture } from '../../fixtures/servers/oauth-server.mjs';
 import { EventLog } from '../helpers/services.js';
 import { spawn } from 'node:child_process';

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { WispEvent } from '../../src/control/protocol.js';
+import type { WispEvent } from '../../src/core/index.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 // Item 13 of issue 12: one line {"type":"task","at":"...","task":{"id":"a"}} in a transcript

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { WispEvent } from '../../src/control/protocol.js';
+import type { WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf } from '../helpers/services.js';
 import { isRunning, perTestHomes, repoRoot, startWispd } from '../helpers/wispd.js';
 

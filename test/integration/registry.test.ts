@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WispEvent } from '../../src/control/protocol.js';
-import { WispError } from '../../src/control/protocol.js';
+import type { WispEvent } from '../../src/core/index.js';
+import { WispError } from '../../src/core/index.js';
 import { perTestHomes, startWispd } from '../helpers/wispd.js';
 
 const home = perTestHomes(afterEach);

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { WispEvent } from '../../src/control/protocol.js';
+import type { WispEvent } from '../../src/core/index.js';
 import { killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 // Item 15 of issue 12: `wispctl mcp add <the id of docs> -- /usr/bin/true` was accepted, and

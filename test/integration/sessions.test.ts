@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Task, WispEvent } from '../../src/control/protocol.js';
+import type { Task, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, registerScenario } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';

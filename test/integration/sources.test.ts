@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Result, Service } from '../../src/control/protocol.js';
+import type { Result, Service } from '../../src/core/index.js';
 import { pidOf, scenarioServer } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 

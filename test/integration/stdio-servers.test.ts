@@ -2,7 +2,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { ConnectionState, Service } from '../../src/control/protocol.js';
+import type { ConnectionState, Service } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario, scenarioServer } from '../helpers/services.js';
 import { daemonEnv, isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Approval, WispEvent } from '../../src/control/protocol.js';
+import type { Approval, WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
 import { isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import { WispError, type WispEvent } from '../../src/control/protocol.js';
+import { WispError, type WispEvent } from '../../src/core/index.js';
 import { readFileSync } from 'node:fs';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, pidOf, registerScenario } from '../helpers/services.js';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service } from '../../src/control/protocol.js';
+import type { Service } from '../../src/core/index.js';
 import { activate, pidOf, registerScenario } from '../helpers/services.js';
 import { isRunning, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
 

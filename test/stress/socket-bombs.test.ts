@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import { LIMITS, WispError } from '../../src/control/protocol.js';
+import { LIMITS, WispError } from '../../src/core/index.js';
 import { activate, registerScenario } from '../helpers/services.js';
 import { killLeftovers, RawClient, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 

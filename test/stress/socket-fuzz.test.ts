@@ -5,7 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import { methods } from '../../src/control/protocol.js';
+import { methods } from '../../src/core/wire/index.js';
 import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /** Runs are bounded for CI; WISP_STRESS=1 runs the long form. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, methods, openRpcDocument, renderErrorsMarkdown, renderProtocolMarkdown } from '../../src/control/index.js';
+import { ERROR_CODES } from '../../src/core/index.js';
+import { methods, openRpcDocument, renderErrorsMarkdown, renderProtocolMarkdown } from '../../src/core/wire/index.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 

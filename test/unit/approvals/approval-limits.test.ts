@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Approvals } from '../../../src/approvals/index.js';
-import { LIMITS } from '../../../src/control/index.js';
+import { LIMITS } from '../../../src/core/index.js';
 
 const summary = { serviceName: 's', toolName: 't', modelName: 'm', title: null, arguments: {}, annotations: null };
 const binding = { serviceId: 'svc', generation: 1, toolListVersion: 1, toolName: 't', argumentsDigest: 'd' };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Approval } from '../../../src/control/protocol.js';
+import type { Approval } from '../../../src/core/index.js';
 import {
   CONTINUATION,
   approvalQuestion,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EventHub, LIMITS } from '../../../src/control/index.js';
+import { EventHub } from '../../../src/control/index.js';
+import { LIMITS } from '../../../src/core/index.js';
 
 function hub(capacity: number): EventHub {
   return new EventHub(capacity, () => new Date('2026-01-01T00:00:00Z'));

@@ -3,8 +3,8 @@
  * reference can never drift from the code (a test compares the files with this output).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ERROR_CATALOG, EXIT } from './errors.js';
-import { LIMITS } from './limits.js';
+import { ERROR_CATALOG, EXIT } from '../errors.js';
+import { LIMITS } from '../limits.js';
 import { events, methods } from './protocol.js';
 
 function schemaJson(schema: TSchema): string {
@@ -19,7 +19,7 @@ export function renderProtocolMarkdown(): string {
   const lines: string[] = [
     '# wispd control protocol',
     '',
-    '<!-- Generated from src/control/protocol.ts by `npm run docs`. Do not edit by hand. -->',
+    '<!-- Generated from src/core/wire/protocol.ts by `npm run docs`. Do not edit by hand. -->',
     '',
     'JSON-RPC 2.0 over a Unix domain socket, one JSON message per line (UTF-8, `\\n`-terminated).',
     `A line longer than ${LIMITS.maxControlFrameBytes} bytes is refused with \`FRAME_TOO_LARGE\` and that connection is closed.`,
@@ -52,7 +52,7 @@ export function renderErrorsMarkdown(): string {
   const lines = [
     '# Error codes',
     '',
-    '<!-- Generated from src/control/errors.ts by `npm run docs`. Do not edit by hand. -->',
+    '<!-- Generated from src/core/errors.ts by `npm run docs`. Do not edit by hand. -->',
     '',
     'Every error that crosses the control socket carries one of these codes in `error.data.code`.',
     'Codes are stable: new ones may be added, none is renamed or removed. `wispctl` exits with the status shown.',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidAttemptTransition, nextAttemptState, type AttemptState } from '../../../src/install/index.js';
+import { InvalidAttemptTransition, nextAttemptState, type AttemptState } from '../../../src/core/index.js';
 
 const running = (step: AttemptState['step']): AttemptState => ({ status: 'running', step });
 

@@ -1,5 +1,5 @@
-import type { TaskState } from '../control/index.js';
-import { assertNever } from '../util/index.js';
+import type { TaskState } from './wire/protocol.js';
+import { assertNever } from './assert-never.js';
 
 export type { TaskState };
 

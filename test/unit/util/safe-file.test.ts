@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { appendSafe, checkDirectory, readSafe } from '../../../src/control/index.js';
+import { appendSafe, checkDirectory, readSafe } from '../../../src/util/index.js';
 import { tempDir } from '../../helpers/wispd.js';
 
 const dirs: { remove: () => void }[] = [];

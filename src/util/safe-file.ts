@@ -1,7 +1,7 @@
 import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { WispError } from './errors.js';
+import { WispError } from '../core/index.js';
 
 /**
  * Only our own files are trusted. Every file and directory the daemon reads, writes or

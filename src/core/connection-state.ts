@@ -1,5 +1,5 @@
-import type { ConnectionState } from '../control/index.js';
-import { assertNever } from '../util/index.js';
+import type { ConnectionState } from './wire/protocol.js';
+import { assertNever } from './assert-never.js';
 
 export type { ConnectionState };
 

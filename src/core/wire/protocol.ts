@@ -6,16 +6,9 @@
  * Everything here is sent over the socket: changes must be additive.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ERROR_CATALOG, ERROR_CODES } from './errors.js';
-import { LIMITS } from './limits.js';
-
-export { ERROR_CATALOG, ERROR_CODES, EXIT, WispError, exitStatusFor, isErrorCode, type ErrorCode } from './errors.js';
-export { LIMITS } from './limits.js';
-
-export const PROTOCOL_VERSION = '1';
-
-/** Service names: 1-64 characters, letters, digits, '.', '_' and '-', starting with a letter or digit. */
-export const SERVICE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+import { ERROR_CATALOG, ERROR_CODES } from '../errors.js';
+import { LIMITS } from '../limits.js';
+import { ENV_NAME_PATTERN, SERVICE_NAME_PATTERN } from '../patterns.js';
 
 const NoParams = Type.Object({}, { additionalProperties: false });
 const Timestamp = Type.String({ description: 'ISO 8601 UTC timestamp' });
@@ -94,8 +87,6 @@ export const ConnectionState = Type.Union(
 );
 export type ConnectionState = Static<typeof ConnectionState>;
 
-/** Environment variable names: letters, digits and '_', not starting with a digit. */
-export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 const EnvName = Type.String({ pattern: ENV_NAME_PATTERN, maxLength: 128 });
 const Storage = Type.Union([Type.Literal('keychain'), Type.Literal('session')], {
   description: 'keychain: the OS keychain; session: memory only, gone when the daemon stops.',

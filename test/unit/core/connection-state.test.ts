@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ConnectionState } from '../../../src/control/protocol.js';
-import { InvalidTransition, transition, type ConnectionEvent } from '../../../src/mcp/index.js';
+import type { ConnectionState } from '../../../src/core/index.js';
+import { InvalidTransition, transition, type ConnectionEvent } from '../../../src/core/index.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const server = { name: 's', version: '1' };

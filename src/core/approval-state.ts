@@ -1,4 +1,4 @@
-import { assertNever } from '../util/index.js';
+import { assertNever } from './assert-never.js';
 
 /** pending -> approved -> consumed, or denied | cancelled | stale. Only pending and approved are open. */
 export type ApprovalState =

@@ -1,4 +1,4 @@
-import { assertNever } from '../util/index.js';
+import { assertNever } from './assert-never.js';
 
 export const STEPS = ['prepare', 'lock', 'verify', 'install', 'check_bin', 'register'] as const;
 export type Step = (typeof STEPS)[number];

@@ -1,0 +1,49 @@
+// @ts-check
+/**
+ * The declared dependency graph of src/: which area may import which. eslint.config.js
+ * enforces it on static imports, test/unit/layering.test.ts on every import, export-from and
+ * import() (read with TypeScript's own scanner). An edge that is not declared here fails both.
+ *
+ * An area is entered only through its doors: `<area>/index.js`, and for core also
+ * `core/wire/index.js` (the schemas, which build TypeBox objects at load time). wispctl (cli)
+ * may enter core only through `core/index.js` (no schema is built when it starts) and
+ * control only through `control/client.js` and `control/paths.js`.
+ */
+
+/** @type {Record<string, readonly string[]>} area -> the areas it may import */
+export const LAYERS = {
+  core: [],
+  util: ['core'],
+  secrets: ['core', 'util'],
+  approvals: ['core', 'util'],
+  model: ['core', 'util'],
+  install: ['core', 'util'],
+  mcp: ['core', 'util', 'approvals'],
+  sessions: ['core', 'util', 'approvals', 'mcp', 'model'],
+  control: ['core', 'util'],
+  daemon: ['core', 'util', 'secrets', 'approvals', 'model', 'install', 'mcp', 'sessions', 'control'],
+  cli: ['core', 'control'],
+};
+
+/** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
+export const DOORS = {
+  core: ['index.js', 'wire/index.js'],
+};
+
+/** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */
+export const NARROW_DOORS = {
+  cli: { core: ['index.js'], control: ['client.js', 'paths.js'] },
+};
+
+/** Packages wispctl must never load: they belong to the daemon. */
+export const CLI_FORBIDDEN_PACKAGES = ['ajv', 'pino', 'pino-pretty', '@modelcontextprotocol/sdk', '@sinclair/typebox', 're2js', 'undici'];
+
+/**
+ * The relative specifiers `area` may use to reach other areas (from a file directly in
+ * src/<area>/; deeper files use more `../`, which the test resolves).
+ * @param {string} area
+ * @returns {string[]} paths relative to src/, like 'core/index.js'
+ */
+export function allowedTargets(area) {
+  return (LAYERS[area] ?? []).flatMap((to) => (NARROW_DOORS[area]?.[to] ?? DOORS[to] ?? ['index.js']).map((door) => `${to}/${door}`));
+}

@@ -1,0 +1,15 @@
+/**
+ * The core vocabulary: error catalog, limits, name patterns, the state unions and their
+ * transitions, and the types of every wire and persisted shape. Pure: no node: modules, no
+ * I/O, and nothing here builds a schema at load time (the schemas themselves are behind
+ * the second door, core/wire/index.ts), so wispctl can load this door and start fast.
+ */
+export * from './errors.js';
+export { LIMITS } from './limits.js';
+export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, ENV_NAME_PATTERN } from './patterns.js';
+export { assertNever } from './assert-never.js';
+export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
+export { nextApprovalState, isOpen, ApprovalTransitionError, type ApprovalState, type ApprovalEvent } from './approval-state.js';
+export { nextTaskState, isFinished, type TaskEvent } from './task-state.js';
+export { nextAttemptState, InvalidAttemptTransition, STEPS, type AttemptState, type AttemptEvent, type AttemptStatus, type EndStatus, type Step } from './attempt-state.js';
+export type * from './wire/protocol.js';
