@@ -1,0 +1,206 @@
+import path from 'node:path';
+import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ApprovalKind, Binding } from '../approvals/index.js';
+import { WispError, type ConnectionState } from '../core/index.js';
+import type { ToolDefinition } from '../model/index.js';
+import { canonicalJson, sha256Hex } from '../util/index.js';
+import { failure } from './replies.js';
+
+/** What the daemon lets the model's host tools do; each call runs only after its own approval. */
+export interface HostActions {
+  /** Ids, names, states and variable NAMES: never values. */
+  listServices(): Record<string, unknown>[];
+  /** The current configuration of one service, as a human must see it before activation. */
+  describe(ref: { id?: string; name?: string }): {
+    id: string;
+    name: string;
+    command: string;
+    args: string[];
+    cwd: string | null;
+    env: string[];
+    /** `${VAR}` in command/args taken from the daemon's environment at launch (shown as templates). */
+    fromEnvironment: string[];
+    configVersion: number;
+  };
+  /** Saves a DISABLED configuration. */
+  register(input: { name: string; command: string; args: string[]; cwd?: string }): Promise<{ id: string; name: string; configVersion: number }>;
+  activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
+  /** Plans an npm install and refuses early what can never run; `shown` is what the human approves. */
+  planInstall(
+    input: { package: string; version: string; bin: string; args: string[] },
+    signal: AbortSignal,
+  ): Promise<{ digest: string; title: string; shown: Record<string, unknown> }>;
+  /** Runs an approved plan; resolves with the service it registered (disabled). */
+  install(digest: string, signal: AbortSignal): Promise<{ service: { id: string; name: string }; lockedPackages: number; installScriptsNotRun: string[]; reused: boolean }>;
+}
+
+/** One approval a host tool needs: `current` is the binding as it is when the answer comes (a change makes it stale). */
+export interface HostApproval {
+  readonly kind: ApprovalKind;
+  readonly binding: Binding;
+  readonly current: () => Binding;
+  readonly serviceName: string;
+  readonly title: string;
+  readonly shown: Record<string, unknown>;
+}
+
+export interface HostToolContext {
+  readonly actions: HostActions;
+  /** Resolves once a human approved and the approval was spent; throws (denied, stale, cancelled) otherwise. */
+  readonly ask: (approval: HostApproval) => Promise<void>;
+  readonly signal: AbortSignal;
+}
+
+/** A host tool: one definition for what the model is offered and for what its arguments must be. */
+export interface HostTool {
+  readonly name: string;
+  /** What the model sees; `parameters` is the very schema the arguments are validated with. */
+  readonly definition: ToolDefinition;
+  /**
+   * Validates `args` with the compiled schema, then runs the tool. The reply is the JSON text the
+   * model reads; arguments that fail the schema are refused before any approval with
+   * `{"error":{"code":"INVALID_ARGUMENTS","message":"the arguments do not match the parameters of <tool>: <path> <problem>[; ...]; nothing was run"}}`.
+   */
+  call(args: Record<string, unknown>, ctx: HostToolContext): Promise<string>;
+}
+
+interface HostToolSpec<S extends TObject> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: S;
+  /** Runs after the arguments passed the schema; what it returns is sent to the model as JSON. */
+  readonly run: (args: Static<S>, ctx: HostToolContext) => Promise<unknown>;
+}
+
+/** Our own schemas, so strict (a typo in one is a bug); `required` may name properties declared beside an anyOf. */
+let compiler: Ajv | undefined;
+
+function defineHostTool<S extends TObject>(spec: HostToolSpec<S>): HostTool {
+  let validate: ValidateFunction<Static<S>> | undefined;
+  return {
+    name: spec.name,
+    definition: { type: 'function', function: { name: spec.name, description: spec.description, parameters: spec.parameters } },
+    async call(args, ctx) {
+      // Compiled once, on first use: a daemon whose model never calls a host tool compiles nothing.
+      validate ??= (compiler ??= new Ajv({ allErrors: true, strict: true, strictRequired: false })).compile<Static<S>>(spec.parameters);
+      if (!validate(args)) return failure('INVALID_ARGUMENTS', `the arguments do not match the parameters of ${spec.name}: ${describe(validate.errors)}; nothing was run`);
+      try {
+        return JSON.stringify(await spec.run(args, ctx));
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        return error instanceof WispError ? failure(error.code, error.message) : failure('INTERNAL_ERROR', 'the host tool failed unexpectedly');
+      }
+    },
+  };
+}
+
+function describe(errors: readonly ErrorObject[] | null | undefined): string {
+  return (errors ?? []).map((e) => `${e.instancePath === '' ? '/' : e.instancePath} ${e.message ?? 'is invalid'}`).join('; ');
+}
+
+/** A host tool's own approval binding: the tool and a digest of exactly the arguments shown. */
+function argumentsBinding(tool: string, args: Record<string, unknown>): Binding {
+  return { tool, argumentsDigest: sha256Hex(canonicalJson(args)) };
+}
+
+/** Shells and package runners are refused as a registered command: the seeds say so. */
+const REFUSED_COMMANDS = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'csh', 'tcsh', 'env', 'sudo', 'npx', 'npm', 'pnpm', 'pnpx', 'yarn', 'bunx', 'bun', 'uvx', 'pipx', 'deno']);
+
+const Strings = (description?: string) => Type.Array(Type.String(), description !== undefined ? { description } : {});
+
+const listServices = defineHostTool({
+  name: 'mcp_list_services',
+  description: 'List the MCP services registered with Wisp Host: ids, names, states and environment variable names (never values). Needs the user\'s approval.',
+  parameters: Type.Object({}),
+  run: async (args, { actions, ask }) => {
+    const binding = argumentsBinding('mcp_list_services', args);
+    await ask({ kind: 'host_tool', binding, current: () => binding, serviceName: 'wisp host', title: 'List the registered MCP services (names, states, variable names; never values)', shown: args });
+    return { services: actions.listServices() };
+  },
+});
+
+const register = defineHostTool({
+  name: 'mcp_register',
+  description:
+    'Save a DISABLED configuration for an MCP server that is already installed: the absolute path of the program, its arguments and an optional absolute working directory. ' +
+    'Shells and package runners (npx...) are refused. It installs and starts nothing. Needs the user\'s approval.',
+  parameters: Type.Object({ name: Type.String(), command: Type.String(), args: Type.Optional(Strings()), cwd: Type.Optional(Type.String()) }),
+  run: async (args, { actions, ask }) => {
+    const { name, command, args: list, cwd } = args;
+    if (!path.isAbsolute(command)) throw new WispError('INVALID_CONFIG', 'the command must be an absolute path to an installed program');
+    if (REFUSED_COMMANDS.has(path.basename(command))) {
+      throw new WispError('INVALID_CONFIG', `${path.basename(command)} is a shell or a package runner; register the installed program itself`);
+    }
+    const binding = argumentsBinding('mcp_register', args);
+    await ask({ kind: 'registration', binding, current: () => binding, serviceName: 'wisp host', title: 'Save a DISABLED configuration (nothing is installed or started)', shown: args });
+    const saved = await actions.register({ name, command, args: list ?? [], ...(cwd !== undefined ? { cwd } : {}) });
+    return { registered: saved, state: 'disabled', note: 'Saved a disabled configuration. Nothing was installed or started; activating it needs its own approval (mcp_activate_service).' };
+  },
+});
+
+const installNpm = defineHostTool({
+  name: 'mcp_install_npm',
+  description:
+    'Install an MCP server published on the npm registry, pinned to an EXACT version (no ranges or tags), and register it DISABLED. ' +
+    'Every locked package is verified and no install script runs. The user sees the source registry, the target directory and what it will do, and must approve. ' +
+    'Give only non-sensitive launch args: never secrets (the user sets those).',
+  parameters: Type.Object({
+    package: Type.String({ description: 'Full package name, e.g. @modelcontextprotocol/server-everything' }),
+    version: Type.String({ description: 'Exact version, e.g. 2026.8.31' }),
+    bin: Type.String({ description: 'The package\'s JavaScript bin name' }),
+    args: Type.Optional(Strings('Non-sensitive launch arguments')),
+  }),
+  run: async (args, { actions, ask, signal }) => {
+    const planned = await actions.planInstall({ package: args.package, version: args.version, bin: args.bin, args: args.args ?? [] }, signal);
+    const binding = { planDigest: planned.digest };
+    await ask({ kind: 'install', binding, current: () => binding, serviceName: 'wisp host', title: planned.title, shown: planned.shown });
+    const done = await actions.install(planned.digest, signal);
+    return {
+      ...done,
+      state: 'disabled',
+      note: 'Installed with install scripts disabled and registered as a DISABLED service. Starting it needs its own approval (mcp_activate_service). Secrets are never set by the model: the user sets them with wispctl.',
+    };
+  },
+});
+
+const activate = defineHostTool({
+  name: 'mcp_activate_service',
+  description:
+    'Ask the user to trust and start a registered service (by id or name). The user sees its current configuration; if it changes before the answer, the request is stale. ' +
+    'New tools appear from the next user request.',
+  parameters: Type.Object({ id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }, { anyOf: [{ required: ['id'] }, { required: ['name'] }] }),
+  run: async (args, { actions, ask, signal }) => {
+    const shown = actions.describe(args.id !== undefined ? { id: args.id } : { name: args.name ?? '' });
+    const now = (): Binding => {
+      const current = actions.describe({ id: shown.id });
+      return { serviceId: current.id, configVersion: current.configVersion };
+    };
+    await ask({
+      kind: 'activation',
+      binding: { serviceId: shown.id, configVersion: shown.configVersion },
+      current: now,
+      serviceName: shown.name,
+      title: 'Trust and start this program (it runs with your permissions)',
+      shown: {
+        command: shown.command,
+        args: shown.args,
+        cwd: shown.cwd,
+        env: shown.env,
+        // The templates are shown as written; their values come from the daemon's environment at launch.
+        ...(shown.fromEnvironment.length > 0 ? { fromDaemonEnvironment: shown.fromEnvironment } : {}),
+        configVersion: shown.configVersion,
+      },
+    });
+    return { service: shown.name, state: await actions.activate(shown.id, shown.configVersion, signal) };
+  },
+});
+
+/** The model's host tools, in the order they are offered. Each asks a human first and claims no more than it did. */
+export const HOST_TOOLS: readonly HostTool[] = [listServices, register, installNpm, activate];
+
+const byName = new Map(HOST_TOOLS.map((tool) => [tool.name, tool]));
+
+export function hostTool(name: string): HostTool | undefined {
+  return byName.get(name);
+}
