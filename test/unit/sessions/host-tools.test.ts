@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { WispError } from '../../../src/core/index.js';
+import { HOST_TOOLS, hostTool, type HostActions, type HostApproval, type HostTool } from '../../../src/sessions/index.js';
+
+/** The daemon's side, as plain functions that record what they were asked to do. */
+function host(options: { deny?: boolean } = {}): { actions: HostActions; asked: HostApproval[]; done: string[]; call: (tool: HostTool, args: Record<string, unknown>) => Promise<unknown> } {
+  const asked: HostApproval[] = [];
+  const done: string[] = [];
+  const shown = { id: 'svc-1', name: 'files', command: '/usr/bin/files', args: [], cwd: null, env: [], fromEnvironment: [], configVersion: 3 };
+  const actions: HostActions = {
+    listServices: () => [{ id: 'svc-1', name: 'files' }],
+    describe: (ref) => {
+      done.push(`describe ${JSON.stringify(ref)}`);
+      return shown;
+    },
+    register: (input) => {
+      done.push(`register ${JSON.stringify(input)}`);
+      return Promise.resolve({ id: 'svc-2', name: input.name, configVersion: 1 });
+    },
+    activate: (id, configVersion) => {
+      done.push(`activate ${id}@${configVersion}`);
+      return Promise.resolve({ status: 'disabled', since: '2026-01-01T00:00:00.000Z' });
+    },
+    planInstall: (input) => {
+      done.push(`plan ${JSON.stringify(input)}`);
+      return Promise.resolve({ digest: 'd1', title: 'Install it', shown: { package: input.package } });
+    },
+    install: (digest) => {
+      done.push(`install ${digest}`);
+      return Promise.resolve({ service: { id: 'svc-3', name: 'hello' }, lockedPackages: 1, installScriptsNotRun: [], reused: false });
+    },
+  };
+  const ask = (approval: HostApproval): Promise<void> => {
+    asked.push(approval);
+    return options.deny === true ? Promise.reject(new WispError('APPROVAL_DENIED', 'denied by client-2')) : Promise.resolve();
+  };
+  const call = async (tool: HostTool, args: Record<string, unknown>): Promise<unknown> => JSON.parse(await tool.call(args, { actions, ask, signal: new AbortController().signal }));
+  return { actions, asked, done, call };
+}
+
+function tool(name: string): HostTool {
+  const found = hostTool(name);
+  if (found === undefined) throw new Error(`no host tool ${name}`);
+  return found;
+}
+
+const GOOD: Record<string, Record<string, unknown>> = {
+  mcp_list_services: {},
+  mcp_register: { name: 'made', command: '/usr/bin/made', args: ['--x'], cwd: '/tmp' },
+  mcp_install_npm: { package: 'hello-mcp', version: '1.0.0', bin: 'hello-mcp', args: ['--y'] },
+  mcp_activate_service: { name: 'files' },
+};
+
+describe('host tools', () => {
+  it('offers the four host tools, each with an object schema as its parameters', () => {
+    expect(HOST_TOOLS.map((t) => t.definition.function.name)).toEqual(['mcp_list_services', 'mcp_register', 'mcp_install_npm', 'mcp_activate_service']);
+    for (const t of HOST_TOOLS) expect(t.definition.function.parameters).toMatchObject({ type: 'object', properties: expect.any(Object) });
+  });
+
+  it('refuses, before any approval, every argument the offered parameters rule out: each required property missing, each property of the wrong type', async () => {
+    for (const t of HOST_TOOLS) {
+      const { properties, required = [] } = t.definition.function.parameters as { properties: Record<string, { type: string }>; required?: string[] };
+      const good = GOOD[t.name] ?? {};
+      for (const name of required) {
+        const { [name]: _dropped, ...without } = good;
+        const { asked, done, call } = host();
+        expect(await call(t, without)).toEqual({
+          error: { code: 'INVALID_ARGUMENTS', message: `the arguments do not match the parameters of ${t.name}: / must have required property '${name}'; nothing was run` },
+        });
+        expect([asked, done]).toEqual([[], []]);
+      }
+      for (const [name, schema] of Object.entries(properties)) {
+        const { asked, done, call } = host();
+        expect(await call(t, { ...good, [name]: 42 })).toEqual({
+          error: { code: 'INVALID_ARGUMENTS', message: `the arguments do not match the parameters of ${t.name}: /${name} must be ${schema.type}; nothing was run` },
+        });
+        expect([asked, done]).toEqual([[], []]);
+      }
+    }
+  });
+
+  it('refuses an activation that names no service, with every reason the schema gives', async () => {
+    const { asked, call } = host();
+    expect(await call(tool('mcp_activate_service'), {})).toEqual({
+      error: {
+        code: 'INVALID_ARGUMENTS',
+        message: "the arguments do not match the parameters of mcp_activate_service: / must have required property 'id'; / must have required property 'name'; / must match a schema in anyOf; nothing was run",
+      },
+    });
+    expect(asked).toEqual([]);
+  });
+
+  it('passes good arguments through: one approval showing them, then the implementation with the same values', async () => {
+    const { asked, done, call } = host();
+    const reply = await call(tool('mcp_register'), GOOD.mcp_register ?? {});
+    expect(asked).toMatchObject([{ kind: 'registration', serviceName: 'wisp host', shown: GOOD.mcp_register, binding: { tool: 'mcp_register', argumentsDigest: expect.any(String) } }]);
+    expect(done).toEqual([`register ${JSON.stringify(GOOD.mcp_register)}`]);
+    expect(reply).toMatchObject({ registered: { id: 'svc-2', name: 'made' }, state: 'disabled' });
+  });
+
+  it('fills in what the schema leaves optional and keeps extra properties out of the implementation call', async () => {
+    const { done, call } = host();
+    await call(tool('mcp_register'), { name: 'bare', command: '/usr/bin/bare', note: 'ignored' });
+    expect(done).toEqual([`register ${JSON.stringify({ name: 'bare', command: '/usr/bin/bare', args: [] })}`]);
+    await call(tool('mcp_install_npm'), { package: 'p', version: '1.0.0', bin: 'b' });
+    expect(done.slice(1)).toEqual([`plan ${JSON.stringify({ package: 'p', version: '1.0.0', bin: 'b', args: [] })}`, 'install d1']);
+  });
+
+  it('activates by id before name, bound to the configuration shown', async () => {
+    const { asked, done, call } = host();
+    expect(await call(tool('mcp_activate_service'), { id: 'svc-1', name: 'other' })).toEqual({ service: 'files', state: { status: 'disabled', since: '2026-01-01T00:00:00.000Z' } });
+    expect(done).toEqual(['describe {"id":"svc-1"}', 'activate svc-1@3']);
+    expect(asked).toMatchObject([{ kind: 'activation', binding: { serviceId: 'svc-1', configVersion: 3 }, shown: { command: '/usr/bin/files', configVersion: 3 } }]);
+  });
+
+  it('still refuses a shell or package runner as a command, after the schema passed and before any approval', async () => {
+    const { asked, done, call } = host();
+    expect(await call(tool('mcp_register'), { name: 'x', command: '/usr/bin/npx' })).toEqual({
+      error: { code: 'INVALID_CONFIG', message: 'npx is a shell or a package runner; register the installed program itself' },
+    });
+    expect([asked, done]).toEqual([[], []]);
+  });
+
+  it('reports a denied approval back to the model and runs nothing', async () => {
+    const { done, call } = host({ deny: true });
+    expect(await call(tool('mcp_list_services'), {})).toEqual({ error: { code: 'APPROVAL_DENIED', message: 'denied by client-2' } });
+    expect(done).toEqual([]);
+  });
+});
