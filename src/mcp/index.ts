@@ -9,4 +9,5 @@ export { mergeSources, expand, expandLaunch, type SourceFile, type SourceEntry, 
 export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
 export { SourceSync, HEADER_SECRET_PREFIX, entryRegistration, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
 export { VaultOAuthProvider, listenForCallback, probeChallenge, OAUTH_ITEMS, type OAuthVault, type OAuthSettings, type LoopbackCallback } from './oauth.js';
+export { login, savedLogin, forgetLogin, checkLoginTarget, LOGIN_TIMEOUT_MS, type LoginOptions } from './login.js';
 export { isIdShaped, nameKey, sameName } from './service-names.js';

@@ -1,0 +1,133 @@
+import path from 'node:path';
+import { LIMITS } from '../core/index.js';
+import { Approvals, AuditLog } from '../approvals/index.js';
+import { Installer } from '../install/index.js';
+import { HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../mcp/index.js';
+import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
+import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
+import { Sessions, TranscriptFiles } from '../sessions/index.js';
+import { invalidateApprovals, onApproval, onRegistryChange } from './bridge.js';
+import { serverRecordsFile } from './directories.js';
+import { hostActions } from './host-actions.js';
+import { installSettings, installerEvents, registerInstalled } from './installs.js';
+import { DEFAULT_LADDER, type DaemonOptions } from './options.js';
+import { RedactedEventHub } from './redacted.js';
+import { ServerRecords } from './server-records.js';
+import { ServiceOps, secretRefs } from './service-ops.js';
+import type { DaemonParts } from './handlers/types.js';
+
+/**
+ * Builds every area and wires them together. Nothing here is global: two daemons can run in
+ * one process (on different data dirs). The hooks an area is given may name a part built
+ * after it (`parts`): none of them runs before this returns.
+ */
+export function compose(options: DaemonOptions): DaemonParts {
+  const { paths, redactor, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const env = options.env ?? process.env;
+  // The hooks below reach the finished parts through this (set at the end).
+  const late: { parts?: DaemonParts } = {};
+  const parts = (): DaemonParts => {
+    if (late.parts === undefined) throw new Error('a hook ran while the daemon was still being built');
+    return late.parts;
+  };
+  const events = new RedactedEventHub(LIMITS.eventHistory, now, redactor);
+  const store = new ServiceStore(paths.dataDir, now);
+  const serverRecords = new ServerRecords(serverRecordsFile(paths), (error) => logger.error({ err: String(error) }, 'could not update the record of running MCP servers'));
+  const supervisor = new Supervisor({
+    processes: serverRecords,
+    version: options.version,
+    ladder: options.ladder ?? DEFAULT_LADDER,
+    searchPath: options.searchPath ?? process.env.PATH,
+    emit: (event) => events.emit(event),
+    redact: (text, edges) => (edges === undefined ? redactor.redact(text) : redactor.redactEdges(text, edges)),
+    now,
+    // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
+    onStop: (serviceId, reason) => parts().sessions.cancelUsing(serviceId, reason),
+  });
+  const registry = new ServiceRegistry(store, (change) => onRegistryChange(parts(), change), now);
+  const audit = new AuditLog(path.join(paths.dataDir, 'audit.jsonl'), (error) => logger.error({ err: String(error) }, 'could not append to the audit log'));
+  const approvals = new Approvals((announcement) => onApproval(parts(), announcement), now);
+  const keychain = options.keychain ?? new KeychainSecretStore();
+  const sessionSecrets = new MemorySecretStore();
+  const secrets = new Secrets(keychain, sessionSecrets, redactor);
+  const modelSettings = new ModelSettingsStore(paths.dataDir);
+  const toolCalls = new ToolCalls({
+    supervisor,
+    approvals,
+    emit: (event) => events.emit(event),
+    audit: (record) => audit.append(redactor.redactValue(record)),
+    redact: (value) => redactor.redactValue(value),
+    now,
+  });
+  const installer = new Installer({
+    installsDir: path.join(paths.dataDir, 'mcp-installs'),
+    sandboxDir: path.join(paths.dataDir, 'npm-sandbox'),
+    settings: () => installSettings(modelSettings, options.runtimeDirs),
+    register: (plan, command, args) => registerInstalled(registry, plan, command, args),
+    events: installerEvents((event) => events.emit(event)),
+    now,
+  });
+  const projects = new ProjectList(paths.dataDir);
+  const built = {
+    paths, version: options.version, redactor, now, env, runtimeDirs: options.runtimeDirs,
+    events, store, registry, serverRecords, supervisor, approvals, audit, toolCalls, keychain, sessionSecrets, secrets, modelSettings, installer, projects,
+    services: new ServiceOps({ supervisor, secrets, keychain, redactor, env }),
+    serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
+    apiKey: new ModelApiKey({
+      keychain,
+      session: sessionSecrets,
+      settings: modelSettings,
+      env,
+      hold: (value) => redactor.hold('model', 'DEEPSEEK_API_KEY', value),
+      release: () => redactor.release('model'),
+    }),
+    sourceSync: new SourceSync(sourceSyncDeps({ registry, supervisor, secrets, sessionSecrets, projects, env, configDir: paths.configDir }), now),
+  };
+  late.parts = { ...built, sessions: sessions(options, built) };
+  invalidateApprovals(late.parts);
+  return late.parts;
+}
+
+function sourceSyncDeps(
+  deps: Pick<DaemonParts, 'registry' | 'supervisor' | 'secrets' | 'sessionSecrets' | 'projects' | 'env'> & { configDir: string },
+): ConstructorParameters<typeof SourceSync>[0] {
+  const { registry, supervisor, secrets, sessionSecrets, projects } = deps;
+  return {
+    registry,
+    configDir: () => deps.configDir,
+    projects: () => projects.list(),
+    env: () => deps.env,
+    writeSecrets: (config, values) => secrets.write(config.id, launchBinding(config), values),
+    eraseSecrets: (config) => secrets.erase(config.id, secretRefs(config)),
+    stop: async (id) => {
+      await supervisor.stop(id);
+    },
+    storedSecrets: async (config) => {
+      const values: Record<string, string> = {};
+      for (const ref of secretRefs(config)) {
+        const secret = await sessionSecrets.get(config.id, ref.name);
+        if (secret === null) return null;
+        values[ref.name] = secret.value;
+      }
+      return values;
+    },
+  };
+}
+
+function sessions(options: DaemonOptions, parts: Omit<DaemonParts, 'sessions'>): Sessions {
+  const { redactor, logger } = options;
+  return new Sessions({
+    transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions'), (record) => redactor.redactValue(record)),
+    toolCalls: parts.toolCalls,
+    approvals: parts.approvals,
+    host: hostActions(parts),
+    activeTools: () => parts.supervisor.tools(),
+    settings: () => parts.modelSettings.settings,
+    apiKey: () => parts.apiKey.resolve(),
+    redact: (value) => redactor.redactValue(value),
+    emit: (event) => parts.events.emit(event),
+    now: parts.now,
+    log: (obj, msg) => logger.error(obj, msg),
+  });
+}

@@ -1,0 +1,40 @@
+import { PROTOCOL_VERSION } from '../../core/index.js';
+import { openRpcDocument } from '../../core/wire/index.js';
+import { clientId } from '../views.js';
+import type { DaemonControl, DaemonParts, Handlers } from './types.js';
+
+type Deps = Pick<DaemonParts, 'version' | 'paths' | 'now' | 'events' | 'store' | 'registry' | 'supervisor'>;
+
+/** daemon.status, daemon.shutdown and rpc.discover. */
+export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handlers, 'daemon.status' | 'daemon.shutdown' | 'rpc.discover'> {
+  const { events, registry, supervisor } = parts;
+  /** Built once: the document is a few hundred KB and never changes while we run. */
+  let discovery: ReturnType<typeof openRpcDocument> | undefined;
+  return {
+    'daemon.status': (_params, ctx) => ({
+      version: parts.version,
+      protocolVersion: PROTOCOL_VERSION,
+      pid: process.pid,
+      runId: events.runId,
+      startedAt: control.startedAt.toISOString(),
+      uptimeMs: Math.max(0, Math.round(parts.now().getTime() - control.startedAt.getTime())),
+      nodeVersion: process.version,
+      paths: { ...parts.paths, registryFile: parts.store.file },
+      counts: {
+        services: registry.count,
+        enabledServices: supervisor.runningCount,
+        activeTools: supervisor.activeToolCount,
+        clients: control.connections().clientCount,
+        subscribers: control.connections().subscriberCount,
+      },
+      lastSeq: events.lastSeq,
+      you: { clientId: clientId(ctx.connection.id) },
+      registryLoadError: control.loadProblem(),
+    }),
+    'daemon.shutdown': (_params, ctx) => {
+      ctx.afterResponse(() => control.stop('daemon.shutdown requested'));
+      return { stopping: true as const };
+    },
+    'rpc.discover': () => (discovery ??= openRpcDocument(parts.version)),
+  };
+}

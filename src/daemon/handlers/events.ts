@@ -1,0 +1,27 @@
+import { WispError } from '../../core/index.js';
+import type { DaemonParts, Handlers } from './types.js';
+
+/** events.subscribe (with replay) and events.unsubscribe. */
+export function eventHandlers({ events }: Pick<DaemonParts, 'events'>): Pick<Handlers, 'events.subscribe' | 'events.unsubscribe'> {
+  return {
+    'events.subscribe': (params, ctx) => {
+      const sameRun = params.runId === undefined || params.runId === events.runId;
+      if (sameRun && params.since !== undefined && params.since > events.lastSeq) {
+        throw new WispError('EVENTS_UNAVAILABLE', `since ${params.since} is ahead of the newest event (${events.lastSeq})`, {
+          lastSeq: events.lastSeq,
+        });
+      }
+      // Computed and sent in the same tick as the response, so no event is missed or repeated.
+      const replay = events.replay(params.since, params.runId);
+      ctx.afterResponse(() => {
+        for (const event of replay.events) ctx.connection.notify('event', event);
+        ctx.connection.subscribed = true;
+      });
+      return { runId: events.runId, lastSeq: events.lastSeq, replayed: replay.events.length, missed: replay.missed };
+    },
+    'events.unsubscribe': (_params, ctx) => {
+      ctx.connection.subscribed = false;
+      return { subscribed: false as const };
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { MethodEntry } from '../../control/index.js';
+import type { MethodName } from '../../core/index.js';
+import { methods } from '../../core/wire/index.js';
+import type { Redactor } from '../../secrets/index.js';
+import { redactedHandler } from '../redacted.js';
+import { approvalHandlers } from './approvals.js';
+import { daemonHandlers } from './daemon.js';
+import { eventHandlers } from './events.js';
+import { installHandlers } from './installs.js';
+import { modelHandlers } from './model.js';
+import { remoteHandlers } from './remote.js';
+import { secretHandlers } from './secrets.js';
+import { serviceHandlers } from './services.js';
+import { sessionHandlers } from './sessions.js';
+import { sourceHandlers } from './sources.js';
+import { toolHandlers } from './tools.js';
+import type { DaemonControl, DaemonParts, Handlers } from './types.js';
+
+export type { DaemonControl, DaemonParts, Handler, Handlers } from './types.js';
+
+/** The methods named by more than one group (never, when each method has exactly one owner). */
+type Shared<Groups extends readonly object[], Seen = never> = Groups extends readonly [infer First, ...infer Rest extends readonly object[]]
+  ? (keyof First & Seen) | Shared<Rest, Seen | keyof First>
+  : never;
+
+type NoneOf<T extends never> = T;
+
+/** The full handler table, one group per area. */
+export function handlers(parts: DaemonParts, control: DaemonControl): Handlers {
+  const daemon = daemonHandlers(parts, control);
+  const events = eventHandlers(parts);
+  const services = serviceHandlers(parts);
+  const remote = remoteHandlers(parts);
+  const secrets = secretHandlers(parts);
+  const tools = toolHandlers(parts);
+  const sessions = sessionHandlers(parts);
+  const model = modelHandlers(parts);
+  const installs = installHandlers(parts);
+  const sources = sourceHandlers(parts);
+  const approvals = approvalHandlers(parts);
+  // A method no group handles fails here (each group is a Pick of Handlers, so none can add one the protocol lacks)...
+  const table: Handlers = { ...daemon, ...events, ...services, ...remote, ...secrets, ...tools, ...sessions, ...model, ...installs, ...sources, ...approvals };
+  // ...and one handled by two groups fails here, naming it.
+  type Groups = [typeof daemon, typeof events, typeof services, typeof remote, typeof secrets, typeof tools, typeof sessions, typeof model, typeof installs, typeof sources, typeof approvals];
+  type _EachMethodOnce = NoneOf<Shared<Groups>>;
+  return table;
+}
+
+/** How the socket server treats some methods (see MethodEntry). */
+const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodEntry, 'paramsSchema' | 'handle'>>> = {
+  'rpc.discover': { staticResult: true },
+  'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true },
+  'installs.start': { waits: true },
+};
+
+/** The socket server's method table: each method's params schema, its handler behind the redactor, its traits. */
+export function methodTable(table: Handlers, redactor: Redactor): Record<string, MethodEntry> {
+  const entries: Record<string, MethodEntry> = {};
+  for (const name of Object.keys(methods) as MethodName[]) {
+    entries[name] = { paramsSchema: methods[name].params, handle: redactedHandler(table[name] as MethodEntry['handle'], redactor), ...METHOD_TRAITS[name] };
+  }
+  return entries;
+}

@@ -1,0 +1,34 @@
+import { approveInstall, assertRoomFor, installSettings } from '../installs.js';
+import { attemptView, clientId, installSettingsView, planView } from '../views.js';
+import type { DaemonParts, Handlers } from './types.js';
+
+type InstallMethods = 'installs.plan' | 'installs.start' | 'installs.list' | 'installs.get' | 'installs.cancel' | 'installs.discard' | 'installs.getSettings' | 'installs.setSettings';
+
+/** Verified npm installs: plan, approve and run, the attempts, and the install settings. */
+export function installHandlers(parts: Pick<DaemonParts, 'installer' | 'registry' | 'approvals' | 'services' | 'modelSettings' | 'runtimeDirs'>): Pick<Handlers, InstallMethods> {
+  const { installer, registry, approvals, services, modelSettings } = parts;
+  const settings = (): ReturnType<typeof installSettingsView> => installSettingsView(installSettings(modelSettings, parts.runtimeDirs));
+  return {
+    'installs.plan': async (params, ctx) => {
+      const { plan, runtime } = await installer.plan({ package: params.package, version: params.version, bin: params.bin, args: params.args ?? [] }, ctx.signal);
+      return { plan: planView(plan, runtime) };
+    },
+    'installs.start': async (params, ctx) => {
+      const plan = installer.getPlan(params.planDigest);
+      await installer.preflight(plan);
+      assertRoomFor(registry, plan);
+      await approveInstall(approvals, plan, { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null }, ctx.signal);
+      const outcome = await installer.install(plan, ctx.signal);
+      return { attempt: attemptView(outcome.attempt), service: services.view(registry.get({ id: outcome.attempt.serviceId ?? '' })), reused: outcome.reused };
+    },
+    'installs.list': async () => ({ attempts: (await installer.list()).map(attemptView) }),
+    'installs.get': async (params) => ({ attempt: attemptView(await installer.get(params.digest)) }),
+    'installs.cancel': (params) => ({ cancelled: installer.cancel(params.digest) }),
+    'installs.discard': async (params) => ({ discarded: attemptView(await installer.discard(params.digest)) }),
+    'installs.getSettings': () => ({ settings: settings() }),
+    'installs.setSettings': async (params) => {
+      await modelSettings.updateInstalls(params);
+      return { settings: settings() };
+    },
+  };
+}

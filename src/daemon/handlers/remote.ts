@@ -1,0 +1,58 @@
+import { WispError } from '../../core/index.js';
+import { OAUTH_ITEMS, checkLoginTarget, forgetLogin, login } from '../../mcp/index.js';
+import type { DaemonParts, Handlers } from './types.js';
+
+/** Remote (http) services: registration with OAuth settings, login and logout. */
+export function remoteHandlers(
+  parts: Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'events' | 'version'>,
+): Pick<Handlers, 'services.registerRemote' | 'services.login' | 'services.logout'> {
+  const { registry, supervisor, services, events } = parts;
+  return {
+    'services.registerRemote': async (params) => {
+      const secret = params.oauth?.clientSecret;
+      if (secret !== undefined && params.oauth?.clientId === undefined) {
+        throw new WispError('INVALID_CONFIG', 'a client secret goes with a pre-registered client id (--client-id)', { field: 'oauth.clientSecret' });
+      }
+      const config = await registry.register({
+        name: params.name,
+        transport: 'http',
+        command: '',
+        url: params.url,
+        timeoutMs: params.timeoutMs,
+        oauth: params.oauth !== undefined ? { enabled: true, clientId: params.oauth.clientId ?? null, scopes: params.oauth.scopes ?? null } : null,
+      });
+      if (secret !== undefined) {
+        // Secret first into the keychain; if it refuses, the registration is undone.
+        try {
+          await services.vault(config).set(OAUTH_ITEMS.clientSecret, secret);
+        } catch (error) {
+          await registry.delete({ id: config.id });
+          throw error;
+        }
+      }
+      return { service: services.view(config) };
+    },
+    // wispctl mcp login: the tokens saved in the keychain, then activation.
+    'services.login': async (params, ctx) => {
+      const config = registry.get({ id: params.id, name: params.name });
+      checkLoginTarget(config, params.configVersion);
+      await login(config, {
+        vault: services.vault(config),
+        serverUrl: () => services.launchOf(config).url ?? config.url ?? '',
+        state: () => supervisor.state(config.id),
+        version: parts.version,
+        announce: (authorizationUrl, redirectUri) => events.emit({ type: 'service.login', service: { id: config.id, name: config.name }, authorizationUrl, redirectUri }),
+        signal: ctx.signal,
+      });
+      await services.activate(config, params.configVersion, ctx.signal);
+      return { service: services.view(registry.get({ id: config.id })) };
+    },
+    'services.logout': async (params) => {
+      const config = registry.get(params);
+      if (config.transport !== 'http') throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
+      await supervisor.stop(config.id);
+      await forgetLogin(config, services.vault(config));
+      return { service: services.view(registry.get({ id: config.id })) };
+    },
+  };
+}

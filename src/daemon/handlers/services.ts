@@ -1,0 +1,55 @@
+import { forgetLogin } from '../../mcp/index.js';
+import { assertEditable, secretRefs } from '../service-ops.js';
+import type { DaemonParts, Handlers } from './types.js';
+
+type ServiceMethods =
+  | 'services.register'
+  | 'services.list'
+  | 'services.get'
+  | 'services.update'
+  | 'services.delete'
+  | 'services.activate'
+  | 'services.disable'
+  | 'services.refreshTools'
+  | 'services.logs';
+
+/** The registry and the lifecycle of services: register, show, edit, delete, activate, disable. */
+export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets'>): Pick<Handlers, ServiceMethods> {
+  const { registry, supervisor, services, secrets } = parts;
+  return {
+    'services.register': async (params) => ({ service: services.view(await registry.register(params)) }),
+    'services.list': () => ({ services: registry.list().map((config) => services.view(config)) }),
+    'services.get': (params) => ({ service: services.view(registry.get(params)) }),
+    'services.update': async (params) => {
+      assertEditable(registry.get({ id: params.id, name: params.name }));
+      const config = await registry.update({ id: params.id, name: params.name }, params.set, params.configVersion);
+      await supervisor.stop(config.id);
+      return { service: services.view(config) };
+    },
+    'services.delete': async (params) => {
+      // The secrets go first: if the keychain refuses, nothing is deleted.
+      const deleted = await registry.delete(params, async (config) => {
+        await secrets.erase(config.id, secretRefs(config));
+        await forgetLogin(config, services.vault(config), true);
+      });
+      await supervisor.remove(deleted.id);
+      return { deleted };
+    },
+    'services.activate': async (params, ctx) => {
+      const config = registry.get({ id: params.id, name: params.name });
+      await services.activate(config, params.configVersion, ctx.signal);
+      return { service: services.view(registry.get({ id: config.id })) };
+    },
+    'services.disable': async (params) => {
+      const config = registry.get(params);
+      await supervisor.stop(config.id, supervisor.state(config.id).status === 'stopping', `the service ${config.name} was disabled`);
+      return { service: services.view(config) };
+    },
+    'services.refreshTools': async (params) => {
+      const config = registry.get(params);
+      await supervisor.refresh(config.id, config.name);
+      return { service: services.view(config) };
+    },
+    'services.logs': (params) => supervisor.logs(registry.get(params).id),
+  };
+}

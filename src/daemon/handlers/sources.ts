@@ -1,0 +1,65 @@
+import { WispError, type Params, type Result, type Service } from '../../core/index.js';
+import { entryRegistration, mergeSources } from '../../mcp/index.js';
+import { launchBinding } from '../../secrets/index.js';
+import type { DaemonParts, Handlers } from './types.js';
+
+type SourceMethods = 'sources.list' | 'sources.reload' | 'sources.addProject' | 'sources.removeProject' | 'services.import';
+type Deps = Pick<DaemonParts, 'paths' | 'projects' | 'sourceSync' | 'registry' | 'secrets' | 'services' | 'env'>;
+
+/** Config sources (settings.json, plugins, project files) kept in sync, and a one-off import of such a file. */
+export function sourceHandlers(parts: Deps): Pick<Handlers, SourceMethods> {
+  const { projects, sourceSync } = parts;
+  const view = (): Result<'sources.list'> => ({ configDir: parts.paths.configDir, projects: [...projects.list()], report: sourceSync.report });
+  return {
+    'sources.list': () => view(),
+    'sources.reload': async () => {
+      await sourceSync.sync();
+      return view();
+    },
+    'sources.addProject': async (params) => {
+      await projects.add(params.directory);
+      await sourceSync.sync();
+      return view();
+    },
+    'sources.removeProject': async (params) => {
+      await projects.remove(params.directory);
+      await sourceSync.sync();
+      return view();
+    },
+    'services.import': (params) => importFile(parts, params),
+  };
+}
+
+/** One-off import: each entry becomes a service registered by hand (disabled), its values in the chosen store. */
+async function importFile(parts: Deps, params: Params<'services.import'>): Promise<Result<'services.import'>> {
+  const { registry, secrets, services } = parts;
+  let json: unknown;
+  try {
+    json = JSON.parse(params.content);
+  } catch (error) {
+    throw new WispError('INVALID_PARAMS', `${params.file ?? 'the file'} is not valid JSON: ${(error as Error).message}`);
+  }
+  const doc = (typeof json === 'object' && json !== null ? json : {}) as { mcpServers?: unknown; servers?: unknown };
+  const servers = doc.mcpServers ?? doc.servers;
+  if (typeof servers !== 'object' || servers === null) throw new WispError('INVALID_PARAMS', `${params.file ?? 'the file'} has no mcpServers or servers object`);
+  const merged = mergeSources([{ kind: 'global', file: params.file ?? 'the imported file', content: { json: { mcpServers: servers } } }], parts.env);
+  const imported: Service[] = [];
+  const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason }));
+  for (const entry of merged.entries) {
+    try {
+      const { input, values } = entryRegistration(entry, params.storage);
+      const config = await registry.register(input);
+      try {
+        await secrets.write(config.id, launchBinding(config), values);
+      } catch (error) {
+        await registry.delete({ id: config.id });
+        throw error;
+      }
+      imported.push(services.view(config));
+    } catch (error) {
+      if (error instanceof WispError && error.code === 'KEYCHAIN_UNAVAILABLE') throw error;
+      skipped.push({ name: entry.name, reason: error instanceof WispError ? `${error.code}: ${error.message}` : String(error) });
+    }
+  }
+  return { imported, skipped, warnings: merged.entries.flatMap((e) => e.warnings) };
+}

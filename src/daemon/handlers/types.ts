@@ -1,0 +1,57 @@
+import type { CallContext, EventHub, WispPaths } from '../../control/index.js';
+import type { MethodName, Params, Result } from '../../core/index.js';
+import type { Approvals, AuditLog } from '../../approvals/index.js';
+import type { Installer } from '../../install/index.js';
+import type { LoadProblem, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
+import type { ModelApiKey, ModelSettingsStore } from '../../model/index.js';
+import type { Redactor, SecretStore, Secrets, ServiceSecrets } from '../../secrets/index.js';
+import type { Sessions } from '../../sessions/index.js';
+import type { ServerRecords } from '../server-records.js';
+import type { ServiceOps } from '../service-ops.js';
+
+export type Handler<M extends MethodName> = (params: Params<M>, ctx: CallContext) => Result<M> | Promise<Result<M>>;
+
+/** One handler per method of the protocol: a method missing here, or one the protocol lacks, does not compile. */
+export type Handlers = { [M in MethodName]: Handler<M> };
+
+/**
+ * Everything the composition root built. Each method group takes only the parts it needs
+ * (a Pick of this), never the Daemon itself.
+ */
+export interface DaemonParts {
+  readonly paths: WispPaths;
+  readonly version: string;
+  readonly redactor: Redactor;
+  readonly now: () => Date;
+  /** The daemon's own environment (DEEPSEEK_API_KEY, `${VAR}` of config sources); never handed to a server whole. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Where installs look for Node and npm unless settings.json says otherwise. */
+  readonly runtimeDirs: readonly string[] | undefined;
+  readonly events: EventHub;
+  readonly store: ServiceStore;
+  readonly registry: ServiceRegistry;
+  readonly serverRecords: ServerRecords;
+  readonly supervisor: Supervisor;
+  readonly services: ServiceOps;
+  readonly approvals: Approvals;
+  readonly audit: AuditLog;
+  readonly toolCalls: ToolCalls;
+  readonly keychain: SecretStore;
+  readonly sessionSecrets: SecretStore;
+  readonly secrets: Secrets;
+  readonly serviceSecrets: ServiceSecrets;
+  readonly modelSettings: ModelSettingsStore;
+  readonly apiKey: ModelApiKey;
+  readonly installer: Installer;
+  readonly projects: ProjectList;
+  readonly sourceSync: SourceSync;
+  readonly sessions: Sessions;
+}
+
+/** What only the Daemon itself knows: its start, its socket server's counts, how to stop it. */
+export interface DaemonControl {
+  readonly startedAt: Date;
+  readonly loadProblem: () => LoadProblem | null;
+  readonly connections: () => { readonly clientCount: number; readonly subscriberCount: number };
+  readonly stop: (reason: string) => void;
+}

@@ -1,0 +1,52 @@
+import type { HostActions } from '../sessions/index.js';
+import { assertRoomFor } from './installs.js';
+import { installTitle, planShown } from './views.js';
+import type { DaemonParts } from './handlers/types.js';
+
+/** What the model's host tools do once a human approved: the daemon's own operations, never more. */
+export function hostActions(parts: Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'installer'>): HostActions {
+  const { registry, supervisor, services, installer } = parts;
+  return {
+    listServices: () =>
+      registry.list().map((config) => ({
+        id: config.id,
+        name: config.name,
+        state: supervisor.state(config.id).status,
+        env: (config.env ?? []).map((v) => v.name),
+        tools: supervisor.tools(config.id).length,
+      })),
+    describe: (ref) => {
+      const config = registry.get(ref);
+      return {
+        id: config.id,
+        name: config.name,
+        command: config.command,
+        args: [...config.args],
+        cwd: config.cwd,
+        env: (config.env ?? []).map((v) => v.name),
+        fromEnvironment: [...(config.fromEnvironment ?? [])],
+        configVersion: config.configVersion,
+      };
+    },
+    register: async (input) => {
+      const config = await registry.register(input);
+      return { id: config.id, name: config.name, configVersion: config.configVersion };
+    },
+    activate: (id, configVersion, signal) => services.activate(registry.get({ id }), configVersion, signal),
+    planInstall: async (input, signal) => {
+      const { plan } = await installer.plan(input, signal);
+      await installer.preflight(plan);
+      assertRoomFor(registry, plan);
+      return { digest: plan.digest, title: installTitle(plan), shown: planShown(plan) };
+    },
+    install: async (digest, signal) => {
+      const { attempt, reused } = await installer.install(installer.getPlan(digest), signal);
+      return {
+        service: { id: attempt.serviceId ?? '', name: attempt.serviceName ?? '' },
+        lockedPackages: attempt.lockedPackages,
+        installScriptsNotRun: attempt.installScripts,
+        reused,
+      };
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import { LIMITS, WispError, type EventPayload } from '../core/index.js';
+import type { Approvals, Requester } from '../approvals/index.js';
+import { DEFAULT_RUNTIME_DIRS, STEPS, serviceNameFor, type InstallPlan, type Installer } from '../install/index.js';
+import { isIdShaped, nameKey, type ServiceRegistry } from '../mcp/index.js';
+import type { InstallSettingsView, ModelSettingsStore } from '../model/index.js';
+import { attemptView, installTitle, planShown } from './views.js';
+
+/** The install settings in force: settings.json over the defaults (the runtime dirs given to the daemon, else the system list). */
+export function installSettings(settings: ModelSettingsStore, runtimeDirs: readonly string[] | undefined): InstallSettingsView {
+  return settings.installs({
+    runtimeDirs: runtimeDirs ?? DEFAULT_RUNTIME_DIRS,
+    registry: null,
+    caFile: null,
+    timeoutMs: LIMITS.installTimeoutMs,
+  });
+}
+
+/** An install's progress and its end, as wire events (the end without its log tail). */
+export function installerEvents(emit: (event: EventPayload) => void): ConstructorParameters<typeof Installer>[0]['events'] {
+  return {
+    progress: (plan, step, status, pid) =>
+      emit({
+        type: 'install.progress',
+        install: { digest: plan.digest, package: plan.package, version: plan.version },
+        step,
+        index: STEPS.indexOf(step) + 1,
+        total: STEPS.length,
+        status,
+        pid,
+      }),
+    finished: (attempt) => {
+      const { logTail: _omitted, ...shown } = attemptView(attempt);
+      emit({ type: 'install.finished', attempt: shown });
+    },
+  };
+}
+
+/** An installed server is registered DISABLED, once per plan: the same plan again finds its service. */
+export async function registerInstalled(registry: ServiceRegistry, plan: InstallPlan, command: string, args: string[]): Promise<{ id: string; name: string }> {
+  const existing = registry.list().find((s) => s.origin?.kind === 'install' && s.origin.planDigest === plan.digest);
+  if (existing !== undefined) return existing;
+  const taken = new Set(registry.list().map((s) => nameKey(s.name)));
+  const config = await registry.register({
+    name: serviceNameFor(plan.bin, (name) => taken.has(nameKey(name)) || isIdShaped(name)),
+    command,
+    args,
+    cwd: plan.directory,
+    origin: { kind: 'install', planDigest: plan.digest, package: plan.package, version: plan.version },
+  });
+  return config;
+}
+
+/** Refused before anything runs: an install whose service could not be registered. */
+export function assertRoomFor(registry: ServiceRegistry, plan: InstallPlan): void {
+  if (registry.list().some((s) => s.origin?.kind === 'install' && s.origin.planDigest === plan.digest)) return;
+  if (registry.count >= LIMITS.maxServices) {
+    throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxServices} services may be registered: remove one before installing another`, {
+      limit: 'maxServices',
+      max: LIMITS.maxServices,
+    });
+  }
+}
+
+/** installs.start: one approval of kind install, bound to the plan digest, spent once. */
+export async function approveInstall(approvals: Approvals, plan: InstallPlan, requester: Requester, signal: AbortSignal): Promise<void> {
+  const binding = { planDigest: plan.digest };
+  const approval = approvals.create(
+    requester,
+    binding,
+    {
+      serviceName: 'wisp host',
+      toolName: 'install',
+      modelName: 'install',
+      title: installTitle(plan),
+      arguments: planShown(plan),
+      annotations: null,
+    },
+    'install',
+  );
+  approvals.spend(await approvals.wait(approval.id, signal), binding, `the install of ${plan.package}@${plan.version}`);
+}

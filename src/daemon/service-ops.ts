@@ -1,0 +1,97 @@
+import { WispError, type ConnectionState, type Service } from '../core/index.js';
+import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, savedLogin, type OAuthVault, type StoredService, type Supervisor } from '../mcp/index.js';
+import { launchBinding, type Redactor, type SecretStore, type Secrets, type VariableRef } from '../secrets/index.js';
+import { serviceView } from './views.js';
+
+export interface ServiceOpsOptions {
+  readonly supervisor: Supervisor;
+  readonly secrets: Secrets;
+  readonly keychain: SecretStore;
+  readonly redactor: Redactor;
+  /** The daemon's own environment, for `${VAR}` templates of config sources. */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** What several method groups and the host tools do with one service: activate it, show it, reach its OAuth items. */
+export class ServiceOps {
+  constructor(private readonly options: ServiceOpsOptions) {}
+
+  view(config: StoredService): Service {
+    return serviceView(config, this.options.supervisor.state(config.id));
+  }
+
+  /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
+  activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
+    const { supervisor, secrets } = this.options;
+    return supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
+      if (config.transport !== 'http') return secrets.read(config.id, launchBinding(config), config.env ?? []);
+      // A remote service's secrets are its header values, handed to its transport only.
+      const values = await secrets.read(config.id, launchBinding(config), secretRefs(config));
+      return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
+    }, () => savedLogin(config, this.vault(config)));
+  }
+
+  /**
+   * The service as it is launched: `${VAR}` in command, args and url filled in from the
+   * daemon's environment (config sources only). The values are held by the redactor and
+   * live only in memory and in the child's argv; the stored config keeps the templates.
+   */
+  launchOf(config: StoredService): StoredService {
+    const { config: launch, values } = expandLaunch(config, this.options.env);
+    for (const { name, value } of values) this.options.redactor.hold(`daemon-env/${name}`, name, value);
+    return launch;
+  }
+
+  /** A remote service's OAuth items in the keychain, bound to its URL: a token saved for another URL reads as absent. */
+  vault(config: StoredService): OAuthVault {
+    const { keychain, redactor } = this.options;
+    const binding = launchBinding(config);
+    return {
+      get: async (name) => {
+        const secret = await keychain.get(config.id, name);
+        const value = secret !== null && secret.binding === binding ? secret.value : null;
+        if (value !== null) holdOAuth(redactor, config.id, name, value);
+        return value;
+      },
+      set: async (name, value) => {
+        holdOAuth(redactor, config.id, name, value);
+        await keychain.set(config.id, name, { value, binding });
+      },
+      delete: async (name) => {
+        await keychain.delete(config.id, name);
+        redactor.releaseAll(`oauth:${config.id}/${name}`);
+      },
+    };
+  }
+}
+
+/** OAuth tokens and a client secret are secrets too: held in the redactor while the keychain has them. */
+function holdOAuth(redactor: Redactor, serviceId: string, item: string, value: string): void {
+  const holder = `oauth:${serviceId}/${item}`;
+  if (item === OAUTH_ITEMS.clientSecret) redactor.hold(holder, 'OAUTH_CLIENT_SECRET', value);
+  else if (item === OAUTH_ITEMS.tokens || item === OAUTH_ITEMS.client) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return;
+    }
+    if (typeof parsed !== 'object' || parsed === null) return;
+    for (const field of ['access_token', 'refresh_token', 'id_token', 'client_secret']) {
+      const v = (parsed as Record<string, unknown>)[field];
+      if (typeof v === 'string') redactor.hold(`${holder}/${field}`, `OAUTH_${field.toUpperCase()}`, v);
+    }
+  }
+}
+
+/** Every secret a service has in the stores: its variables, and (http) its header values. */
+export function secretRefs(config: StoredService): VariableRef[] {
+  return [...(config.env ?? []), ...(config.headers ?? []).map((h) => ({ name: `${HEADER_SECRET_PREFIX}${h.name}`, storage: h.storage }))];
+}
+
+/** A service from a config file is edited in the file, not here. */
+export function assertEditable(config: StoredService): void {
+  if (config.origin?.kind === 'source') {
+    throw new WispError('INVALID_CONFIG', `${config.name} comes from ${config.origin.file}: edit that file, then run wispctl mcp reload`, { field: 'origin' });
+  }
+}

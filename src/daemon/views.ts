@@ -1,0 +1,148 @@
+import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ConnectionState, type Service, type ToolInfo } from '../core/index.js';
+import type { Approval, Approvals } from '../approvals/index.js';
+import type { CatalogTool, StoredService } from '../mcp/index.js';
+import type { AttemptRecord, InstallPlan, Runtime } from '../install/index.js';
+import type { InstallSettingsView, ModelSettings } from '../model/index.js';
+
+/**
+ * Domain objects as clients see them on the wire: every mapping in one place, each a copy
+ * (a reply never shares an array or object with the daemon's own state).
+ */
+
+export function serviceView(config: StoredService, connection: ConnectionState): Service {
+  return {
+    id: config.id,
+    name: config.name,
+    transport: config.transport ?? 'stdio',
+    command: config.command,
+    url: config.url ?? null,
+    headers: (config.headers ?? []).map((h) => ({ name: h.name, storage: h.storage })),
+    oauth: config.oauth != null ? { ...config.oauth } : null,
+    args: [...config.args],
+    cwd: config.cwd,
+    timeoutMs: config.timeoutMs ?? null,
+    env: (config.env ?? []).map((v) => ({ name: v.name, storage: v.storage })),
+    fromEnvironment: [...(config.fromEnvironment ?? [])],
+    origin: config.origin ?? { kind: 'manual' },
+    enabled: connection.status === 'activating' || connection.status === 'active',
+    configVersion: config.configVersion,
+    connection,
+    createdAt: config.createdAt,
+    updatedAt: config.updatedAt,
+  };
+}
+
+export function approvalView(approval: Approval): ApprovalView {
+  return {
+    id: approval.id,
+    kind: approval.kind,
+    requester: { ...approval.requester },
+    binding: { ...approval.binding },
+    summary: { ...approval.summary },
+    createdAt: approval.createdAt,
+    state: { ...approval.state },
+  };
+}
+
+export function toolInfo(tool: CatalogTool): ToolInfo {
+  return {
+    serviceId: tool.serviceId,
+    serviceName: tool.serviceName,
+    name: tool.name,
+    modelName: tool.modelName,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    annotations: tool.annotations,
+    generation: tool.generation,
+    toolListVersion: tool.toolListVersion,
+  };
+}
+
+/** One page of tools.list: bounded in bytes, so its reply always fits a frame (at least one tool per page). */
+export function toolsPage(tools: readonly CatalogTool[], cursor: string | undefined): Result<'tools.list'> {
+  const start = cursor === undefined ? 0 : Number(cursor);
+  const page: ToolInfo[] = [];
+  let bytes = 0;
+  let next = start;
+  for (; next < tools.length; next++) {
+    const info = toolInfo(tools[next] as CatalogTool);
+    const size = Buffer.byteLength(JSON.stringify(info));
+    if (page.length > 0 && bytes + size > LIMITS.maxPageBytes) break;
+    page.push(info);
+    bytes += size;
+  }
+  return { tools: page, nextCursor: next < tools.length ? String(next) : null };
+}
+
+/** One page of approvals.list: bounded in count and in bytes, so its reply always fits a frame. */
+export function approvalsPage(approvals: Approvals, params: Params<'approvals.list'>): Result<'approvals.list'> {
+  const limit = Math.min(params.limit ?? LIMITS.maxApprovalsPage, LIMITS.maxApprovalsPage);
+  const candidates = approvals.listAfter(params.all === true ? 'all' : 'open', params.cursor === undefined ? 0 : Number(params.cursor));
+  const page: ApprovalView[] = [];
+  let bytes = 0;
+  let last = 0;
+  for (const { approval, position } of candidates) {
+    if (page.length >= limit) break;
+    const view = approvalView(approval);
+    const size = Buffer.byteLength(JSON.stringify(view));
+    if (page.length > 0 && bytes + size > LIMITS.maxPageBytes) break;
+    page.push(view);
+    bytes += size;
+    last = position;
+  }
+  return { approvals: page, nextCursor: page.length < candidates.length ? String(last) : null };
+}
+
+export function installTitle(plan: InstallPlan): string {
+  return `Install ${plan.package}@${plan.version} from ${plan.registry} into ${plan.directory} and register it DISABLED (no install scripts run)`;
+}
+
+type PlanShown = Omit<Result<'installs.plan'>['plan'], 'digest' | 'runtime'>;
+
+/** What a human sees before approving an install. */
+export function planShown(plan: InstallPlan): PlanShown {
+  return {
+    package: plan.package,
+    version: plan.version,
+    bin: plan.bin,
+    args: [...plan.args],
+    registry: plan.registry,
+    directory: plan.directory,
+    will: [...plan.will],
+    wont: [...plan.wont],
+  };
+}
+
+export function planView(plan: InstallPlan, runtime: Runtime): Result<'installs.plan'>['plan'] {
+  return {
+    digest: plan.digest,
+    ...planShown(plan),
+    runtime: { node: runtime.node, nodeVersion: runtime.nodeVersion, npmVersion: runtime.npmVersion },
+  };
+}
+
+export function attemptView(record: AttemptRecord): Result<'installs.get'>['attempt'] {
+  const { schemaVersion: _version, ...attempt } = record;
+  return attempt;
+}
+
+export function installSettingsView(settings: InstallSettingsView): Result<'installs.getSettings'>['settings'] {
+  return { ...settings, runtimeDirs: [...settings.runtimeDirs] };
+}
+
+export function modelSettingsView(settings: ModelSettings, key: Result<'model.getSettings'>['settings']['key']): Result<'model.getSettings'>['settings'] {
+  return {
+    baseUrl: settings.baseUrl,
+    model: settings.model,
+    firstByteTimeoutMs: settings.firstByteTimeoutMs,
+    idleTimeoutMs: settings.idleTimeoutMs,
+    maxRetries: settings.maxRetries,
+    deferToolsAbove: settings.deferToolsAbove,
+    key,
+  };
+}
+
+export function clientId(connectionId: number): string {
+  return `client-${connectionId}`;
+}
