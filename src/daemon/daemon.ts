@@ -29,13 +29,13 @@ import {
   type StopLadder,
   type StoredService,
 } from '../mcp/index.js';
-import { DEFAULT_RUNTIME_DIRS, Installer, STEPS, serviceNameFor, type AttemptRecord, type InstallPlan, type Runtime } from '../install/index.js';
-import { ModelSettingsStore, type InstallSettingsView } from '../model/index.js';
+import { InstallSettingsStore, Installer, STEPS, attemptView, serviceNameFor, type InstallPlan, type InstallSettings, type Runtime } from '../install/index.js';
+import { ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, launchBinding, type Redactor, type SecretStore, type VariableRef } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { randomBytes } from 'node:crypto';
-import { sweepTempFilesIn } from '../util/index.js';
+import { SettingsFile, sweepTempFilesIn } from '../util/index.js';
 import { checkOwnFiles, clearStaleSocket, ensurePrivateDir, serverRecordsFile } from './directories.js';
 import { InstanceLock } from './instance-lock.js';
 import type { StorageProblem } from '../util/index.js';
@@ -87,7 +87,9 @@ export class Daemon {
   private readonly secrets: Secrets;
   private readonly keychain: SecretStore;
   private readonly sessionSecrets = new MemorySecretStore();
+  private readonly settingsFile: SettingsFile;
   private readonly modelSettings: ModelSettingsStore;
+  private readonly installSettingsStore: InstallSettingsStore;
   private readonly sessions: Sessions;
   private readonly installer: Installer;
   private readonly projects: ProjectList;
@@ -130,7 +132,9 @@ export class Daemon {
     this.approvals = new Approvals((announcement) => this.onApproval(announcement), now);
     this.keychain = options.keychain ?? new KeychainSecretStore();
     this.secrets = new Secrets(this.keychain, this.sessionSecrets, options.redactor);
-    this.modelSettings = new ModelSettingsStore(options.paths.dataDir);
+    this.settingsFile = new SettingsFile(path.join(options.paths.dataDir, 'settings.json'));
+    this.modelSettings = new ModelSettingsStore(this.settingsFile);
+    this.installSettingsStore = new InstallSettingsStore(this.settingsFile, options.runtimeDirs);
     this.toolCalls = new ToolCalls({
       supervisor: this.supervisor,
       approvals: this.approvals,
@@ -319,7 +323,7 @@ export class Daemon {
       if (error instanceof WispError && error.code === 'UNSAFE_FILE') throw error;
       logger.error({ err: String(error) }, 'the config sources could not be synced');
     }
-    const settingsProblem = await this.modelSettings.load();
+    const settingsProblem = await this.settingsFile.load();
     if (settingsProblem !== null) this.storageWarning(settingsProblem);
     for (const problem of await this.sessions.load()) this.storageWarning(problem);
     for (const problem of await this.installer.load()) this.storageWarning(problem);
@@ -619,18 +623,12 @@ export class Daemon {
     return key;
   }
 
-  private installSettings(): InstallSettingsView {
-    return this.modelSettings.installs({
-      runtimeDirs: this.options.runtimeDirs ?? DEFAULT_RUNTIME_DIRS,
-      registry: null,
-      caFile: null,
-      timeoutMs: LIMITS.installTimeoutMs,
-    });
+  private installSettings(): InstallSettings {
+    return this.installSettingsStore.settings;
   }
 
   private installSettingsView(): Result<'installs.getSettings'>['settings'] {
-    const settings = this.installSettings();
-    return { ...settings, runtimeDirs: [...settings.runtimeDirs] };
+    return this.installSettingsStore.view;
   }
 
   /** An installed server is registered DISABLED, once per plan: the same plan again finds its service. */
@@ -893,7 +891,7 @@ export class Daemon {
         }),
       'sessions.create': async (params) => ({ session: await this.sessions.create(params.title) }),
       'sessions.list': () => ({ sessions: this.sessions.list() }),
-      'sessions.get': (params) => this.sessions.get(params.id) as Result<'sessions.get'>,
+      'sessions.get': (params) => this.sessions.get(params.id),
       'sessions.delete': async (params) => {
         await this.sessions.delete(params.id);
         return { deleted: params.id };
@@ -938,7 +936,7 @@ export class Daemon {
       'installs.discard': async (params) => ({ discarded: attemptView(await this.installer.discard(params.digest)) }),
       'installs.getSettings': () => ({ settings: this.installSettingsView() }),
       'installs.setSettings': async (params) => {
-        await this.modelSettings.updateInstalls(params);
+        await this.installSettingsStore.update(params);
         return { settings: this.installSettingsView() };
       },
       'sources.list': () => this.sourcesView(),
@@ -1055,10 +1053,6 @@ function planView(plan: InstallPlan, runtime: Runtime): Result<'installs.plan'>[
   };
 }
 
-function attemptView(record: AttemptRecord): Result<'installs.get'>['attempt'] {
-  const { schemaVersion: _version, ...attempt } = record;
-  return attempt;
-}
 
 /** Every secret a service has in the stores: its variables, and (http) its header values. */
 function secretRefs(config: StoredService): VariableRef[] {

@@ -1,3 +1,3 @@
 export { streamTurn, DEFAULT_MODEL_SETTINGS, type ModelSettings, type TurnHandlers } from './deepseek.js';
-export type { ChatMessage, ToolCallWire, ToolDefinition, Turn, Usage, FinishReason } from './wire.js';
-export { ModelSettingsStore, type KeyStorage, type InstallSettingsView, type InstallSettingsChange } from './settings.js';
+export type { ChatMessage, ModelMessage, ToolCallWire, ToolDefinition, Turn, Usage, FinishReason } from './wire.js';
+export { ModelSettingsStore, type KeyStorage } from './settings.js';
