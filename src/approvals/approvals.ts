@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { LIMITS, WispError } from '../core/index.js';
-import { isOpen, nextApprovalState, type ApprovalState } from '../core/index.js';
+import { isOpen, nextApprovalState, type Approval, type ApprovalKind, type ApprovalSummary, type Binding, type Requester } from '../core/index.js';
 
-/**
- * What an approval is bound to: exactly what the human was shown. Compared key by key; a
- * use with any difference is refused and makes the approval stale.
- */
-export type Binding = Readonly<Record<string, string | number>>;
+/** An approval, its requester, kind, binding and summary: the wire's shapes (core/wire), defined once. */
+export type { Approval, ApprovalKind, ApprovalSummary, Binding, Requester };
 
 /** A third-party tool call: service, connection generation, tool-list version, tool, arguments. */
 export type ToolCallBinding = {
@@ -17,35 +14,8 @@ export type ToolCallBinding = {
   readonly argumentsDigest: string;
 };
 
-/** tool_call: a third-party tool; host_tool: a read of the daemon's state for the model; registration and activation: the model's host tools that change it. */
-export type ApprovalKind = 'tool_call' | 'host_tool' | 'registration' | 'activation' | 'install';
-
-export interface Requester {
-  readonly clientId: string;
-  readonly sessionId: string | null;
-  readonly taskId: string | null;
-}
-
-export interface ToolCallSummary {
-  readonly serviceName: string;
-  readonly toolName: string;
-  readonly modelName: string;
-  readonly title: string | null;
-  /** The exact arguments that will be sent if approved. */
-  readonly arguments: Record<string, unknown>;
-  /** Untrusted hints from the server, shown for information only. */
-  readonly annotations: Record<string, unknown> | null;
-}
-
-export interface Approval {
-  readonly id: string;
-  readonly kind: ApprovalKind;
-  readonly requester: Requester;
-  readonly binding: Binding;
-  readonly summary: ToolCallSummary;
-  readonly createdAt: string;
-  readonly state: ApprovalState;
-}
+/** What the human is shown for a call (kept under its old name: the summary of every kind has this shape). */
+export type ToolCallSummary = ApprovalSummary;
 
 export type ApprovalAnnouncement = { readonly type: 'requested' | 'resolved'; readonly approval: Approval };
 

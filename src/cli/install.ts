@@ -212,7 +212,7 @@ function attemptText(a: Attempt): string {
     `runtime:    node ${clean(a.runtime.nodeVersion)}, npm ${clean(a.runtime.npmVersion)}`,
     `started:    ${clean(a.startedAt)}${a.endedAt !== null ? `, ended ${clean(a.endedAt)}` : ''}`,
     `packages:   ${a.lockedPackages}${a.installScripts.length > 0 ? `; install scripts declared, NOT run: ${clean(a.installScripts.join(', '))}` : ''}`,
-    ...(a.serviceName !== null ? [`service:    ${clean(a.serviceName)} (${clean(a.serviceId ?? '')})`] : []),
+    ...(a.serviceName !== null ? [`service:    ${clean(a.serviceName)} (${clean(a.serviceId)})`] : []),
     ...(a.error !== null ? [`error:      ${clean(a.error.code)}: ${cleanBlock(a.error.message, '  ')}`, ...(a.error.problems ?? []).map((p) => `  ${clean(p.path)}: ${clean(p.problem)}`)] : []),
     // npm's output is untrusted (packages print what they like): each line cleaned and indented.
     ...(a.logTail.trim() !== '' ? ['npm output (tail):', `  ${cleanBlock(a.logTail.trimEnd(), '  ')}`] : []),

@@ -1,13 +1,9 @@
+import type { ApprovalState } from './wire/shapes.js';
 import { assertNever } from './assert-never.js';
 
-/** pending -> approved -> consumed, or denied | cancelled | stale. Only pending and approved are open. */
-export type ApprovalState =
-  | { readonly status: 'pending' }
-  | { readonly status: 'approved'; readonly by: string; readonly at: string }
-  | { readonly status: 'consumed'; readonly by: string; readonly at: string }
-  | { readonly status: 'denied'; readonly by: string; readonly at: string }
-  | { readonly status: 'cancelled'; readonly reason: string; readonly at: string }
-  | { readonly status: 'stale'; readonly reason: string; readonly at: string };
+/** pending -> approved -> consumed, or denied | cancelled | stale. Only pending and approved are open. The shape is the wire's. */
+export type { ApprovalState };
+
 
 export type ApprovalEvent =
   | { readonly type: 'approve'; readonly by: string }

@@ -1,4 +1,5 @@
-import type { ConnectionState } from './wire/protocol.js';
+import type { ErrorCode } from './errors.js';
+import type { ConnectionState } from './wire/shapes.js';
 import { assertNever } from './assert-never.js';
 
 export type { ConnectionState };
@@ -14,13 +15,16 @@ export type ConnectionEvent =
       readonly toolListVersion: number;
       readonly server: { readonly name: string; readonly version: string };
     }
-  | { readonly type: 'failed'; readonly code: string; readonly message: string }
+  | { readonly type: 'failed'; readonly code: ErrorCode; readonly message: string }
   | { readonly type: 'needs_auth'; readonly authorizationServer: string | null; readonly scope: string | null; readonly message: string }
   | { readonly type: 'stop' }
   | { readonly type: 'stopped' };
 
 export class InvalidTransition extends Error {
-  constructor(state: ConnectionState, event: ConnectionEvent) {
+  constructor(
+    readonly state: ConnectionState,
+    readonly event: ConnectionEvent,
+  ) {
     super(`connection cannot go from ${state.status} on ${event.type}`);
   }
 }

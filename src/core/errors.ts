@@ -1,8 +1,18 @@
 /**
  * The one catalog of error codes. Every error that crosses the socket carries one of these
- * in `error.data.code`; wispctl maps them to exit statuses. Codes are part of the public
- * protocol: add, never rename or remove. docs/errors.md is generated from this table and a
- * test keeps the two in step.
+ * in `error.data.code`, and so does every `code` field of a reply, an event or a persisted
+ * record (a connection that failed, a task, an install attempt, a registry that could not be
+ * loaded): those fields are typed by this catalog. wispctl maps codes to exit statuses.
+ * Codes are part of the public protocol: add, never rename or remove. docs/errors.md is
+ * generated from this table and a test keeps the two in step (and checks that every code
+ * the source can send is here).
+ *
+ * Wire and local codes: most codes cross the socket. A few never do, and are marked
+ * `wire: false`: they are raised where no daemon answers (DAEMON_NOT_RUNNING, made by the
+ * client) or before the daemon listens (ALREADY_RUNNING, PATH_TOO_LONG, UNSAFE_DIRECTORY:
+ * wispd prints them and exits). They share the catalog because wispctl and wispd report
+ * them the same way (message, code, exit status), but no method may declare one and no
+ * wire field carries one in practice.
  */
 
 /** JSON-RPC 2.0 reserved codes, plus the one code we use for every application error. */
@@ -29,6 +39,8 @@ interface CatalogEntry {
   readonly rpcCode: number;
   readonly exit: number;
   readonly description: string;
+  /** false: a local code, never sent over the socket (see the header). Absent: a wire code. */
+  readonly wire?: false;
 }
 
 export const ERROR_CATALOG = {
@@ -79,21 +91,25 @@ export const ERROR_CATALOG = {
   },
   DAEMON_NOT_RUNNING: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
+    wire: false,
     exit: EXIT.noDaemon,
     description: 'Client side: nothing answers on the socket. Start the daemon with `wispctl daemon start`.',
   },
   ALREADY_RUNNING: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
+    wire: false,
     exit: EXIT.conflict,
     description: 'Startup: another wispd already owns this data directory or socket (its pid and socket are named).',
   },
   PATH_TOO_LONG: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
+    wire: false,
     exit: EXIT.usage,
     description: 'Startup: the socket path is longer than the platform allows (107 bytes on Linux, 103 on macOS). Use a shorter --data-dir or --socket.',
   },
   UNSAFE_DIRECTORY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
+    wire: false,
     exit: EXIT.refused,
     description: 'Startup: something that is not a socket is in the way of the socket path. (A directory that is not private is UNSAFE_FILE.)',
   },
@@ -364,6 +380,24 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'An OAuth login failed: the callback\'s state did not match the login (refused), the authorization server denied access, or the code exchange failed.',
   },
+  INTERRUPTED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description:
+      'The daemon stopped (or crashed) while the work ran: an install attempt found running at the next start ends interrupted (npm, if still running, is stopped). It is never replayed: discard it (wispctl install discard DIGEST), or install by hand.',
+  },
+  REGISTRY_UNREADABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description:
+      'At start, mcp-servers.json was not valid JSON. It was moved aside intact (daemon.status registryLoadError says where) and the daemon started with no services.',
+  },
+  REGISTRY_INVALID: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description:
+      'At start, mcp-servers.json failed its schema or named a service twice. It was moved aside intact (daemon.status registryLoadError says where and why) and the daemon started with no services.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
@@ -372,6 +406,17 @@ export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CATALOG, value);
+}
+
+/** The codes that never cross the socket (see the header). */
+export type LocalErrorCode = { [C in ErrorCode]: (typeof ERROR_CATALOG)[C] extends { readonly wire: false } ? C : never }[ErrorCode];
+/** The codes that may cross the socket: every method's declared errors are among them. */
+export type WireErrorCode = Exclude<ErrorCode, LocalErrorCode>;
+
+export function isWireErrorCode(value: unknown): value is WireErrorCode {
+  if (!isErrorCode(value)) return false;
+  const entry: CatalogEntry = ERROR_CATALOG[value];
+  return entry.wire !== false;
 }
 
 export function exitStatusFor(code: string): number {

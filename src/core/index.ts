@@ -10,6 +10,19 @@ export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, ENV_NAME_PATTERN } from './patt
 export { assertNever } from './assert-never.js';
 export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
 export { nextApprovalState, isOpen, ApprovalTransitionError, type ApprovalState, type ApprovalEvent } from './approval-state.js';
-export { nextTaskState, isFinished, type TaskEvent } from './task-state.js';
-export { nextAttemptState, InvalidAttemptTransition, STEPS, type AttemptState, type AttemptEvent, type AttemptStatus, type EndStatus, type Step } from './attempt-state.js';
+export { nextTaskState, isFinished, InvalidTaskTransition, type TaskEvent } from './task-state.js';
+export {
+  nextAttemptState,
+  InvalidAttemptTransition,
+  ATTEMPT_STARTED,
+  STEPS,
+  type AttemptState,
+  type RunningAttemptState,
+  type SucceededAttemptState,
+  type EndedAttemptState,
+  type AttemptEvent,
+  type AttemptStatus,
+  type EndStatus,
+  type Step,
+} from './attempt-state.js';
 export type * from './wire/protocol.js';

@@ -1,4 +1,5 @@
-import type { TaskState } from './wire/protocol.js';
+import type { ErrorCode } from './errors.js';
+import type { TaskState } from './wire/shapes.js';
 import { assertNever } from './assert-never.js';
 
 export type { TaskState };
@@ -7,9 +8,18 @@ export type TaskEvent =
   | { readonly type: 'await'; readonly approvalId: string }
   | { readonly type: 'resume' }
   | { readonly type: 'complete'; readonly finishReason: string }
-  | { readonly type: 'fail'; readonly code: string; readonly message: string }
+  | { readonly type: 'fail'; readonly code: ErrorCode; readonly message: string }
   | { readonly type: 'cancel'; readonly reason: string }
   | { readonly type: 'interrupt'; readonly reason: string };
+
+export class InvalidTaskTransition extends Error {
+  constructor(
+    readonly state: TaskState,
+    readonly event: TaskEvent,
+  ) {
+    super(`a ${state.status} task cannot take ${event.type}`);
+  }
+}
 
 export function isFinished(state: TaskState): boolean {
   return state.status !== 'running' && state.status !== 'awaiting_approval';
@@ -20,7 +30,7 @@ export function isFinished(state: TaskState): boolean {
  * daemon stopped under it. awaiting_approval -> awaiting_approval: a call asked again.
  */
 export function nextTaskState(state: TaskState, event: TaskEvent): TaskState {
-  if (isFinished(state)) throw new Error(`a ${state.status} task cannot take ${event.type}`);
+  if (isFinished(state)) throw new InvalidTaskTransition(state, event);
   switch (event.type) {
     case 'await':
       if (state.status === 'running' || state.status === 'awaiting_approval') return { status: 'awaiting_approval', approvalId: event.approvalId };
@@ -39,5 +49,5 @@ export function nextTaskState(state: TaskState, event: TaskEvent): TaskState {
     default:
       return assertNever(event);
   }
-  throw new Error(`a ${state.status} task cannot take ${event.type}`);
+  throw new InvalidTaskTransition(state, event);
 }

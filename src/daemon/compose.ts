@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { LIMITS } from '../core/index.js';
 import { Approvals, AuditLog } from '../approvals/index.js';
-import { Installer } from '../install/index.js';
+import { InstallSettingsStore, Installer } from '../install/index.js';
 import { HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
@@ -9,9 +9,10 @@ import { Sessions, TranscriptFiles } from '../sessions/index.js';
 import { invalidateApprovals, onApproval, onRegistryChange } from './bridge.js';
 import { serverRecordsFile } from './directories.js';
 import { hostActions } from './host-actions.js';
-import { installSettings, installerEvents, registerInstalled } from './installs.js';
+import { installerEvents, registerInstalled } from './installs.js';
 import { DEFAULT_LADDER, type DaemonOptions } from './options.js';
 import { RedactedEventHub } from './redacted.js';
+import { SettingsFile } from '../util/index.js';
 import { ServerRecords } from './server-records.js';
 import { ServiceOps, secretRefs } from './service-ops.js';
 import type { DaemonParts } from './handlers/types.js';
@@ -51,7 +52,9 @@ export function compose(options: DaemonOptions): DaemonParts {
   const keychain = options.keychain ?? new KeychainSecretStore();
   const sessionSecrets = new MemorySecretStore();
   const secrets = new Secrets(keychain, sessionSecrets, redactor);
-  const modelSettings = new ModelSettingsStore(paths.dataDir);
+  const settingsFile = new SettingsFile(path.join(paths.dataDir, 'settings.json'));
+  const modelSettings = new ModelSettingsStore(settingsFile);
+  const installSettings = new InstallSettingsStore(settingsFile, options.runtimeDirs);
   const toolCalls = new ToolCalls({
     supervisor,
     approvals,
@@ -63,7 +66,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const installer = new Installer({
     installsDir: path.join(paths.dataDir, 'mcp-installs'),
     sandboxDir: path.join(paths.dataDir, 'npm-sandbox'),
-    settings: () => installSettings(modelSettings, options.runtimeDirs),
+    settings: () => installSettings.settings,
     register: (plan, command, args) => registerInstalled(registry, plan, command, args),
     events: installerEvents((event) => events.emit(event)),
     now,
@@ -71,7 +74,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const projects = new ProjectList(paths.dataDir);
   const built = {
     paths, version: options.version, redactor, now, env, runtimeDirs: options.runtimeDirs,
-    events, store, registry, serverRecords, supervisor, approvals, audit, toolCalls, keychain, sessionSecrets, secrets, modelSettings, installer, projects,
+    events, store, registry, serverRecords, supervisor, approvals, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env }),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
     apiKey: new ModelApiKey({

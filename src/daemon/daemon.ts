@@ -110,7 +110,7 @@ export class Daemon {
 
   /** Projects, config sources, settings, transcripts and install records: what is bad is reported, never fatal (but an unsafe file). */
   private async loadTheRest(): Promise<void> {
-    const { projects, sourceSync, modelSettings, sessions, installer } = this.parts;
+    const { projects, sourceSync, settingsFile, sessions, installer } = this.parts;
     const { logger } = this.options;
     const projectsProblem = await projects.load();
     if (projectsProblem !== null) this.storageWarning(projectsProblem);
@@ -121,7 +121,7 @@ export class Daemon {
       if (error instanceof WispError && error.code === 'UNSAFE_FILE') throw error;
       logger.error({ err: String(error) }, 'the config sources could not be synced');
     }
-    const settingsProblem = await modelSettings.load();
+    const settingsProblem = await settingsFile.load();
     if (settingsProblem !== null) this.storageWarning(settingsProblem);
     for (const problem of await sessions.load()) this.storageWarning(problem);
     for (const problem of await installer.load()) this.storageWarning(problem);

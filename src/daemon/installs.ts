@@ -1,19 +1,8 @@
 import { LIMITS, WispError, type EventPayload } from '../core/index.js';
 import type { Approvals, Requester } from '../approvals/index.js';
-import { DEFAULT_RUNTIME_DIRS, STEPS, serviceNameFor, type InstallPlan, type Installer } from '../install/index.js';
+import { STEPS, attemptView, serviceNameFor, type InstallPlan, type Installer } from '../install/index.js';
 import { isIdShaped, nameKey, type ServiceRegistry } from '../mcp/index.js';
-import type { InstallSettingsView, ModelSettingsStore } from '../model/index.js';
-import { attemptView, installTitle, planShown } from './views.js';
-
-/** The install settings in force: settings.json over the defaults (the runtime dirs given to the daemon, else the system list). */
-export function installSettings(settings: ModelSettingsStore, runtimeDirs: readonly string[] | undefined): InstallSettingsView {
-  return settings.installs({
-    runtimeDirs: runtimeDirs ?? DEFAULT_RUNTIME_DIRS,
-    registry: null,
-    caFile: null,
-    timeoutMs: LIMITS.installTimeoutMs,
-  });
-}
+import { installTitle, planShown } from './views.js';
 
 /** An install's progress and its end, as wire events (the end without its log tail). */
 export function installerEvents(emit: (event: EventPayload) => void): ConstructorParameters<typeof Installer>[0]['events'] {

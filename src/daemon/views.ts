@@ -1,8 +1,8 @@
 import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ConnectionState, type Service, type ToolInfo } from '../core/index.js';
 import type { Approval, Approvals } from '../approvals/index.js';
 import type { CatalogTool, StoredService } from '../mcp/index.js';
-import type { AttemptRecord, InstallPlan, Runtime } from '../install/index.js';
-import type { InstallSettingsView, ModelSettings } from '../model/index.js';
+import type { InstallPlan, Runtime } from '../install/index.js';
+import type { ModelSettings } from '../model/index.js';
 
 /**
  * Domain objects as clients see them on the wire: every mapping in one place, each a copy
@@ -120,15 +120,6 @@ export function planView(plan: InstallPlan, runtime: Runtime): Result<'installs.
     ...planShown(plan),
     runtime: { node: runtime.node, nodeVersion: runtime.nodeVersion, npmVersion: runtime.npmVersion },
   };
-}
-
-export function attemptView(record: AttemptRecord): Result<'installs.get'>['attempt'] {
-  const { schemaVersion: _version, ...attempt } = record;
-  return attempt;
-}
-
-export function installSettingsView(settings: InstallSettingsView): Result<'installs.getSettings'>['settings'] {
-  return { ...settings, runtimeDirs: [...settings.runtimeDirs] };
 }
 
 export function modelSettingsView(settings: ModelSettings, key: Result<'model.getSettings'>['settings']['key']): Result<'model.getSettings'>['settings'] {

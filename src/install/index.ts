@@ -1,4 +1,6 @@
 export { verifyLockfile, canonicalTarball, isAcceptableSpec, isPackageName, type LockProblem } from './lockfile.js';
 export { findRuntime, DEFAULT_RUNTIME_DIRS, MIN_NPM_MAJOR, type Runtime } from './runtime.js';
 export { makePlan, checkPlanInput, serviceNameFor, type InstallPlan, type PlanInput } from './plan.js';
-export { Installer, STEPS, type AttemptRecord, type InstallSettings, type InstallOutcome, type Step } from './installer.js';
+export { Installer, STEPS, type AttemptRecord, type InstallOutcome, type Step } from './installer.js';
+export { attemptView } from './attempt-run.js';
+export { InstallSettingsStore, type InstallSettings, type InstallSettingsChange } from './settings.js';

@@ -1,39 +1,21 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { InstallAttempt } from '../core/wire/index.js';
 import { WispError } from '../core/index.js';
 import { checkDirectory, readSafe } from '../util/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
+import { AttemptRun, AttemptRecord, startedRecord, type SucceededRecord } from './attempt-run.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
-import { commonFlags, defaultRegistry, npmEnvironment, prepareSandbox, runNpm, type NpmSandbox } from './npm-runner.js';
+import { defaultRegistry, prepareSandbox, type NpmSandbox } from './npm-runner.js';
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
-import { nextAttemptState, type AttemptEvent, type EndStatus, type Step } from '../core/index.js';
-
-export interface InstallSettings {
-  /** Where Node and npm are looked for, in order. */
-  readonly runtimeDirs: readonly string[];
-  /** The one registry installs may use; null: npm's own built-in default. */
-  readonly registry: string | null;
-  /** A CA bundle passed to npm (--cafile), for networks behind a TLS-intercepting proxy. */
-  readonly caFile: string | null;
-  /** One attempt, end to end. */
-  readonly timeoutMs: number;
-}
+import type { InstallSettings } from './settings.js';
+import { nextAttemptState, type EndStatus, type Step } from '../core/index.js';
 
 export { STEPS, type Step } from '../core/index.js';
+export type { AttemptRecord } from './attempt-run.js';
 
-const LOG_TAIL_CHARS = 16 * 1024;
 const MAX_PLANS = 64;
-
-/**
- * `<digest>.json` beside the plan directory: the attempt as the protocol shows it, plus a
- * schema version. Persisted: additive changes only.
- */
-const AttemptRecord = Type.Composite([Type.Object({ schemaVersion: Type.Literal(1) }), InstallAttempt]);
-export type AttemptRecord = Static<typeof AttemptRecord>;
 
 export interface InstallerEvents {
   progress(plan: InstallPlan, step: Step, status: 'started' | 'done', pid: number | null): void;
@@ -74,8 +56,8 @@ export class Installer {
     for (const record of await this.readAll(problems)) {
       if (record.status !== 'running') continue;
       if (record.npmPid !== null) await killLeftoverNpm(record.npmPid, record.runtime.node);
-      const ended = nextAttemptState(record, { type: 'end', status: 'interrupted' });
-      await this.save({ ...record, ...ended, endedAt: this.at(), npmPid: null, error: { code: 'INTERRUPTED', message: 'the daemon stopped during this install' } });
+      const error = { code: 'INTERRUPTED', message: 'the daemon stopped during this install' } as const;
+      await this.save({ ...record, ...nextAttemptState(record, { type: 'end', status: 'interrupted', at: this.at(), error }) });
     }
     return problems;
   }
@@ -174,86 +156,24 @@ export class Installer {
     await this.refuseUnfinished(plan);
     const runtime = await findRuntime(settings.runtimeDirs);
     const sandbox = await this.sandbox();
-    let record: AttemptRecord = {
-      schemaVersion: 1,
-      digest: plan.digest,
-      package: plan.package,
-      version: plan.version,
-      bin: plan.bin,
-      args: [...plan.args],
-      registry: plan.registry,
-      directory: plan.directory,
-      status: 'running',
-      step: null,
-      startedAt: this.at(),
-      endedAt: null,
-      error: null,
-      installScripts: [],
-      lockedPackages: 0,
-      npmPid: null,
-      runtime: { node: runtime.node, nodeVersion: runtime.nodeVersion, npmVersion: runtime.npmVersion },
-      serviceId: null,
-      serviceName: null,
-      logTail: '',
-    };
+    const record = startedRecord(plan, runtime, this.at());
     // The record exists before the directory, so a crash at any point is found at the next start.
     await this.save(record);
     const timeout = AbortSignal.timeout(settings.timeoutMs);
-    const attemptSignal = AbortSignal.any([signal, timeout]);
-    const apply = async (change: Partial<AttemptRecord>): Promise<void> => {
-      record = { ...record, ...change };
-      await this.save(record);
-    };
-    type Details = Partial<Omit<AttemptRecord, 'status' | 'step'>>;
-    const update = (change: Details): Promise<void> => apply(change);
-    /** Status and step change only through the attempt's transition function. */
-    const advance = (event: AttemptEvent, change: Details = {}): Promise<void> => apply({ ...change, ...nextAttemptState(record, event) });
-    const step = async <T>(name: Step, work: () => Promise<T>): Promise<T> => {
-      attemptSignal.throwIfAborted();
-      await advance({ type: 'step', step: name });
-      this.options.events.progress(plan, name, 'started', null);
-      const result = await work();
-      attemptSignal.throwIfAborted();
-      this.options.events.progress(plan, name, 'done', null);
-      return result;
-    };
-    const npm = async (name: Step, args: string[]): Promise<void> => {
-      await assertNoNpmrc(plan.directory);
-      const exit = await runNpm(runtime, [...args, ...commonFlags(sandbox, plan.registry)], {
-        cwd: plan.directory,
-        env: npmEnvironment(runtime, sandbox),
-        signal: attemptSignal,
-        // The pid is on disk before anyone hears of it, so a daemon killed now still finds it at the next start.
-        onSpawn: (pid) => void update({ npmPid: pid }).then(() => this.options.events.progress(plan, name, 'started', pid)),
-        onOutput: (chunk) => (record = { ...record, logTail: (record.logTail + chunk).slice(-LOG_TAIL_CHARS) }),
-      });
-      await update({ npmPid: null });
-      attemptSignal.throwIfAborted();
-      if (exit.exitCode !== 0) {
-        throw new WispError('INSTALL_FAILED', `npm ${args[0] ?? ''} failed (exit ${String(exit.exitCode ?? exit.signal)}): ${lastLines(record.logTail)}`);
-      }
-    };
-
+    const run = new AttemptRun(record, {
+      plan,
+      runtime,
+      sandbox,
+      signal: AbortSignal.any([signal, timeout]),
+      save: (next) => this.save(next),
+      progress: (step, status, pid) => this.options.events.progress(plan, step, status, pid),
+      at: () => this.at(),
+    });
     try {
-      await step('prepare', async () => {
-        await checkDirectory(plan.directory, { create: true });
-        const manifest = { name: `wisp-install-${plan.digest.slice(0, 12)}`, version: '0.0.0', private: true, dependencies: { [plan.package]: plan.version } };
-        await writeFileAtomic(path.join(plan.directory, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-      });
-      await step('lock', () => npm('lock', ['install', '--package-lock-only']));
-      await step('verify', async () => {
-        const lock: unknown = JSON.parse(await readSafe(path.join(plan.directory, 'package-lock.json')));
-        const problems = verifyLockfile(lock, { name: plan.package, version: plan.version }, plan.registry);
-        const packages = lockPackages(lock);
-        await update({ lockedPackages: packages.length, installScripts: packages.filter((p) => p.hasInstallScript).map((p) => p.path) });
-        if (problems.length > 0) throw rejected(problems);
-      });
-      await step('install', () => npm('install', ['ci']));
-      const binPath = await step('check_bin', () => checkBin(plan));
-      const service = await step('register', () => this.options.register(plan, runtime.node, [binPath, ...plan.args]));
-      await advance({ type: 'succeed' }, { endedAt: this.at(), serviceId: service.id, serviceName: service.name });
-      this.options.events.finished(record);
-      return { attempt: record, reused: false };
+      const service = await this.runSteps(plan, run);
+      const done = await run.succeed(service);
+      this.options.events.finished(done);
+      return { attempt: done, reused: false };
     } catch (caught) {
       const timedOut = timeout.aborted && !signal.aborted;
       const error = timedOut
@@ -266,15 +186,33 @@ export class Installer {
             ? caught
             : new WispError('INSTALL_FAILED', `the install failed: ${(caught as Error).message}`);
       const status: EndStatus = timedOut ? 'timed_out' : signal.aborted ? 'cancelled' : 'failed';
-      const problems = error.details.problems as LockProblem[] | undefined;
-      await advance({ type: 'end', status }, { endedAt: this.at(), npmPid: null, error: { code: error.code, message: error.message, ...(problems !== undefined ? { problems } : {}) } });
-      this.options.events.finished(record);
+      this.options.events.finished(await run.end(status, error));
       throw new WispError(error.code, error.message, { ...error.details, digest: plan.digest, directory: plan.directory, status });
     }
   }
 
+  /** prepare -> lock -> verify -> install -> check_bin -> register; returns the registered service. */
+  private async runSteps(plan: InstallPlan, run: AttemptRun): Promise<{ id: string; name: string }> {
+    await run.step('prepare', async () => {
+      await checkDirectory(plan.directory, { create: true });
+      const manifest = { name: `wisp-install-${plan.digest.slice(0, 12)}`, version: '0.0.0', private: true, dependencies: { [plan.package]: plan.version } };
+      await writeFileAtomic(path.join(plan.directory, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    });
+    await run.step('lock', () => run.npm('lock', ['install', '--package-lock-only']));
+    await run.step('verify', async () => {
+      const lock: unknown = JSON.parse(await readSafe(path.join(plan.directory, 'package-lock.json')));
+      const problems = verifyLockfile(lock, { name: plan.package, version: plan.version }, plan.registry);
+      const packages = lockPackages(lock);
+      await run.update({ lockedPackages: packages.length, installScripts: packages.filter((p) => p.hasInstallScript).map((p) => p.path) });
+      if (problems.length > 0) throw rejected(problems);
+    });
+    await run.step('install', () => run.npm('install', ['ci']));
+    const binPath = await run.step('check_bin', () => checkBin(plan));
+    return run.step('register', () => this.options.register(plan, run.current.runtime.node, [binPath, ...plan.args]));
+  }
+
   /** The same plan again: registers from the finished install (or finds its service) without running npm. */
-  private async reuse(plan: InstallPlan, record: AttemptRecord): Promise<InstallOutcome> {
+  private async reuse(plan: InstallPlan, record: SucceededRecord): Promise<InstallOutcome> {
     const binPath = await checkBin(plan);
     const service = await this.options.register(plan, record.runtime.node, [binPath, ...plan.args]);
     const updated = { ...record, serviceId: service.id, serviceName: service.name };
@@ -378,20 +316,11 @@ async function exists(file: string): Promise<boolean> {
   return (await fs.stat(file).catch(() => undefined)) !== undefined;
 }
 
-/** npm reads a project .npmrc from the install directory: none may exist there. */
-async function assertNoNpmrc(directory: string): Promise<void> {
-  if (await exists(path.join(directory, '.npmrc'))) throw new WispError('INSTALL_REJECTED', `${directory}/.npmrc exists; npm would read it`);
-}
-
 function lockPackages(lock: unknown): { path: string; hasInstallScript: boolean }[] {
   const packages = (lock as { packages?: Record<string, { hasInstallScript?: unknown }> }).packages ?? {};
   return Object.entries(packages)
     .filter(([key]) => key !== '')
     .map(([key, entry]) => ({ path: key.replace(/^node_modules\//, ''), hasInstallScript: entry.hasInstallScript === true }));
-}
-
-function lastLines(text: string): string {
-  return text.trim().split('\n').slice(-8).join('\n');
 }
 
 const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs']);

@@ -1,4 +1,5 @@
 import semver from 'semver';
+import type { AttemptError } from '../core/index.js';
 
 /**
  * The lockfile verifier: every package npm locked must come from the allowed registry, at
@@ -8,10 +9,8 @@ import semver from 'semver';
  * gate, so it is small enough to read whole.
  */
 
-export interface LockProblem {
-  readonly path: string;
-  readonly problem: string;
-}
+/** One locked package that failed verification: a refused attempt's error lists them (the wire's shape). */
+export type LockProblem = Readonly<NonNullable<AttemptError['problems']>[number]>;
 
 interface LockEntry {
   name?: unknown;

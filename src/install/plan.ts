@@ -1,6 +1,6 @@
 import path from 'node:path';
 import semver from 'semver';
-import { LIMITS, WispError } from '../core/index.js';
+import { LIMITS, WispError, type InstallPlanView } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { isPackageName } from './lockfile.js';
 
@@ -11,14 +11,11 @@ export interface PlanInput {
   readonly args: readonly string[];
 }
 
-/** What an install will do, shown before it is approved. The digest covers every field that changes the outcome. */
-export interface InstallPlan extends PlanInput {
-  readonly digest: string;
-  readonly registry: string;
-  readonly directory: string;
-  readonly will: readonly string[];
-  readonly wont: readonly string[];
-}
+/**
+ * What an install will do, shown before it is approved (installs.plan shows it with the
+ * runtime found). The digest covers every field that changes the outcome.
+ */
+export type InstallPlan = Readonly<Omit<InstallPlanView, 'runtime'>>;
 
 const BIN_NAME = /^[A-Za-z0-9@][A-Za-z0-9._@/-]{0,213}$/;
 

@@ -2,18 +2,16 @@ import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
-import { WispError } from '../core/index.js';
+import { WispError, type InstallPlanView } from '../core/index.js';
 
 /** Where Node and npm are looked for: never the user's shell or PATH. A setting, so tests can add one. */
 export const DEFAULT_RUNTIME_DIRS = ['/opt/homebrew/bin', '/usr/local/bin', '/usr/bin', '/bin'] as const;
 export const MIN_NPM_MAJOR = 12;
 
-export interface Runtime {
-  readonly node: string;
-  readonly nodeVersion: string;
+/** The runtime found: what plans and attempts show (node, nodeVersion, npmVersion), and npm's entry point. */
+export interface Runtime extends Readonly<InstallPlanView['runtime']> {
   /** npm's own entry point, run as `node <npmCli>` (no shell, no npm shim). */
   readonly npmCli: string;
-  readonly npmVersion: string;
 }
 
 async function executable(file: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
+import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN, type RegistryLoadError } from '../core/index.js';
 import { readSafe } from '../util/index.js';
 import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
@@ -105,12 +105,8 @@ const RegistryDocument = Type.Object(
 );
 type RegistryDocument = Static<typeof RegistryDocument>;
 
-export interface LoadProblem {
-  readonly code: 'REGISTRY_UNREADABLE' | 'REGISTRY_INVALID';
-  readonly message: string;
-  readonly movedTo: string;
-  readonly at: string;
-}
+/** Why mcp-servers.json was not loaded: the wire's RegistryLoadError (daemon.status shows it). */
+export type LoadProblem = Readonly<RegistryLoadError>;
 
 export interface LoadResult {
   readonly services: StoredService[];

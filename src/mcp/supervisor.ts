@@ -1,6 +1,6 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, isErrorCode, type ConnectionState, type EventPayload } from '../core/index.js';
+import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, type EventPayload } from '../core/index.js';
 import { Connection, Failure, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from '../core/index.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
@@ -238,7 +238,7 @@ export class Supervisor {
   }
 
   /** Withdraws the tools, marks the service failed (or needs_auth) and takes the process down the ladder. */
-  private fail(entry: Entry, code: string, message: string, scope: string | null = null): void {
+  private fail(entry: Entry, code: ErrorCode, message: string, scope: string | null = null): void {
     if (entry.state.status !== 'active' && entry.state.status !== 'activating') return;
     this.withdraw(entry.id);
     this.apply(entry, failureEvent(code, message, null, scope));
@@ -286,7 +286,7 @@ export class Supervisor {
   }
 
   /** A call was cancelled or timed out: close that connection (the service must be activated again). */
-  failConnection(serviceId: string, generation: number, code: string, message: string): void {
+  failConnection(serviceId: string, generation: number, code: ErrorCode, message: string): void {
     const entry = this.entries.get(serviceId);
     if (entry?.generation === generation) this.fail(entry, code, message);
   }
@@ -334,6 +334,6 @@ function statusOf(entry: Entry): ConnectionState['status'] {
 }
 
 /** A failure, or (NEEDS_AUTH from a remote server) the needs_auth state with where to log in. */
-function failureEvent(code: string, message: string, authorizationServer: string | null, scope: string | null): ConnectionEvent {
+function failureEvent(code: ErrorCode, message: string, authorizationServer: string | null, scope: string | null): ConnectionEvent {
   return code === 'NEEDS_AUTH' ? { type: 'needs_auth', authorizationServer, scope, message } : { type: 'failed', code, message };
 }

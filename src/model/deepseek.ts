@@ -1,7 +1,7 @@
 import { createParser } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
 import { WispError, type ErrorCode } from '../core/index.js';
-import type { ChatMessage, ToolCallWire, ToolDefinition, Turn, Usage } from './wire.js';
+import type { ModelMessage, ToolCallWire, ToolDefinition, Turn, Usage } from './wire.js';
 
 export interface ModelSettings {
   /** e.g. https://api.deepseek.com (a /v1 or /beta suffix is kept as given). */
@@ -44,7 +44,7 @@ const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 export async function streamTurn(
   settings: ModelSettings,
   apiKey: string,
-  messages: readonly ChatMessage[],
+  messages: readonly ModelMessage[],
   tools: readonly ToolDefinition[],
   handlers: TurnHandlers,
   signal: AbortSignal,
@@ -91,65 +91,93 @@ export async function streamTurn(
   }
 }
 
-async function readStream(response: Dispatcher.ResponseData, settings: ModelSettings, handlers: TurnHandlers, signal: AbortSignal): Promise<Turn> {
-  let content = '';
-  let reasoning: string | null = null;
-  const calls = new Map<number, { id: string; name: string; arguments: string }>();
-  // Assigned from the parser's callbacks; the casts keep the compiler from assuming the
-  // initial values still hold after feed().
-  let finishReason = null as string | null;
-  let usage: Usage | null = null;
-  let done = false as boolean;
-  let sawData = false;
-  let failure = undefined as WispError | undefined;
+type Chunk = {
+  choices?: { delta?: { content?: string | null; reasoning_content?: string | null; tool_calls?: unknown[] }; finish_reason?: string | null }[];
+  usage?: Usage | null;
+};
 
+/** One turn, assembled from the stream's data lines as they come. */
+class TurnAssembly {
+  content = '';
+  reasoning: string | null = null;
+  finishReason: string | null = null;
+  usage: Usage | null = null;
+  done = false;
+  sawData = false;
+  failure: WispError | undefined;
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  constructor(private readonly handlers: TurnHandlers) {}
+
+  /** One `data:` line of the stream. */
+  onData(data: string): void {
+    if (this.failure !== undefined || this.done) return;
+    if (data === '[DONE]') {
+      this.done = true;
+      return;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      this.failure = new WispError('MODEL_PROTOCOL', `the model stream carried a malformed data line: ${JSON.stringify(data.slice(0, 80))}`);
+      return;
+    }
+    this.sawData = true;
+    this.onChunk(chunk as Chunk);
+  }
+
+  private onChunk(c: Chunk): void {
+    if (c.usage !== undefined && c.usage !== null) this.usage = c.usage;
+    const choice = c.choices?.[0];
+    if (choice === undefined) return;
+    const delta = choice.delta ?? {};
+    // In thinking mode the field is present (even empty) and must be passed back later;
+    // a model without thinking never sends it, and then nothing is passed back.
+    if (typeof delta.reasoning_content === 'string') {
+      this.reasoning = (this.reasoning ?? '') + delta.reasoning_content;
+      if (delta.reasoning_content !== '') this.handlers.onReasoning?.(delta.reasoning_content);
+    }
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      this.content += delta.content;
+      this.handlers.onContent?.(delta.content);
+    }
+    for (const raw of delta.tool_calls ?? []) this.onToolCallFragment(raw);
+    if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
+  }
+
+  private onToolCallFragment(raw: unknown): void {
+    const fragment = raw as { index?: number; id?: string; function?: { name?: string; arguments?: string } };
+    const index = typeof fragment.index === 'number' ? fragment.index : 0;
+    const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
+    if (typeof fragment.id === 'string' && fragment.id !== '') call.id = fragment.id;
+    if (typeof fragment.function?.name === 'string' && fragment.function.name !== '') call.name = fragment.function.name;
+    if (typeof fragment.function?.arguments === 'string') call.arguments += fragment.function.arguments;
+    this.calls.set(index, call);
+  }
+
+  /** The turn, once the stream has ended: refused (MODEL_TRUNCATED) unless it ended with [DONE]. */
+  turn(): Turn {
+    if (!this.done) {
+      throw new WispError(
+        'MODEL_TRUNCATED',
+        this.calls.size > 0 && this.finishReason === null ? 'the model stream ended in the middle of a tool call' : 'the model stream ended without [DONE]',
+      );
+    }
+    const toolCalls: ToolCallWire[] = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, call]) => ({ id: call.id === '' ? `call_${index}` : call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+    return { content: this.content, reasoning: this.reasoning, toolCalls, finishReason: this.finishReason, usage: this.usage };
+  }
+}
+
+async function readStream(response: Dispatcher.ResponseData, settings: ModelSettings, handlers: TurnHandlers, signal: AbortSignal): Promise<Turn> {
+  const turn = new TurnAssembly(handlers);
   const parser = createParser({
     maxBufferSize: MAX_EVENT_BYTES,
-    onEvent(event) {
-      if (failure !== undefined || done) return;
-      if (event.data === '[DONE]') {
-        done = true;
-        return;
-      }
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(event.data);
-      } catch {
-        failure = new WispError('MODEL_PROTOCOL', `the model stream carried a malformed data line: ${JSON.stringify(event.data.slice(0, 80))}`);
-        return;
-      }
-      sawData = true;
-      const c = chunk as {
-        choices?: { delta?: { content?: string | null; reasoning_content?: string | null; tool_calls?: unknown[] }; finish_reason?: string | null }[];
-        usage?: Usage | null;
-      };
-      if (c.usage !== undefined && c.usage !== null) usage = c.usage;
-      const choice = c.choices?.[0];
-      if (choice === undefined) return;
-      const delta = choice.delta ?? {};
-      // In thinking mode the field is present (even empty) and must be passed back later;
-      // a model without thinking never sends it, and then nothing is passed back.
-      if (typeof delta.reasoning_content === 'string') {
-        reasoning = (reasoning ?? '') + delta.reasoning_content;
-        if (delta.reasoning_content !== '') handlers.onReasoning?.(delta.reasoning_content);
-      }
-      if (typeof delta.content === 'string' && delta.content !== '') {
-        content += delta.content;
-        handlers.onContent?.(delta.content);
-      }
-      for (const raw of delta.tool_calls ?? []) {
-        const fragment = raw as { index?: number; id?: string; function?: { name?: string; arguments?: string } };
-        const index = typeof fragment.index === 'number' ? fragment.index : 0;
-        const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
-        if (typeof fragment.id === 'string' && fragment.id !== '') call.id = fragment.id;
-        if (typeof fragment.function?.name === 'string' && fragment.function.name !== '') call.name = fragment.function.name;
-        if (typeof fragment.function?.arguments === 'string') call.arguments += fragment.function.arguments;
-        calls.set(index, call);
-      }
-      if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
-    },
-    onError(error) {
-      failure ??= new WispError('MODEL_PROTOCOL', `the model stream could not be parsed: ${error.message}`);
+    onEvent: (event) => turn.onData(event.data),
+    onError: (error) => {
+      turn.failure ??= new WispError('MODEL_PROTOCOL', `the model stream could not be parsed: ${error.message}`);
     },
   });
 
@@ -159,12 +187,9 @@ async function readStream(response: Dispatcher.ResponseData, settings: ModelSett
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
     clearTimeout(timer);
-    const ms = sawData ? settings.idleTimeoutMs : settings.firstByteTimeoutMs;
+    const ms = turn.sawData ? settings.idleTimeoutMs : settings.firstByteTimeoutMs;
     timer = setTimeout(() => {
-      failure ??= new WispError(
-        'MODEL_STALLED',
-        sawData ? `the model stream was silent for ${ms} ms` : `no answer from the model within ${ms} ms`,
-      );
+      turn.failure ??= new WispError('MODEL_STALLED', turn.sawData ? `the model stream was silent for ${ms} ms` : `no answer from the model within ${ms} ms`);
       watchdog.abort();
     }, ms);
   };
@@ -179,12 +204,12 @@ async function readStream(response: Dispatcher.ResponseData, settings: ModelSett
     for await (const bytes of response.body) {
       parser.feed(decoder.decode(bytes as Buffer, { stream: true }));
       arm(); // after feeding: the first data switches the deadline to the idle timeout
-      if (failure !== undefined) break;
-      if (done) break;
+      if (turn.failure !== undefined) break;
+      if (turn.done) break;
     }
   } catch (error) {
     if (signal.aborted) throw cancelled();
-    if (failure === undefined) {
+    if (turn.failure === undefined) {
       throw new WispError('MODEL_UNAVAILABLE', `the model stream broke off: ${describeNetworkError(error)}`);
     }
   } finally {
@@ -194,17 +219,8 @@ async function readStream(response: Dispatcher.ResponseData, settings: ModelSett
     response.body.destroy();
   }
   if (signal.aborted) throw cancelled();
-  if (failure !== undefined) throw failure;
-  if (!done) {
-    throw new WispError(
-      'MODEL_TRUNCATED',
-      calls.size > 0 && finishReason === null ? 'the model stream ended in the middle of a tool call' : 'the model stream ended without [DONE]',
-    );
-  }
-  const toolCalls: ToolCallWire[] = [...calls.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([index, call]) => ({ id: call.id === '' ? `call_${index}` : call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
-  return { content, reasoning, toolCalls, finishReason, usage };
+  if (turn.failure !== undefined) throw turn.failure;
+  return turn.turn();
 }
 
 function httpError(status: number, body: string): WispError {

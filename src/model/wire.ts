@@ -1,21 +1,11 @@
 /** The DeepSeek chat-completions wire format (the parts we send and read). */
+import type { ChatMessage, ToolCallWire } from '../core/index.js';
 
-export interface ToolCallWire {
-  readonly id: string;
-  readonly type: 'function';
-  readonly function: { readonly name: string; readonly arguments: string };
-}
+/** A transcript message and a tool call in it: defined once, in core/wire (the transcript persists them as sent). */
+export type { ChatMessage, ToolCallWire };
 
-export type ChatMessage =
-  | { readonly role: 'system' | 'user'; readonly content: string }
-  | {
-      readonly role: 'assistant';
-      readonly content: string | null;
-      /** Sent back in later requests: thinking mode with tools requires it. */
-      readonly reasoning_content?: string;
-      readonly tool_calls?: readonly ToolCallWire[];
-    }
-  | { readonly role: 'tool'; readonly tool_call_id: string; readonly content: string };
+/** What a request carries: the system prompt (never stored), then the transcript's messages. */
+export type ModelMessage = { readonly role: 'system'; readonly content: string } | ChatMessage;
 
 export interface ToolDefinition {
   readonly type: 'function';

@@ -1,35 +1,24 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { Task } from '../core/wire/index.js';
-import type { ChatMessage } from '../model/index.js';
+import { ChatMessage, Task } from '../core/wire/index.js';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
 import { checkDirectory, openSafe, readSafe } from '../util/index.js';
 
-/** One line of a session's transcript file (sessions/<id>.jsonl). Persisted: additive changes only. */
-export type TranscriptRecord =
-  | { readonly type: 'session'; readonly id: string; readonly title: string; readonly createdAt: string }
-  | { readonly type: 'message'; readonly taskId: string; readonly at: string; readonly message: ChatMessage }
-  | { readonly type: 'task'; readonly at: string; readonly task: Task };
-
-const ToolCallWire = Type.Object({ id: Type.String(), type: Type.Literal('function'), function: Type.Object({ name: Type.String(), arguments: Type.String() }) });
-const ChatMessageSchema = Type.Union([
-  Type.Object({ role: Type.Union([Type.Literal('system'), Type.Literal('user')]), content: Type.String() }),
-  Type.Object({
-    role: Type.Literal('assistant'),
-    content: Type.Union([Type.String(), Type.Null()]),
-    reasoning_content: Type.Optional(Type.String()),
-    tool_calls: Type.Optional(Type.Array(ToolCallWire)),
-  }),
-  Type.Object({ role: Type.Literal('tool'), tool_call_id: Type.String(), content: Type.String() }),
-]);
-/** Every line is checked against the schema of its type before use (unknown extra fields are allowed: records only grow). */
+/**
+ * The lines of a session's transcript file (sessions/<id>.jsonl), one schema per type. Every
+ * line is checked against the schema of its type before use (unknown extra fields are
+ * allowed: records only grow). Persisted: additive changes only.
+ */
 const RecordSchemas = {
   session: Type.Object({ type: Type.Literal('session'), id: Type.String(), title: Type.String(), createdAt: Type.String() }),
-  message: Type.Object({ type: Type.Literal('message'), taskId: Type.String(), at: Type.String(), message: ChatMessageSchema }),
+  message: Type.Object({ type: Type.Literal('message'), taskId: Type.String(), at: Type.String(), message: ChatMessage }),
   task: Type.Object({ type: Type.Literal('task'), at: Type.String(), task: Task }),
 };
+type RecordSchemas = typeof RecordSchemas;
+/** One line of a transcript file. */
+export type TranscriptRecord = { [K in keyof RecordSchemas]: Static<RecordSchemas[K]> }[keyof RecordSchemas];
 
 /**
  * Appends records to a session's JSONL transcript. Each completed turn is written with one
@@ -39,7 +28,7 @@ const RecordSchemas = {
 export class TranscriptFiles {
   private readonly validators = (() => {
     const ajv = new Ajv({ strict: false });
-    return new Map<unknown, ValidateFunction>(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile(schema)]));
+    return new Map<unknown, ValidateFunction<TranscriptRecord>>(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile<TranscriptRecord>(schema)]));
   })();
 
   constructor(
@@ -109,7 +98,7 @@ export class TranscriptFiles {
           problems.push({ file, problem: `line ${index + 1} ${schemaProblem(validate.errors)}: skipped`, movedTo: null });
           continue;
         }
-        records.push(parsed as TranscriptRecord);
+        records.push(parsed);
       }
       out.push({ sessionId: name.slice(0, -'.jsonl'.length), records });
     }

@@ -7,3 +7,4 @@ export { linkedSignal } from './linked-signal.js';
 export { moveAside, jsonProblem, schemaProblem, type StorageProblem } from './persisted.js';
 export { nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
 export { processStartTime, pidExists, groupMembers, groupRunning, startedSince } from './process-identity.js';
+export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsSection } from './settings-file.js';

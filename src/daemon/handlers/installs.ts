@@ -1,13 +1,13 @@
-import { approveInstall, assertRoomFor, installSettings } from '../installs.js';
-import { attemptView, clientId, installSettingsView, planView } from '../views.js';
+import { attemptView } from '../../install/index.js';
+import { approveInstall, assertRoomFor } from '../installs.js';
+import { clientId, planView } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 type InstallMethods = 'installs.plan' | 'installs.start' | 'installs.list' | 'installs.get' | 'installs.cancel' | 'installs.discard' | 'installs.getSettings' | 'installs.setSettings';
 
 /** Verified npm installs: plan, approve and run, the attempts, and the install settings. */
-export function installHandlers(parts: Pick<DaemonParts, 'installer' | 'registry' | 'approvals' | 'services' | 'modelSettings' | 'runtimeDirs'>): Pick<Handlers, InstallMethods> {
-  const { installer, registry, approvals, services, modelSettings } = parts;
-  const settings = (): ReturnType<typeof installSettingsView> => installSettingsView(installSettings(modelSettings, parts.runtimeDirs));
+export function installHandlers(parts: Pick<DaemonParts, 'installer' | 'registry' | 'approvals' | 'services' | 'installSettings'>): Pick<Handlers, InstallMethods> {
+  const { installer, registry, approvals, services, installSettings } = parts;
   return {
     'installs.plan': async (params, ctx) => {
       const { plan, runtime } = await installer.plan({ package: params.package, version: params.version, bin: params.bin, args: params.args ?? [] }, ctx.signal);
@@ -25,10 +25,10 @@ export function installHandlers(parts: Pick<DaemonParts, 'installer' | 'registry
     'installs.get': async (params) => ({ attempt: attemptView(await installer.get(params.digest)) }),
     'installs.cancel': (params) => ({ cancelled: installer.cancel(params.digest) }),
     'installs.discard': async (params) => ({ discarded: attemptView(await installer.discard(params.digest)) }),
-    'installs.getSettings': () => ({ settings: settings() }),
+    'installs.getSettings': () => ({ settings: installSettings.view }),
     'installs.setSettings': async (params) => {
-      await modelSettings.updateInstalls(params);
-      return { settings: settings() };
+      await installSettings.update(params);
+      return { settings: installSettings.view };
     },
   };
 }

@@ -1,4 +1,3 @@
-import type { Result } from '../../core/index.js';
 import { clientId } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
 
@@ -9,7 +8,7 @@ export function sessionHandlers({ sessions }: Pick<DaemonParts, 'sessions'>): Pi
   return {
     'sessions.create': async (params) => ({ session: await sessions.create(params.title) }),
     'sessions.list': () => ({ sessions: sessions.list() }),
-    'sessions.get': (params) => sessions.get(params.id) as Result<'sessions.get'>,
+    'sessions.get': (params) => sessions.get(params.id),
     'sessions.delete': async (params) => {
       await sessions.delete(params.id);
       return { deleted: params.id };

@@ -1,11 +1,12 @@
 import type { CallContext, EventHub, WispPaths } from '../../control/index.js';
 import type { MethodName, Params, Result } from '../../core/index.js';
 import type { Approvals, AuditLog } from '../../approvals/index.js';
-import type { Installer } from '../../install/index.js';
+import type { InstallSettingsStore, Installer } from '../../install/index.js';
 import type { LoadProblem, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
 import type { ModelApiKey, ModelSettingsStore } from '../../model/index.js';
 import type { Redactor, SecretStore, Secrets, ServiceSecrets } from '../../secrets/index.js';
 import type { Sessions } from '../../sessions/index.js';
+import type { SettingsFile } from '../../util/index.js';
 import type { ServerRecords } from '../server-records.js';
 import type { ServiceOps } from '../service-ops.js';
 
@@ -40,7 +41,9 @@ export interface DaemonParts {
   readonly sessionSecrets: SecretStore;
   readonly secrets: Secrets;
   readonly serviceSecrets: ServiceSecrets;
+  readonly settingsFile: SettingsFile;
   readonly modelSettings: ModelSettingsStore;
+  readonly installSettings: InstallSettingsStore;
   readonly apiKey: ModelApiKey;
   readonly installer: Installer;
   readonly projects: ProjectList;

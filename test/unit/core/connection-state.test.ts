@@ -46,7 +46,7 @@ describe('connection state machine', () => {
     ['discovered before initialize', [...happy.slice(0, 2), { type: 'discovered', toolCount: 1, toolListVersion: 1, server }]],
     ['stopped without stop', [...happy, { type: 'stopped' }]],
     ['stop while disabled', [{ type: 'stop' }]],
-    ['fail while disabled', [{ type: 'failed', code: 'X', message: 'y' }]],
+    ['fail while disabled', [{ type: 'failed', code: 'SPAWN_FAILED', message: 'y' }]],
   ])('refuses an impossible transition: %s', (_name, events) => {
     expect(() => run(events)).toThrow(InvalidTransition);
   });

@@ -1,0 +1,103 @@
+/** The event table: every event a subscribed client receives (`event` notifications). */
+import { Type, type Static } from '@sinclair/typebox';
+import { event } from './define.js';
+import { InstallAttempt, InstallStep } from './install-shapes.js';
+import { Approval, CallRef, ConnectionState, ErrorCodeSchema, Requester, Service, SessionInfo, Task } from './shapes.js';
+
+export const events = {
+  'service.registered': event('service.registered', 'A service was registered (disabled).', { service: Service }),
+  'service.updated': event('service.updated', 'A service was edited (and so disabled).', { service: Service }),
+  'service.deleted': event('service.deleted', 'A service was removed.', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+  }),
+  'service.state': event('service.state', 'A service\'s connection state changed.', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+    connection: ConnectionState,
+  }),
+  'service.tools': event('service.tools', 'A service\'s tools were discovered (at activation, on list_changed or refresh).', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+    toolListVersion: Type.Integer(),
+    toolCount: Type.Integer(),
+  }),
+  'service.login': event('service.login', 'An OAuth login waits for the human: open the authorization URL in a browser.', {
+    service: Type.Object({ id: Type.String(), name: Type.String() }),
+    authorizationUrl: Type.String(),
+    redirectUri: Type.String({ description: 'The loopback listener (127.0.0.1) that receives the callback.' }),
+  }),
+  'approval.requested': event('approval.requested', 'A call waits for a human: any attached client may answer.', { approval: Approval }),
+  'approval.resolved': event('approval.resolved', 'An approval was approved, denied, cancelled or made stale.', { approval: Approval }),
+  'tool.call.started': event('tool.call.started', 'An approved call was sent to its server.', { call: CallRef }),
+  'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
+    call: CallRef,
+    durationMs: Type.Integer(),
+    truncated: Type.Boolean(),
+  }),
+  'tool.call.failed': event('tool.call.failed', 'A call failed (denied, stale, error, timeout, cancelled, server gone).', {
+    call: Type.Object({
+      callId: Type.String(),
+      approvalId: Type.Union([Type.String(), Type.Null()]),
+      service: Type.Object({ id: Type.String(), name: Type.String() }),
+      toolName: Type.String(),
+      modelName: Type.String(),
+      argumentsDigest: Type.String(),
+      requester: Requester,
+    }),
+    code: ErrorCodeSchema,
+    message: Type.String(),
+    durationMs: Type.Integer(),
+  }),
+  'session.created': event('session.created', 'A session was created.', { session: SessionInfo }),
+  'session.deleted': event('session.deleted', 'A session was deleted.', { sessionId: Type.String() }),
+  'task.state': event('task.state', 'A task started, waits for an approval, runs again, or ended.', { sessionId: Type.String(), task: Task }),
+  'model.delta': event('model.delta', 'A piece of the model\'s answer (content) or of its reasoning, as it streams.', {
+    sessionId: Type.String(),
+    taskId: Type.String(),
+    round: Type.Integer(),
+    kind: Type.Union([Type.Literal('content'), Type.Literal('reasoning')]),
+    text: Type.String(),
+  }),
+  'model.turn': event('model.turn', 'A model turn ended: its finish reason, usage and the tool calls it proposed.', {
+    sessionId: Type.String(),
+    taskId: Type.String(),
+    round: Type.Integer(),
+    finishReason: Type.Union([Type.String(), Type.Null()]),
+    usage: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    toolCalls: Type.Array(Type.Object({ id: Type.String(), modelName: Type.String(), arguments: Type.String() })),
+  }),
+  'install.progress': event('install.progress', 'An install moved to a step (for progress bars); pid is npm\'s process while npm runs.', {
+    install: Type.Object({ digest: Type.String(), package: Type.String(), version: Type.String() }),
+    step: InstallStep,
+    index: Type.Integer({ minimum: 1 }),
+    total: Type.Integer({ minimum: 1 }),
+    status: Type.Union([Type.Literal('started'), Type.Literal('done')]),
+    pid: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  'install.finished': event('install.finished', 'An install attempt ended (succeeded, failed, cancelled, timed out) or reused an earlier success.', {
+    attempt: Type.Omit(InstallAttempt, ['logTail']),
+  }),
+  'storage.warning': event(
+    'storage.warning',
+    'A persisted file, or a record in it, was bad when read (at start): the record was skipped or the file moved aside intact, and the daemon went on.',
+    {
+      file: Type.String({ description: 'The file that was read.' }),
+      problem: Type.String({ description: 'What was wrong and what was done (never the file\'s content).' }),
+      movedTo: Type.Union([Type.String(), Type.Null()], { description: 'Where the bad file now is, intact; null when it stayed in place.' }),
+    },
+  ),
+  'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
+  'daemon.recovered': event('daemon.recovered', 'At start: the MCP servers a crashed run left running (recorded in the runtime dir) were stopped. A recorded pid that now belongs to another process (its start time differs) is left alone.', {
+    servers: Type.Array(
+      Type.Object({
+        serviceId: Type.String(),
+        name: Type.String(),
+        pid: Type.Integer({ description: 'The server\'s leader, which was also its process group.' }),
+        outcome: Type.Union([Type.Literal('stopped'), Type.Literal('gone'), Type.Literal('not_ours')]),
+      }),
+    ),
+  }),
+} as const;
+
+export type EventType = keyof typeof events;
+export type WispEvent = { [K in EventType]: Static<(typeof events)[K]> }[EventType];
+/** An event before the daemon stamps it with seq and time. */
+export type EventPayload = { [K in EventType]: Omit<Static<(typeof events)[K]>, 'seq' | 'at'> }[EventType];

@@ -1,0 +1,274 @@
+/** The methods of the daemon, events, services, tools and approvals (part of the method table). */
+import { Type } from '@sinclair/typebox';
+import { LIMITS } from '../limits.js';
+import { method, type MethodDef } from './define.js';
+import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
+import { DaemonStatus } from './status-shapes.js';
+
+export const serviceMethods = {
+  'daemon.status': method({
+    summary: 'Version, pid, uptime, paths and counts.',
+    params: NoParams,
+    result: DaemonStatus,
+  }),
+  'daemon.shutdown': method({
+    summary: 'Stop the daemon: stop accepting, cancel in-flight work, flush state, remove the socket, exit 0.',
+    params: NoParams,
+    result: Type.Object({ stopping: Type.Literal(true) }),
+  }),
+  'rpc.discover': method({
+    summary: 'This protocol as an OpenRPC 1.3 document.',
+    params: NoParams,
+    result: Type.Object({ openrpc: Type.String() }, { additionalProperties: true }),
+  }),
+  'events.subscribe': method({
+    summary:
+      'Receive events as `event` notifications. With `since`, first replays held events with seq > since (from this run). ' +
+      '`missed` is true when some were no longer held or `runId` names an earlier run.',
+    params: Type.Object(
+      {
+        since: Type.Optional(Type.Integer({ minimum: 0, description: 'Last seq this client saw.' })),
+        runId: Type.Optional(Type.String({ description: 'The runId that `since` belongs to.' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({
+      runId: Type.String(),
+      lastSeq: Type.Integer(),
+      replayed: Type.Integer(),
+      missed: Type.Boolean(),
+    }),
+    errors: ['EVENTS_UNAVAILABLE'],
+  }),
+  'events.unsubscribe': method({
+    summary: 'Stop receiving events on this connection.',
+    params: NoParams,
+    result: Type.Object({ subscribed: Type.Literal(false) }),
+  }),
+  'services.register': method({
+    summary: 'Register a stdio MCP server. It is stored disabled; nothing runs. The command must be absolute or a bare program name.',
+    params: Type.Object(
+      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
+  'services.registerRemote': method({
+    summary: 'Register a remote MCP server (streamable HTTP). It is stored disabled; nothing connects. Header values are set with services.setHeaders.',
+    params: Type.Object(
+      {
+        name: ServiceName,
+        url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096 }),
+        timeoutMs: Type.Optional(TimeoutMs),
+        oauth: Type.Optional(
+          Type.Object(
+            {
+              clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'A pre-registered client id; without it the client registers itself (dynamic registration).' })),
+              scopes: Type.Optional(Type.String({ maxLength: 1024 })),
+              clientSecret: Type.Optional(
+                Type.String({ minLength: 1, maxLength: 4096, pattern: NoNul, description: 'The pre-registered client\'s secret (write-only: kept in the keychain, never shown).' }),
+              ),
+            },
+            { additionalProperties: false, description: 'Log in with OAuth (wispctl mcp login NAME).' },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
+  'services.login': method({
+    summary:
+      'OAuth login for a remote service, bound to the configVersion shown: arms a loopback listener on 127.0.0.1, announces the authorization URL (event service.login), ' +
+      'waits for the callback (its state must match), saves the tokens in the keychain, then activates. Disconnecting cancels it.',
+    params: Type.Object({ ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'INVALID_CONFIG', 'AUTH_FAILED', 'CANCELLED', 'TIMEOUT', 'KEYCHAIN_UNAVAILABLE'],
+  }),
+  'services.logout': method({
+    summary: 'Remove a remote service\'s OAuth tokens and client registration from the keychain, and stop it.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'INVALID_CONFIG', 'KEYCHAIN_UNAVAILABLE'],
+  }),
+  'services.list': method({
+    summary: 'Every registered service, in registration order.',
+    params: NoParams,
+    result: Type.Object({ services: Type.Array(Service) }),
+  }),
+  'services.get': method({
+    summary: 'One service, by id or name.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND'],
+  }),
+  'services.update': method({
+    summary:
+      'Edit a service. It is stopped (its tools withdrawn at once), disabled, and its configVersion bumped. With configVersion, refused if the service changed since.',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        configVersion: Type.Optional(Type.Integer({ minimum: 1, description: 'The version the caller looked at.' })),
+        set: Type.Object(
+          {
+            name: Type.Optional(ServiceName),
+            command: Type.Optional(Command),
+            args: Type.Optional(Args),
+            cwd: Type.Optional(Type.Union([Cwd, Type.Null()], { description: 'null clears it.' })),
+            timeoutMs: Type.Optional(Type.Union([TimeoutMs, Type.Null()], { description: 'null restores the default.' })),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+  }),
+  'services.delete': method({
+    summary: 'Stop a service (if running) and remove it from the registry.',
+    params: ServiceRef,
+    result: Type.Object({ deleted: Type.Object({ id: Type.String(), name: Type.String() }) }),
+    errors: ['SERVICE_NOT_FOUND', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
+  }),
+  'services.setEnv': method({
+    summary:
+      'Set the service\'s environment variables. replace: these become ALL its variables (an empty list clears them); upsert: set these, keep the others. ' +
+      'Values are write-only and go to the keychain or memory, bound to the current command, args and cwd. The service is stopped and disabled, and its configVersion bumped.',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        variables: Type.Array(
+          Type.Object(
+            { name: EnvName, value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: NoNul }), storage: Storage },
+            { additionalProperties: false },
+          ),
+          { maxItems: LIMITS.maxEnvVars },
+        ),
+        mode: Type.Union([Type.Literal('replace'), Type.Literal('upsert')]),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'KEYCHAIN_UNAVAILABLE', 'INVALID_CONFIG', 'LIMIT_EXCEEDED', 'STORAGE_FAILED'],
+  }),
+  'services.setHeaders': method({
+    summary:
+      'Set a remote service\'s HTTP headers (e.g. Authorization). replace: these become ALL its headers; upsert: set these, keep the others. ' +
+      'Values are write-only secrets (keychain or memory), bound to the current URL. The service is stopped and disabled, and its configVersion bumped.',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        headers: Type.Array(
+          Type.Object(
+            {
+              name: Type.String({ pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", maxLength: 128 }),
+              value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: '^[^\\u0000\\r\\n]*$' }),
+              storage: Storage,
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: LIMITS.maxEnvVars },
+        ),
+        mode: Type.Union([Type.Literal('replace'), Type.Literal('upsert')]),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'KEYCHAIN_UNAVAILABLE', 'INVALID_CONFIG', 'LIMIT_EXCEEDED', 'STORAGE_FAILED'],
+  }),
+  'services.carryOverEnv': method({
+    summary:
+      'Confirm that the saved variable values may go to the edited command, args and cwd (bound to the configVersion the human was shown): re-binds them.',
+    params: Type.Object({ ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING'],
+  }),
+  'services.activate': method({
+    summary:
+      'Trust and activate: start the program, initialize, discover every page of tools. Bound to the configVersion the human was shown. ' +
+      'Answers when activation has ended, with the resulting state (active, or failed with a code). Nothing restarts it automatically.',
+    params: Type.Object(
+      { ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1, description: 'The version whose command, args and cwd were shown.' }) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'SERVICE_BUSY', 'DAEMON_STOPPING', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING', 'SECRET_BINDING_CHANGED'],
+  }),
+  'services.disable': method({
+    summary: 'Stop a service: its tools are withdrawn at once, then stdin is closed, then SIGTERM and SIGKILL go to its process group. A second disable forces it.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND'],
+  }),
+  'services.refreshTools': method({
+    summary: 'Discover the tools of an active service again (all pages). On failure the service goes to failed and its tools are withdrawn.',
+    params: ServiceRef,
+    result: Type.Object({ service: Service }),
+    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NOT_ACTIVE'],
+  }),
+  'services.logs': method({
+    summary: 'The tail of what the service wrote to stderr (kept in memory only, never on disk).',
+    params: ServiceRef,
+    result: Type.Object({ stderr: Type.String(), droppedChars: Type.Integer({ description: 'Older output no longer held.' }) }),
+    errors: ['SERVICE_NOT_FOUND'],
+  }),
+  'tools.list': method({
+    summary:
+      'The catalog of active tools, across services or for one, a page at a time (at most 512 KB): pass nextCursor back as cursor ' +
+      'for the next page, until it is null. A cursor counts tools, so a catalog that changes between pages can shift by the change.',
+    params: Type.Object(
+      {
+        serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+        cursor: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,5})$' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ tools: Type.Array(ToolInfo), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+  }),
+  'tools.call': method({
+    summary:
+      'Call a tool: checked against its schema (no approval for invalid arguments), then an approval is requested and the call waits ' +
+      '(no timeout on the human). Runs exactly once, on exactly the connection and tool list shown, if approved. Failures come back as errors.',
+    params: Type.Object(
+      {
+        modelName: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'From tools.list; or give serviceId and toolName.' })),
+        serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+        toolName: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+        arguments: Type.Object({}, { additionalProperties: true }),
+      },
+      { additionalProperties: false },
+    ),
+    result: ToolCallResult,
+    errors: ['TOOL_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'LIMIT_EXCEEDED', 'INVALID_ARGUMENTS', 'APPROVAL_DENIED', 'APPROVAL_STALE', 'CANCELLED', 'TIMEOUT', 'TOOL_ERROR', 'PROTOCOL_ERROR', 'SERVER_EXITED'],
+  }),
+  'approvals.list': method({
+    summary:
+      'Open approvals (pending, or approved and not yet used); with all, recently resolved ones too. Oldest first, one page at a time: ' +
+      `at most limit (default and max ${LIMITS.maxApprovalsPage}) and at most ${LIMITS.maxPageBytes} bytes of approvals (always at least one); ` +
+      'pass nextCursor back as cursor for the next page.',
+    params: Type.Object(
+      {
+        all: Type.Optional(Type.Boolean()),
+        cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The nextCursor of the previous page.' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.maxApprovalsPage })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({
+      approvals: Type.Array(Approval),
+      nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Null on the last page.' }),
+    }),
+  }),
+  'approvals.respond': method({
+    summary: 'Approve or deny a pending approval. The first answer wins; later answers get APPROVAL_NOT_PENDING.',
+    params: Type.Object(
+      { id: Type.String({ minLength: 1, maxLength: 128 }), decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ approval: Approval }),
+    errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_NOT_PENDING'],
+  }),
+} as const satisfies Record<string, MethodDef>;
