@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
 import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../core/index.js';
 import { canonicalJson, nestsDeeperThan, sha256Hex } from '../util/index.js';
-import { Failure } from './connection.js';
+import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
 import type { CatalogTool } from './tool-catalog.js';
