@@ -417,9 +417,11 @@ export class Connection {
 
   private onClosed(): void {
     if (this.isClosed()) return;
+    // Before activation is over, a request of it is always pending and fails with why (the
+    // SDK rejects it on close; after a failed initialize the SDK closes the client itself):
+    // activation reports it, once, and the caller stops what is left.
+    if (!this.activated) return;
     const link = this.link;
-    // The SDK closes a remote client whose initialize failed: activation reports why (unreachable, 401...).
-    if (link?.kind === 'remote' && !this.activated) return;
     this.closed = true;
     const failure = link?.failure;
     this.endChanging(new Failure(failure?.code ?? 'SERVER_EXITED', failure?.message ?? 'the server closed the connection while its new tool list was awaited'));
