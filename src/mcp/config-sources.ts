@@ -134,6 +134,23 @@ function serversOf(json: unknown, kind: SourceKind): Record<string, unknown> | s
 const isStringMap = (value: unknown): value is Record<string, string> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 
+/** An entry's `oauth` setting, checked (null when absent); a string is why it is invalid. */
+function readOAuth(raw: unknown): OAuthSetting | null | string {
+  if (raw === undefined) return null;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'oauth must be an object';
+  const o = raw as Record<string, unknown>;
+  if (o.enabled !== undefined && typeof o.enabled !== 'boolean') return 'oauth.enabled must be true or false';
+  if (o.clientId !== undefined && typeof o.clientId !== 'string') return 'oauth.clientId must be a string';
+  if (o.scopes !== undefined && typeof o.scopes !== 'string' && !(Array.isArray(o.scopes) && o.scopes.every((s) => typeof s === 'string'))) {
+    return 'oauth.scopes must be a string or an array of strings';
+  }
+  return {
+    enabled: o.enabled !== false,
+    clientId: typeof o.clientId === 'string' ? o.clientId : null,
+    scopes: Array.isArray(o.scopes) ? (o.scopes).join(' ') : typeof o.scopes === 'string' ? o.scopes : null,
+  };
+}
+
 /** One entry, checked and expanded; a string is why it is invalid. */
 function readEntry(
   key: string,
@@ -168,21 +185,8 @@ function readEntry(
     const bad = Object.keys(entry.headers).find((n) => !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(n));
     if (bad !== undefined) return `headers has an invalid header name ${JSON.stringify(bad)}`;
   }
-  let oauth: OAuthSetting | null = null;
-  if (entry.oauth !== undefined) {
-    if (typeof entry.oauth !== 'object' || entry.oauth === null || Array.isArray(entry.oauth)) return 'oauth must be an object';
-    const o = entry.oauth as Record<string, unknown>;
-    if (o.enabled !== undefined && typeof o.enabled !== 'boolean') return 'oauth.enabled must be true or false';
-    if (o.clientId !== undefined && typeof o.clientId !== 'string') return 'oauth.clientId must be a string';
-    if (o.scopes !== undefined && typeof o.scopes !== 'string' && !(Array.isArray(o.scopes) && o.scopes.every((s) => typeof s === 'string'))) {
-      return 'oauth.scopes must be a string or an array of strings';
-    }
-    oauth = {
-      enabled: o.enabled !== false,
-      clientId: typeof o.clientId === 'string' ? o.clientId : null,
-      scopes: Array.isArray(o.scopes) ? (o.scopes).join(' ') : typeof o.scopes === 'string' ? o.scopes : null,
-    };
-  }
+  const oauth = readOAuth(entry.oauth);
+  if (typeof oauth === 'string') return oauth;
 
   const transport = hasCommand ? 'stdio' : 'http';
   // Command, args and url keep their templates: the daemon's own environment must never

@@ -3,16 +3,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorResponse, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../core/index.js';
 import { linkedSignal } from '../util/index.js';
+import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
-import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
-import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HttpTransport, type TransportFailure } from './http-transport.js';
-import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
+import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
+import { openTransport, type ServiceLaunch, type ServiceLink, type TransportContext, type TransportFactory } from './transports.js';
 
 /** A server that keeps answering with a nextCursor is cut off here. */
 export const MAX_TOOL_PAGES = 100;
@@ -31,8 +30,8 @@ export interface ConnectionHooks {
   initialized(): void;
   /** A complete, checked tool list; throws (LIMIT_EXCEEDED) to refuse it. */
   discovered(tools: CatalogTool[], server: { name: string; version: string }, toolListVersion: number): void;
-  /** The connection failed on its own (exit, protocol error, failed refresh, lost authorization with the scope asked for). */
-  failed(code: WispCode, message: string, scope?: string | null): void;
+  /** The connection failed on its own (exit, protocol error, failed refresh; lost authorization: an AuthRequired with the scope asked for). */
+  failed(failure: Failure): void;
 }
 
 export interface ConnectionOptions {
@@ -48,25 +47,12 @@ export interface ConnectionOptions {
   readonly redact: Redact;
   /** stdio: told when the server's process group starts and when it is empty again. */
   readonly tracker?: ProcessTracker | undefined;
+  /** How the server is reached (default: local servers spawned, remote ones over streamable HTTP). */
+  readonly transports?: TransportFactory | undefined;
 }
 
 /** A server's own error message is kept to this many characters (after redaction). */
 export const MAX_REMOTE_MESSAGE_CHARS = 1000;
-
-export class Failure extends Error {
-  constructor(
-    readonly code: WispCode,
-    message: string,
-    /** NEEDS_AUTH: where the server says to log in, when known. */
-    readonly authorizationServer: string | null = null,
-    /** NEEDS_AUTH: the scope the server asked for (WWW-Authenticate). */
-    readonly scope: string | null = null,
-    /** The server answered with a JSON-RPC error: its code and (redacted) message. */
-    readonly remote: { readonly code: number; readonly message: string } | null = null,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * One connection generation of one service: spawn, initialize, paginated discovery,
@@ -74,8 +60,9 @@ export class Failure extends Error {
  * Every callback checks `closed`, so nothing late from this generation leaks into the next.
  */
 export class Connection {
-  private transport: StdioTransport | undefined;
-  private http: HttpTransport | undefined;
+  private link: ServiceLink | undefined;
+  /** The latest link asked of the factory (the one `link` becomes): a stop reaches it even while it opens. */
+  private opening: Promise<ServiceLink> | undefined;
   private client: Client | undefined;
   private closed = false;
   /** Set once discovery finished: before that, a failing activation reports its own error. */
@@ -114,7 +101,7 @@ export class Connection {
   }
 
   get pid(): number | undefined {
-    return this.transport?.pid;
+    return this.link?.pid ?? undefined;
   }
 
   /** Runs activation to the end. Rejects with a Failure; the caller then stops the process. */
@@ -122,29 +109,7 @@ export class Connection {
     const timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs;
     const deadline = Date.now() + timeoutMs;
     try {
-      if (this.config.transport === 'http') {
-        this.hooks.spawned(null);
-        await this.openHttp(deadline, signal);
-      } else {
-        await checkCwd(this.config.cwd);
-        const command = await resolveCommand(this.config.command, this.options.searchPath);
-        signal.throwIfAborted();
-        if (this.isClosed()) return;
-        const transport = new StdioTransport(
-          { command, args: this.config.args, cwd: this.config.cwd ?? undefined, env: childEnvironment(this.options.env) },
-          { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: this.options.ladder, stderr: this.options.stderr, redact: this.options.redact, tracker: this.options.tracker },
-        );
-        this.transport = transport;
-        await transport.start();
-        if (this.isClosed()) {
-          await transport.stop(true);
-          return;
-        }
-        this.hooks.spawned(transport.pid ?? 0);
-        const client = this.newClient();
-        this.observe(transport);
-        await client.connect(transport, { timeout: remaining(deadline), signal });
-      }
+      if (!(await this.connect(deadline, signal))) return;
       const client = this.client;
       if (this.isClosed() || client === undefined) return;
       this.server = { name: client.getServerVersion()?.name ?? 'unknown', version: client.getServerVersion()?.version ?? 'unknown' };
@@ -156,11 +121,51 @@ export class Connection {
       this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
       this.activated = true;
     } catch (error) {
-      const failure = this.toFailure(error, signal);
-      if (failure.code !== 'NEEDS_AUTH' || this.config.url == null) throw failure;
-      const challenge = this.http?.challenge;
-      throw new Failure(failure.code, failure.message, await authorizationServerOf(this.config.url, challenge?.resourceMetadataUrl), challenge?.scope ?? null);
+      throw await this.activationFailure(error, signal);
     }
+  }
+
+  /** Opens the first link and initializes over it; false when the connection was closed meanwhile. */
+  private async connect(deadline: number, signal: AbortSignal): Promise<boolean> {
+    // A remote server has no process to start: it counts as spawned before it is dialled.
+    const remote = this.config.transport === 'http';
+    if (remote) this.hooks.spawned(null);
+    const link = await this.open(signal);
+    if (this.isClosed()) {
+      await link.stop(true);
+      return false;
+    }
+    if (!remote) this.hooks.spawned(link.pid);
+    await this.initialize(link, deadline, signal);
+    return true;
+  }
+
+  /** A new link from the factory (a first activation, or after the server forgot our session). */
+  private async open(signal: AbortSignal): Promise<ServiceLink> {
+    const launch: ServiceLaunch = { config: this.config, env: this.options.env, authProvider: this.options.authProvider };
+    const { ladder, searchPath, stderr, redact, tracker } = this.options;
+    const context: TransportContext = { signal, ladder, searchPath, stderr, redact, tracker, onFailure: (failure) => this.failWith(failure) };
+    const opening = (this.options.transports ?? openTransport)(launch, context);
+    this.opening = opening;
+    const link = await opening;
+    this.link = link;
+    return link;
+  }
+
+  /** A new client over `link`, initialized. */
+  private async initialize(link: ServiceLink, deadline: number, signal: AbortSignal): Promise<void> {
+    const client = this.newClient();
+    this.observe(link.transport);
+    await client.connect(link.transport, { timeout: remaining(deadline), signal });
+  }
+
+  /** What an activation failed with; a login wanted comes with where to log in (asked of the server). */
+  private async activationFailure(error: unknown, signal: AbortSignal): Promise<Failure> {
+    const failure = this.toFailure(error, signal);
+    const link = this.link;
+    if (!(failure instanceof AuthRequired) || link === undefined) return failure;
+    const scope = link.challengedScope;
+    return new AuthRequired(failure.message, await link.authorizationServer(), scope);
   }
 
   private newClient(): Client {
@@ -202,21 +207,6 @@ export class Connection {
     return true;
   }
 
-  /** A new HTTP transport and client, initialized (a first activation, or after the server forgot our session). */
-  private async openHttp(deadline: number, signal: AbortSignal): Promise<void> {
-    const http = new HttpTransport({
-      url: this.config.url ?? '',
-      headers: this.options.env,
-      maxMessageBytes: LIMITS.maxStdioFrameBytes,
-      onFailure: (failure) => this.failWith(failure),
-      authProvider: this.options.authProvider,
-    });
-    this.http = http;
-    const client = this.newClient();
-    this.observe(http.inner);
-    await client.connect(http.inner, { timeout: remaining(deadline), signal });
-  }
-
   /**
    * Runs one request; when a remote server answers 404 (it no longer knows our session),
    * opens a new session and sends it once more. The server never saw the first attempt.
@@ -227,11 +217,11 @@ export class Connection {
     try {
       return await request(client);
     } catch (error) {
-      if (!(error instanceof StreamableHTTPError) || error.code !== 404 || this.isClosed()) throw error;
-      const old = this.http;
+      const old = this.link;
+      if (old?.sessionLost(error) !== true || this.isClosed()) throw error;
       this.client = undefined;
-      await old?.stop(0);
-      await this.openHttp(deadline, signal);
+      await old.stop(true);
+      await this.initialize(await this.open(signal), deadline, signal);
       const renewed = this.client as Client | undefined;
       if (renewed === undefined || this.isClosed()) throw new Failure('SERVER_EXITED', 'the connection is closed');
       return request(renewed);
@@ -243,8 +233,8 @@ export class Connection {
     if (this.isClosed()) return;
     this.closed = true;
     this.endChanging(new Failure(failure.code, failure.message));
-    this.hooks.failed(failure.code, failure.message);
-    void this.http?.stop(0);
+    this.hooks.failed(new Failure(failure.code, failure.message));
+    void this.link?.stop(true);
   }
 
   /**
@@ -308,11 +298,11 @@ export class Connection {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
       const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : this.toFailure(error, signal, timeoutMs, 'TOOL_ERROR');
       // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
-      if (failure.code === 'NEEDS_AUTH' && !this.isClosed()) {
+      if (failure instanceof AuthRequired && !this.isClosed()) {
         this.closed = true;
         this.endChanging(failure);
-        this.hooks.failed('NEEDS_AUTH', failure.message, this.http?.challenge?.scope ?? null);
-        void this.http?.stop(0);
+        this.hooks.failed(new AuthRequired(failure.message, null, this.link?.challengedScope ?? null));
+        void this.link?.stop(true);
       }
       throw failure;
     } finally {
@@ -334,8 +324,9 @@ export class Connection {
   async stop(force: boolean): Promise<void> {
     this.closed = true;
     this.endChanging(new Failure('SERVICE_NOT_ACTIVE', `${this.config.name} was stopped`));
-    await this.transport?.stop(force);
-    await this.http?.stop(force ? 0 : this.options.ladder.stdinGraceMs);
+    // A link still being opened (a process spawning) is stopped once it is there.
+    const link = await this.opening?.catch(() => undefined);
+    await link?.stop(force);
   }
 
   /** A method, not a field read, so the compiler does not assume it is unchanged across awaits. */
@@ -388,11 +379,12 @@ export class Connection {
         this.hooks.discovered(buildCatalog(this.config, this.generation, this.toolListVersion, tools), this.server, this.toolListVersion);
       } catch (error) {
         if (this.isClosed()) return;
-        const failure = this.toFailure(error, controller.signal);
+        const cause = this.toFailure(error, controller.signal);
+        const failure = cause.restated(`tool refresh failed: ${cause.message}`);
         this.closed = true;
         // The calls waiting for this list fail with the discovery's own error.
-        this.endChanging(new Failure(failure.code, `tool refresh failed: ${failure.message}`));
-        this.hooks.failed(failure.code, `tool refresh failed: ${failure.message}`);
+        this.endChanging(failure);
+        this.hooks.failed(failure);
         return;
       }
     }
@@ -425,16 +417,19 @@ export class Connection {
 
   private onClosed(): void {
     if (this.isClosed()) return;
-    // The SDK closes a remote client whose initialize failed: activation reports why (unreachable, 401...).
-    if (this.http !== undefined && !this.activated) return;
+    // Before activation is over, a request of it is always pending and fails with why (the
+    // SDK rejects it on close; after a failed initialize the SDK closes the client itself):
+    // activation reports it, once, and the caller stops what is left.
+    if (!this.activated) return;
+    const link = this.link;
     this.closed = true;
-    const failure = this.transport?.failure ?? this.http?.failure;
+    const failure = link?.failure;
     this.endChanging(new Failure(failure?.code ?? 'SERVER_EXITED', failure?.message ?? 'the server closed the connection while its new tool list was awaited'));
-    if (failure !== undefined) this.hooks.failed(failure.code, failure.message);
-    else if (this.http !== undefined) this.hooks.failed('SERVER_EXITED', 'the connection to the remote server closed');
-    else this.hooks.failed('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
+    if (failure !== undefined) this.hooks.failed(new Failure(failure.code, failure.message));
+    else if (link?.kind === 'remote') this.hooks.failed(new Failure('SERVER_EXITED', 'the connection to the remote server closed'));
+    else this.hooks.failed(new Failure('SERVER_EXITED', `the server exited (${link?.exitInfo || 'pipes closed'})`));
     // Sweep whatever the server left in its process group.
-    void this.transport?.stop(true);
+    if (link?.kind === 'local') void link.stop(true);
   }
 
   /**
@@ -443,57 +438,32 @@ export class Connection {
    * stays up), or the SDK's local errors (its request timeout, the connection closing).
    */
   private toFailure(error: unknown, signal: AbortSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs, remoteAs: WispCode = 'PROTOCOL_ERROR'): Failure {
-    const transportFailure = this.transport?.failure ?? this.http?.failure;
+    const transportFailure = this.link?.failure;
     if (transportFailure !== undefined) return new Failure(transportFailure.code, transportFailure.message);
     if (error instanceof Failure) return error;
-    if (this.http !== undefined) {
-      const remote = httpFailure(error, this.config.url ?? '');
-      if (remote !== undefined) return remote;
-    }
+    const own = this.link?.explain(error);
+    if (own !== undefined) return own;
     if (signal.aborted) return new Failure('CANCELLED', 'cancelled (the client that asked went away, or the service was stopped)');
-    if (error instanceof WispError) return new Failure(error.code, error.message);
-    if (error instanceof McpError) {
-      if (this.fromServer(error)) {
-        const prefix = `MCP error ${error.code}: `;
-        const text = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-        const message = this.options.redact(text).slice(0, MAX_REMOTE_MESSAGE_CHARS);
-        return new Failure(remoteAs, `the server answered with an error (JSON-RPC ${error.code}): ${message}`, null, null, { code: error.code, message });
-      }
-      if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) {
-        return new Failure('SERVER_EXITED', `the server exited (${this.transport?.exitInfo || 'pipes closed'})`);
-      }
-      if (error.code === (ErrorCode.RequestTimeout as number)) {
-        return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
-      }
-      return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
-    }
+    if (error instanceof WispError) return failureOf(error.code, error.message);
+    if (error instanceof McpError) return this.mcpFailure(error, timeoutMs, remoteAs);
     return new Failure('PROTOCOL_ERROR', error instanceof Error ? error.message : String(error));
   }
-}
 
-/** What a remote server's failures mean: unreachable, HTTP errors, an expired session. */
-function httpFailure(error: unknown, url: string): Failure | undefined {
-  if (error instanceof UnauthorizedError) return new Failure('NEEDS_AUTH', `${url} needs a login (wispctl mcp login)`);
-  if (error instanceof StreamableHTTPError) {
-    if (error.code === 401 || error.code === 403) return new Failure('NEEDS_AUTH', `${url} refused the request (HTTP ${error.code}): it needs authorization`);
-    return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
-  }
-  if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${cause?.code ?? cause?.message ?? error.message}`);
-  }
-  return undefined;
-}
-
-/** Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null. */
-async function authorizationServerOf(url: string, resourceMetadataUrl: URL | undefined): Promise<string | null> {
-  try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(url, resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : undefined, (input, init) =>
-      fetch(input, { ...init, signal: AbortSignal.timeout(3000) }),
-    );
-    return metadata.authorization_servers?.[0] ?? null;
-  } catch {
-    return null;
+  /** An McpError: the server's JSON-RPC answer (as `remoteAs`), or the SDK's own (a timeout, the connection closing). */
+  private mcpFailure(error: McpError, timeoutMs: number, remoteAs: WispCode): Failure {
+    if (this.fromServer(error)) {
+      const prefix = `MCP error ${error.code}: `;
+      const text = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+      const message = this.options.redact(text).slice(0, MAX_REMOTE_MESSAGE_CHARS);
+      return new Failure(remoteAs, `the server answered with an error (JSON-RPC ${error.code}): ${message}`, { code: error.code, message });
+    }
+    if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) {
+      return new Failure('SERVER_EXITED', `the server exited (${this.link?.exitInfo || 'pipes closed'})`);
+    }
+    if (error.code === (ErrorCode.RequestTimeout as number)) {
+      return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
+    }
+    return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
   }
 }
 

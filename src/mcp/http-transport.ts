@@ -1,12 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ErrorCode } from '../core/index.js';
-
-export interface TransportFailure {
-  readonly code: ErrorCode;
-  readonly message: string;
-}
+import type { TransportFailure } from './failure.js';
 
 export interface HttpTransportOptions {
   readonly url: string;

@@ -3,6 +3,8 @@ export { ServiceRegistry, type RegisterInput, type UpdateInput, type RegistryCha
 export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervisor.js';
 export { modelToolName, type CatalogTool } from './tool-catalog.js';
 export type { StopLadder } from './stdio-transport.js';
+export { openTransport, transportLink, type TransportFactory, type ServiceLink, type ServiceLaunch, type TransportContext } from './transports.js';
+export { Failure, AuthRequired, type TransportFailure } from './failure.js';
 export { ToolCalls, type CallRequest } from './tool-calls.js';
 export { normalizeResult } from './result.js';
 export { mergeSources, expand, expandLaunch, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';

@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../core/index.js';
 import { LineSplitter, groupRunning } from '../util/index.js';
+import type { TransportFailure } from './failure.js';
 import type { StderrTail } from './stderr-tail.js';
 
 export interface StdioLaunch {
@@ -29,11 +30,6 @@ export interface ProcessTracker {
 
 /** After the leader exits, how long stdout may still deliver what it wrote before the close is reported. */
 const EXIT_DRAIN_MS = 200;
-
-export interface TransportFailure {
-  readonly code: ErrorCode;
-  readonly message: string;
-}
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,12 +1,14 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, type EventPayload } from '../core/index.js';
-import { Connection, Failure, type ConnectionHooks } from './connection.js';
+import { Connection, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from '../core/index.js';
+import { AuthRequired, Failure } from './failure.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
+import type { TransportFactory } from './transports.js';
 
 export interface SupervisorOptions {
   readonly version: string;
@@ -27,6 +29,8 @@ export interface SupervisorOptions {
     started(serviceId: string, name: string, pid: number): void;
     ended(pid: number): void;
   };
+  /** How servers are reached (default: local servers spawned, remote ones over streamable HTTP). */
+  readonly transports?: TransportFactory;
 }
 
 /** stderr kept per service, in characters. */
@@ -128,6 +132,7 @@ export class Supervisor {
       authProvider,
       redact: this.options.redact,
       tracker: trackerFor(this.options.processes, config),
+      transports: this.options.transports,
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -142,7 +147,7 @@ export class Supervisor {
         this.withdraw(entry.id);
         await connection.stop(true);
         if (this.isCurrent(entry, connection) && statusOf(entry) === 'activating') {
-          this.apply(entry, failureEvent(failure.code, failure.message, failure.authorizationServer, failure.scope));
+          this.apply(entry, failureEvent(failure));
         }
       }
     } finally {
@@ -231,17 +236,17 @@ export class Supervisor {
         this.apply(entry, { type: 'discovered', toolCount: tools.length, toolListVersion, server });
         this.options.emit({ type: 'service.tools', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
       },
-      failed: (code, message, scope) => {
-        if (current()) this.fail(entry, code, message, scope ?? null);
+      failed: (failure) => {
+        if (current()) this.fail(entry, failure);
       },
     };
   }
 
   /** Withdraws the tools, marks the service failed (or needs_auth) and takes the process down the ladder. */
-  private fail(entry: Entry, code: ErrorCode, message: string, scope: string | null = null): void {
+  private fail(entry: Entry, failure: Failure): void {
     if (entry.state.status !== 'active' && entry.state.status !== 'activating') return;
     this.withdraw(entry.id);
-    this.apply(entry, failureEvent(code, message, null, scope));
+    this.apply(entry, failureEvent(failure));
     const connection = entry.connection;
     if (connection !== undefined) {
       const stopping = connection.stop(false).finally(() => this.background.delete(stopping));
@@ -288,7 +293,7 @@ export class Supervisor {
   /** A call was cancelled or timed out: close that connection (the service must be activated again). */
   failConnection(serviceId: string, generation: number, code: ErrorCode, message: string): void {
     const entry = this.entries.get(serviceId);
-    if (entry?.generation === generation) this.fail(entry, code, message);
+    if (entry?.generation === generation) this.fail(entry, new Failure(code, message));
   }
 
   private isCurrent(entry: Entry, connection: Connection): boolean {
@@ -333,7 +338,8 @@ function statusOf(entry: Entry): ConnectionState['status'] {
   return entry.state.status;
 }
 
-/** A failure, or (NEEDS_AUTH from a remote server) the needs_auth state with where to log in. */
-function failureEvent(code: ErrorCode, message: string, authorizationServer: string | null, scope: string | null): ConnectionEvent {
-  return code === 'NEEDS_AUTH' ? { type: 'needs_auth', authorizationServer, scope, message } : { type: 'failed', code, message };
+/** A failure, or (a server that wants a login) the needs_auth state with where to log in. */
+function failureEvent(failure: Failure): ConnectionEvent {
+  if (failure instanceof AuthRequired) return { type: 'needs_auth', authorizationServer: failure.authorizationServer, scope: failure.scope, message: failure.message };
+  return { type: 'failed', code: failure.code, message: failure.message };
 }

@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
 import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../core/index.js';
 import { canonicalJson, nestsDeeperThan, sha256Hex } from '../util/index.js';
-import { Failure } from './connection.js';
+import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
 import type { CatalogTool } from './tool-catalog.js';
@@ -51,13 +51,43 @@ export class ToolCalls {
   constructor(private readonly options: ToolCallsOptions) {}
 
   async call(request: CallRequest): Promise<ToolCallResult> {
-    const { supervisor, approvals } = this.options;
+    const checked = await this.check(request);
+    const args = request.arguments;
+    const argumentsDigest = sha256Hex(canonicalJson(args));
+    const callId = randomUUID();
+    const call: CallInProgress = {
+      ref: {
+        callId,
+        service: { id: checked.serviceId, name: checked.serviceName },
+        toolName: checked.name,
+        modelName: checked.modelName,
+        argumentsDigest,
+        requester: request.requester,
+      },
+      started: Date.now(),
+      approvalId: '',
+    };
+    const { tool, binding } = await this.approve(call, checked, request);
+
+    // The binding is checked again at the moment of execution, against the live catalog.
+    const current = this.options.supervisor.tool(tool.modelName);
+    const now: ToolCallBinding = { ...binding, generation: current?.generation ?? -1, toolListVersion: current?.toolListVersion ?? -1 };
+    try {
+      this.options.approvals.consume(call.approvalId, now);
+    } catch (error) {
+      return this.fail(call, error instanceof WispError ? error : new WispError('APPROVAL_STALE', String(error)));
+    }
+    return this.execute(call, tool, args, request.signal);
+  }
+
+  /** What is refused before anyone is asked: nesting too deep, an unknown tool, arguments too large or not matching the schema. */
+  private async check(request: CallRequest): Promise<CatalogTool> {
     // First of all (the schema check, digests and redaction recurse): a model's arguments come here unchecked.
     if (nestsDeeperThan(request.arguments, LIMITS.maxArgumentDepth)) {
       throw new WispError('INVALID_ARGUMENTS', `the arguments nest deeper than ${LIMITS.maxArgumentDepth} levels`, { limit: 'maxArgumentDepth', max: LIMITS.maxArgumentDepth });
     }
     let tool = this.find(request);
-    if (supervisor.changing(tool)) {
+    if (this.options.supervisor.changing(tool)) {
       // The server declared its list changed: show nothing from the old one.
       await this.settle(tool, request.signal);
       tool = this.find(request);
@@ -77,84 +107,61 @@ export class ToolCalls {
         errors,
       });
     }
-    const argumentsDigest = sha256Hex(canonicalJson(args));
-    const callId = randomUUID();
-    const started = Date.now();
-    const ref = {
-      callId,
-      service: { id: tool.serviceId, name: tool.serviceName },
-      toolName: tool.name,
-      modelName: tool.modelName,
-      argumentsDigest,
-      requester: request.requester,
-    };
-    let binding!: ToolCallBinding;
-    let approval!: Approval;
-    const fail = async (error: WispError): Promise<never> => {
-      const durationMs = Date.now() - started;
-      await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: error.code, durationMs });
-      this.options.emit({ type: 'tool.call.failed', call: { ...ref, approvalId: approval.id }, code: error.code, message: error.message, durationMs });
-      throw error;
-    };
+    return tool;
+  }
 
+  /**
+   * Asks until an approval holds for the tool list as it is now: asked again (at most
+   * MAX_ASKS_PER_CALL times) while the tool stays the same in every detail and only its
+   * list version moves. Resolves with the tool and binding approved; `call.approvalId` is that approval.
+   */
+  private async approve(call: CallInProgress, first: CatalogTool, request: CallRequest): Promise<{ tool: CatalogTool; binding: ToolCallBinding }> {
+    const { supervisor, approvals } = this.options;
+    let tool = first;
     for (let asked = 1; ; asked++) {
-      binding = { serviceId: tool.serviceId, generation: tool.generation, toolListVersion: tool.toolListVersion, toolName: tool.name, argumentsDigest };
-      approval = approvals.create(request.requester, binding, {
+      const binding: ToolCallBinding = { serviceId: tool.serviceId, generation: tool.generation, toolListVersion: tool.toolListVersion, toolName: tool.name, argumentsDigest: call.ref.argumentsDigest };
+      const approval = approvals.create(request.requester, binding, {
         serviceName: tool.serviceName,
         toolName: tool.name,
         modelName: tool.modelName,
         title: tool.title,
-        arguments: args,
+        arguments: request.arguments,
         annotations: tool.annotations,
       });
+      call.approvalId = approval.id;
       request.onApprovalRequested?.(approval.id);
-      const answered = await approvals.wait(approval.id, request.signal);
-      switch (answered.state.status) {
-        case 'approved':
-        case 'stale':
-          break;
-        case 'denied':
-          return fail(new WispError('APPROVAL_DENIED', `the call to ${tool.name} was denied`, { approvalId: approval.id }));
-        case 'cancelled':
-          return fail(new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`, { approvalId: approval.id }));
-        case 'pending':
-        case 'consumed':
-          return fail(new WispError('INTERNAL_ERROR', `approval ${approval.id} came back ${answered.state.status}`));
-      }
+      const refused = refusalOf(await approvals.wait(approval.id, request.signal), tool.name);
+      if (refused !== undefined) return this.fail(call, refused);
       // No approval of a service whose tool list is changing is spent: wait for the new list
       // (its refresh's error, if it fails, is this call's).
       try {
         await this.settle(tool, request.signal);
       } catch (error) {
-        return fail(error as WispError);
+        return this.fail(call, error as WispError);
       }
       const live = supervisor.tool(tool.modelName);
       const state = approvals.get(approval.id).state;
-      if (state.status === 'approved' && live?.generation === tool.generation && live.toolListVersion === tool.toolListVersion) break;
+      if (state.status === 'approved' && live?.generation === tool.generation && live.toolListVersion === tool.toolListVersion) return { tool, binding };
       // The list changed while the call waited: this approval is spent on nothing.
       if (state.status === 'approved') approvals.staleWhere((a) => a.id === approval.id, `the tool list of ${tool.serviceName} changed`);
       const unchanged = live?.generation === tool.generation && live.definitionDigest === tool.definitionDigest;
       if (!unchanged || asked >= MAX_ASKS_PER_CALL) {
         const why = !unchanged ? `${tool.serviceName}/${tool.name} changed or went away` : `the tool list of ${tool.serviceName} kept changing`;
-        return fail(new WispError('APPROVAL_STALE', `${why} while the call waited (its approval was for tool-list version ${tool.toolListVersion}); nothing was sent`, { approvalId: approval.id }));
+        return this.fail(call, new WispError('APPROVAL_STALE', `${why} while the call waited (its approval was for tool-list version ${tool.toolListVersion}); nothing was sent`, { approvalId: approval.id }));
       }
       // The same tool in every detail: asked about again, bound to the new version.
       tool = live;
     }
+  }
 
-    // The binding is checked again at the moment of execution, against the live catalog.
-    const current = supervisor.tool(tool.modelName);
-    const now: ToolCallBinding = { ...binding, generation: current?.generation ?? -1, toolListVersion: current?.toolListVersion ?? -1 };
-    try {
-      approvals.consume(approval.id, now);
-    } catch (error) {
-      return fail(error instanceof WispError ? error : new WispError('APPROVAL_STALE', String(error)));
-    }
-
-    this.options.emit({ type: 'tool.call.started', call: { ...ref, approvalId: approval.id } });
+  /** The call, once; its result normalised. A timeout or cancel closes the connection. */
+  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
+    const { supervisor } = this.options;
+    const approvalId = call.approvalId;
+    this.options.emit({ type: 'tool.call.started', call: { ...call.ref, approvalId } });
     let raw;
     try {
-      raw = await supervisor.callTool(tool, args, request.signal);
+      raw = await supervisor.callTool(tool, args, signal);
     } catch (error) {
       const failure =
         error instanceof Failure
@@ -165,16 +172,25 @@ export class ToolCalls {
       if (failure.code === 'TIMEOUT' || failure.code === 'CANCELLED') {
         supervisor.failConnection(tool.serviceId, tool.generation, failure.code, `a call to ${tool.name} was ${failure.code === 'TIMEOUT' ? 'timed out' : 'cancelled'}; the connection was closed`);
       }
-      return fail(failure);
+      return this.fail(call, failure);
     }
     const result = normalizeResult(raw, this.options.redact);
-    const durationMs = Date.now() - started;
+    const durationMs = Date.now() - call.started;
+    const callId = call.ref.callId;
     if (raw.isError === true) {
-      return fail(new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId: approval.id, durationMs } }));
+      return this.fail(call, new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId, durationMs } }));
     }
-    await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(ref, approval.id), outcome: 'ok', durationMs, truncated: result.truncated });
-    this.options.emit({ type: 'tool.call.finished', call: { ...ref, approvalId: approval.id }, durationMs, truncated: result.truncated });
-    return { callId, approvalId: approval.id, ...result, durationMs };
+    await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(call.ref, approvalId), outcome: 'ok', durationMs, truncated: result.truncated });
+    this.options.emit({ type: 'tool.call.finished', call: { ...call.ref, approvalId }, durationMs, truncated: result.truncated });
+    return { callId, approvalId, ...result, durationMs };
+  }
+
+  /** A call that ends in an error: on record first, then announced, then thrown. */
+  private async fail(call: CallInProgress, error: WispError): Promise<never> {
+    const durationMs = Date.now() - call.started;
+    await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(call.ref, call.approvalId), outcome: error.code, durationMs });
+    this.options.emit({ type: 'tool.call.failed', call: { ...call.ref, approvalId: call.approvalId }, code: error.code, message: error.message, durationMs });
+    throw error;
   }
 
   /** Waits out a tool-list change of the tool's service; what ended it badly, as a WispError. */
@@ -213,7 +229,40 @@ export class ToolCalls {
   }
 }
 
-function auditRef(ref: { callId: string; service: { id: string; name: string }; toolName: string; argumentsDigest: string; requester: Requester }, approvalId: string) {
+/** What is said of a call in its events and audit record. */
+interface CallRef {
+  readonly callId: string;
+  readonly service: { readonly id: string; readonly name: string };
+  readonly toolName: string;
+  readonly modelName: string;
+  readonly argumentsDigest: string;
+  readonly requester: Requester;
+}
+
+/** One call under way: what it is, when it started, and the approval it is on (the latest asked). */
+interface CallInProgress {
+  readonly ref: CallRef;
+  readonly started: number;
+  approvalId: string;
+}
+
+/** What an answered approval means for the call: undefined to go on (approved, or stale: asked again), else the error it ends with. */
+function refusalOf(answered: Approval, toolName: string): WispError | undefined {
+  switch (answered.state.status) {
+    case 'approved':
+    case 'stale':
+      return undefined;
+    case 'denied':
+      return new WispError('APPROVAL_DENIED', `the call to ${toolName} was denied`, { approvalId: answered.id });
+    case 'cancelled':
+      return new WispError('CANCELLED', `the approval was cancelled: ${answered.state.reason}`, { approvalId: answered.id });
+    case 'pending':
+    case 'consumed':
+      return new WispError('INTERNAL_ERROR', `approval ${answered.id} came back ${answered.state.status}`);
+  }
+}
+
+function auditRef(ref: CallRef, approvalId: string) {
   return {
     callId: ref.callId,
     approvalId,

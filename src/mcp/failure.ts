@@ -1,0 +1,49 @@
+import type { ErrorCode } from '../core/index.js';
+
+/** Why a transport closed or refused to go on by itself (a limit tripped, garbage on stdout, the process exited). */
+export interface TransportFailure {
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
+/** What ended a connection, an activation or a call on the MCP layer, in the catalog's terms. */
+export class Failure extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** The server answered with a JSON-RPC error: its code and (redacted) message. */
+    readonly remote: { readonly code: number; readonly message: string } | null = null,
+  ) {
+    super(message);
+  }
+
+  /** The same failure told with another message (what it happened to, say); the server's own answer is not repeated. */
+  restated(message: string): Failure {
+    return new Failure(this.code, message);
+  }
+}
+
+/**
+ * The server wants a login (or more scope): the service waits in needs_auth instead of
+ * failing. A type of its own, so the state it leads to is decided by type, not by a code.
+ */
+export class AuthRequired extends Failure {
+  constructor(
+    message: string,
+    /** Where the server says to log in, when known. */
+    readonly authorizationServer: string | null = null,
+    /** The scope the server asked for (WWW-Authenticate), when known. */
+    readonly scope: string | null = null,
+  ) {
+    super('NEEDS_AUTH', message);
+  }
+
+  override restated(message: string): AuthRequired {
+    return new AuthRequired(message, this.authorizationServer, this.scope);
+  }
+}
+
+/** A failure with `code`; NEEDS_AUTH always as AuthRequired, so no code reaches a caller untyped. */
+export function failureOf(code: ErrorCode, message: string): Failure {
+  return code === 'NEEDS_AUTH' ? new AuthRequired(message) : new Failure(code, message);
+}

@@ -1,0 +1,171 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LIMITS } from '../core/index.js';
+import { AuthRequired, Failure, type TransportFailure } from './failure.js';
+import { HttpTransport } from './http-transport.js';
+import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
+import type { Redact, StderrTail } from './stderr-tail.js';
+import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
+import type { StoredService } from './service-store.js';
+
+/** What to connect to: one service, as launched (`${VAR}` templates filled in), with its secrets. */
+export interface ServiceLaunch {
+  readonly config: StoredService;
+  /** stdio: the service's own variables. http: its header values. */
+  readonly env: Readonly<Record<string, string>>;
+  /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
+  readonly authProvider?: OAuthClientProvider | undefined;
+}
+
+/** What the connection hands a factory besides the launch: its limits, its sinks and its hooks. */
+export interface TransportContext {
+  /** The activation's: aborted when the service is stopped meanwhile. */
+  readonly signal: AbortSignal;
+  readonly ladder: StopLadder;
+  /** The daemon's PATH, for bare command names. */
+  readonly searchPath: string | undefined;
+  /** Where a local server's stderr goes (bounded, in memory). */
+  readonly stderr: StderrTail;
+  /** Known secret values out of what a server says. */
+  readonly redact: Redact;
+  /** Told when a local server's process group starts and when it is empty again. */
+  readonly tracker?: ProcessTracker | undefined;
+  /** A limit tripped outside any request (a remote response too large): the connection fails now, once. */
+  readonly onFailure: (failure: TransportFailure) => void;
+}
+
+/** One opened transport with what a connection needs to know about it beyond the MCP `Transport`. */
+export interface ServiceLink {
+  /** local: the server is a process of ours (its close means it exited); remote: a server elsewhere. */
+  readonly kind: 'local' | 'remote';
+  readonly transport: Transport;
+  /** A local server's process id (0 when unknown); null for a remote one. */
+  readonly pid: number | null;
+  /** Why the transport closed or refused to go on by itself, if it did. */
+  readonly failure: TransportFailure | undefined;
+  /** How a local server's process ended ('' while it runs, or when there is no process). */
+  readonly exitInfo: string;
+  /** The scope the server asked for in its last authorization challenge, if any. */
+  readonly challengedScope: string | null;
+  /** An error of this kind of transport in the catalog's terms (HTTP status, unreachable, login needed), or undefined. */
+  explain(error: unknown): Failure | undefined;
+  /** Whether the server forgot our session: a new link then carries the request once more. */
+  sessionLost(error: unknown): boolean;
+  /** Where the server says to log in, asked within a few seconds; null when unknown. */
+  authorizationServer(): Promise<string | null>;
+  /** Down the stop ladder (`force`: at once); resolves once the server is gone. Idempotent. */
+  stop(force: boolean): Promise<void>;
+}
+
+/**
+ * The seam between a connection and how it reaches its server: given a service's launch,
+ * an opened (started) link. The default spawns local servers and dials remote ones; tests
+ * hand in-process servers over the SDK's in-memory transport.
+ */
+export type TransportFactory = (launch: ServiceLaunch, context: TransportContext) => Promise<ServiceLink>;
+
+/** stdio services as child processes in their own process group, http services over streamable HTTP. */
+export const openTransport: TransportFactory = (launch, context) =>
+  launch.config.transport === 'http' ? Promise.resolve(openRemote(launch, context)) : openLocal(launch, context);
+
+async function openLocal(launch: ServiceLaunch, context: TransportContext): Promise<ServiceLink> {
+  const { config } = launch;
+  await checkCwd(config.cwd);
+  const command = await resolveCommand(config.command, context.searchPath);
+  context.signal.throwIfAborted();
+  const transport = new StdioTransport(
+    { command, args: config.args, cwd: config.cwd ?? undefined, env: childEnvironment(launch.env) },
+    { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: context.ladder, stderr: context.stderr, redact: context.redact, tracker: context.tracker },
+  );
+  await transport.start();
+  return {
+    kind: 'local',
+    transport,
+    pid: transport.pid ?? 0,
+    get failure() {
+      return transport.failure;
+    },
+    get exitInfo() {
+      return transport.exitInfo;
+    },
+    challengedScope: null,
+    explain: () => undefined,
+    sessionLost: () => false,
+    authorizationServer: () => Promise.resolve(null),
+    stop: (force) => transport.stop(force),
+  };
+}
+
+function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLink {
+  const url = launch.config.url ?? '';
+  const http = new HttpTransport({
+    url,
+    headers: launch.env,
+    maxMessageBytes: LIMITS.maxStdioFrameBytes,
+    onFailure: context.onFailure,
+    authProvider: launch.authProvider,
+  });
+  return {
+    kind: 'remote',
+    transport: http.inner,
+    pid: null,
+    get failure() {
+      return http.failure;
+    },
+    exitInfo: '',
+    get challengedScope() {
+      return http.challenge?.scope ?? null;
+    },
+    explain: (error) => httpFailure(error, url),
+    sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
+    authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
+    stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
+  };
+}
+
+/**
+ * A link over a transport that is neither a child process nor a remote server (an
+ * in-process server): its close counts as the server's exit, stop closes it.
+ */
+export function transportLink(transport: Transport): ServiceLink {
+  let stopped: Promise<void> | undefined;
+  return {
+    kind: 'local',
+    transport,
+    pid: null,
+    failure: undefined,
+    exitInfo: '',
+    challengedScope: null,
+    explain: () => undefined,
+    sessionLost: () => false,
+    authorizationServer: () => Promise.resolve(null),
+    stop: () => (stopped ??= transport.close()),
+  };
+}
+
+/** What a remote server's failures mean: unreachable, HTTP errors, a login needed. */
+function httpFailure(error: unknown, url: string): Failure | undefined {
+  if (error instanceof UnauthorizedError) return new AuthRequired(`${url} needs a login (wispctl mcp login)`);
+  if (error instanceof StreamableHTTPError) {
+    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the request (HTTP ${error.code}): it needs authorization`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
+  }
+  if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${cause?.code ?? cause?.message ?? error.message}`);
+  }
+  return undefined;
+}
+
+/** Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null. */
+async function authorizationServerOf(url: string, resourceMetadataUrl: URL | undefined): Promise<string | null> {
+  try {
+    const metadata = await discoverOAuthProtectedResourceMetadata(url, resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : undefined, (input, init) =>
+      fetch(input, { ...init, signal: AbortSignal.timeout(3000) }),
+    );
+    return metadata.authorization_servers?.[0] ?? null;
+  } catch {
+    return null;
+  }
+}
