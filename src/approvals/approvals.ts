@@ -17,7 +17,8 @@ export type ToolCallBinding = {
 /** What the human is shown for a call (kept under its old name: the summary of every kind has this shape). */
 export type ToolCallSummary = ApprovalSummary;
 
-export type ApprovalAnnouncement = { readonly type: 'requested' | 'resolved'; readonly approval: Approval };
+/** What the approvals announce (the daemon's bridge turns it into events and audit records). */
+export type ApprovalAnnouncement = { readonly kind: 'approval.requested' | 'approval.resolved'; readonly approval: Approval };
 
 function sameBinding(a: Binding, b: Binding): boolean {
   const keys = Object.keys(a);
@@ -69,7 +70,7 @@ export class Approvals {
     };
     this.open.set(approval.id, approval);
     this.positions.set(approval.id, ++this.created);
-    this.announce({ type: 'requested', approval });
+    this.announce({ kind: 'approval.requested', approval });
     return approval;
   }
 
@@ -174,7 +175,7 @@ export class Approvals {
         if (forgotten !== undefined) this.positions.delete(forgotten.id);
       }
     }
-    if (event.type !== 'consume') this.announce({ type: 'resolved', approval: next });
+    if (event.type !== 'consume') this.announce({ kind: 'approval.resolved', approval: next });
     if (next.state.status !== 'pending') {
       const waiters = this.waiters.get(next.id) ?? [];
       this.waiters.delete(next.id);

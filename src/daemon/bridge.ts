@@ -1,67 +1,148 @@
+import type { EventPayload } from '../core/index.js';
+import { assertNever } from '../core/index.js';
 import type { ApprovalAnnouncement } from '../approvals/index.js';
-import type { RegistryChange } from '../mcp/index.js';
+import { STEPS, attemptView, type InstallEvent } from '../install/index.js';
+import type { McpEvent, RegistryChange } from '../mcp/index.js';
+import type { SessionEvent } from '../sessions/index.js';
 import { approvalView } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
 
 /**
- * How the areas' announcements reach clients and each other: approvals become events and
- * audit records, registry changes stop services and become events, and a service leaving
- * `active` (or a new tool list) invalidates the approvals bound to it.
+ * The one bridge between the areas and the outside. Areas publish typed domain events (their
+ * own vocabulary, carrying domain objects) on one bus; here, and only here, they become wire
+ * events for clients, audit records, and the reactions of one area to another (a registry
+ * change stops its service; a connection leaving `active` or a new tool list invalidates the
+ * approvals bound to it).
  */
+export type DomainEvent = McpEvent | SessionEvent | InstallEvent | ApprovalAnnouncement;
 
-export function onApproval(parts: Pick<DaemonParts, 'events' | 'audit' | 'redactor'>, { type, approval }: ApprovalAnnouncement): void {
-  parts.events.emit({ type: type === 'requested' ? 'approval.requested' : 'approval.resolved', approval: approvalView(approval) });
-  if (type === 'resolved') {
-    const state = approval.state;
-    void parts.audit.append(parts.redactor.redactValue({
-      at: 'at' in state ? state.at : new Date().toISOString(),
-      record: 'approval',
-      approvalId: approval.id,
-      decision: state.status,
-      ...('by' in state ? { by: state.by } : {}),
-      ...('reason' in state ? { reason: state.reason } : {}),
-      serviceId: approval.binding.serviceId,
-      service: approval.summary.serviceName,
-      tool: approval.summary.toolName,
-      argumentsDigest: approval.binding.argumentsDigest,
-      client: approval.requester.clientId,
-      session: approval.requester.sessionId,
-    }));
+type Listener = (event: DomainEvent) => void;
+
+export class DomainBus {
+  private readonly listeners: Listener[] = [];
+
+  /** Listeners run in the order they were added, synchronously, for every event. */
+  on(listener: Listener): void {
+    this.listeners.push(listener);
+  }
+
+  readonly publish = (event: DomainEvent): void => {
+    for (const listener of this.listeners) listener(event);
+  };
+}
+
+/** Wires the reactions, in order: effects on other areas first, then the wire event, then what listens to it. */
+export function connectBridge(bus: DomainBus, parts: DaemonParts): void {
+  bus.on((event) => {
+    if (event.kind === 'service.updated' || event.kind === 'service.deleted') registryEffects(parts, event);
+  });
+  bus.on((event) => parts.events.emit(toWire(parts, event)));
+  bus.on((event) => invalidateApprovals(parts, event));
+  bus.on((event) => {
+    if (event.kind === 'approval.resolved') auditApproval(parts, event);
+  });
+}
+
+/** The wire event a domain event is shown as. */
+export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent): EventPayload {
+  switch (event.kind) {
+    case 'service.registered':
+    case 'service.updated':
+      return { type: event.kind, service: parts.services.view(event.service) };
+    case 'service.deleted':
+      return { type: 'service.deleted', service: event.service };
+    case 'connection.changed':
+      return { type: 'service.state', service: event.service, connection: event.state };
+    case 'tools.discovered':
+      return { type: 'service.tools', service: event.service, toolListVersion: event.toolListVersion, toolCount: event.toolCount };
+    case 'call.started':
+      return { type: 'tool.call.started', call: event.call };
+    case 'call.finished':
+      return { type: 'tool.call.finished', call: event.call, durationMs: event.durationMs, truncated: event.truncated };
+    case 'call.failed':
+      return { type: 'tool.call.failed', call: event.call, code: event.code, message: event.message, durationMs: event.durationMs };
+    case 'approval.requested':
+    case 'approval.resolved':
+      return { type: event.kind, approval: approvalView(event.approval) };
+    case 'session.created':
+      return { type: 'session.created', session: event.session };
+    case 'session.deleted':
+      return { type: 'session.deleted', sessionId: event.sessionId };
+    case 'task.changed':
+      return { type: 'task.state', sessionId: event.sessionId, task: event.task };
+    case 'model.streamed':
+      return { type: 'model.delta', sessionId: event.sessionId, taskId: event.taskId, round: event.round, kind: event.part, text: event.text };
+    case 'model.turned': {
+      const { turn } = event;
+      return {
+        type: 'model.turn',
+        sessionId: event.sessionId,
+        taskId: event.taskId,
+        round: event.round,
+        finishReason: turn.finishReason,
+        usage: turn.usage === null ? null : { ...turn.usage },
+        toolCalls: turn.toolCalls.map((c) => ({ id: c.id, modelName: c.function.name, arguments: c.function.arguments })),
+      };
+    }
+    case 'install.progress': {
+      const { plan } = event;
+      return {
+        type: 'install.progress',
+        install: { digest: plan.digest, package: plan.package, version: plan.version },
+        step: event.step,
+        index: STEPS.indexOf(event.step) + 1,
+        total: STEPS.length,
+        status: event.status,
+        pid: event.pid,
+      };
+    }
+    case 'install.finished': {
+      // The end without its log tail: that is read with installs.get.
+      const { logTail: _omitted, ...shown } = attemptView(event.attempt);
+      return { type: 'install.finished', attempt: shown };
+    }
+    default:
+      return assertNever(event);
   }
 }
 
 /** A configuration change stops the service at once (its tools vanish before the process does). */
-export function onRegistryChange(parts: Pick<DaemonParts, 'events' | 'supervisor' | 'services'>, change: RegistryChange): void {
-  const { events, supervisor, services } = parts;
-  switch (change.type) {
-    case 'registered':
-      events.emit({ type: 'service.registered', service: services.view(change.service) });
-      return;
-    case 'updated':
-      supervisor.rename(change.service.id, change.service.name);
-      void supervisor.stop(change.service.id, false, `the service ${change.service.name} was edited`);
-      events.emit({ type: 'service.updated', service: services.view(change.service) });
-      return;
-    case 'deleted':
-      void supervisor.remove(change.service.id, `the service ${change.service.name} was deleted`);
-      events.emit({ type: 'service.deleted', service: change.service });
-      return;
+function registryEffects({ supervisor }: Pick<DaemonParts, 'supervisor'>, change: RegistryChange): void {
+  if (change.kind === 'service.updated') {
+    supervisor.rename(change.service.id, change.service.name);
+    void supervisor.stop(change.service.id, false, `the service ${change.service.name} was edited`);
+  } else if (change.kind === 'service.deleted') {
+    void supervisor.remove(change.service.id, `the service ${change.service.name} was deleted`);
   }
 }
 
 /** Approvals never outlive what they are bound to: a service that leaves `active` cancels them; a new tool list makes them stale. */
-export function invalidateApprovals({ events, approvals }: Pick<DaemonParts, 'events' | 'approvals'>): void {
-  events.onEvent((event) => {
-    if (event.type === 'service.state' && event.connection.status !== 'active') {
-      approvals.cancelWhere(
-        (a) => a.kind === 'tool_call' && a.binding.serviceId === event.service.id,
-        `${event.service.name} is ${event.connection.status}`,
-      );
-    } else if (event.type === 'service.tools') {
-      approvals.staleWhere(
-        (a) => a.kind === 'tool_call' && a.binding.serviceId === event.service.id && a.binding.toolListVersion !== event.toolListVersion,
-        `the tool list of ${event.service.name} changed`,
-      );
-    }
-  });
+function invalidateApprovals({ approvals }: Pick<DaemonParts, 'approvals'>, event: DomainEvent): void {
+  if (event.kind === 'connection.changed' && event.state.status !== 'active') {
+    approvals.cancelWhere((a) => a.kind === 'tool_call' && a.binding.serviceId === event.service.id, `${event.service.name} is ${event.state.status}`);
+  } else if (event.kind === 'tools.discovered') {
+    approvals.staleWhere(
+      (a) => a.kind === 'tool_call' && a.binding.serviceId === event.service.id && a.binding.toolListVersion !== event.toolListVersion,
+      `the tool list of ${event.service.name} changed`,
+    );
+  }
+}
+
+/** Every decision on an approval is on record in the audit log. */
+function auditApproval(parts: Pick<DaemonParts, 'audit' | 'redactor'>, { approval }: ApprovalAnnouncement): void {
+  const state = approval.state;
+  void parts.audit.append(parts.redactor.redactValue({
+    at: 'at' in state ? state.at : new Date().toISOString(),
+    record: 'approval',
+    approvalId: approval.id,
+    decision: state.status,
+    ...('by' in state ? { by: state.by } : {}),
+    ...('reason' in state ? { reason: state.reason } : {}),
+    serviceId: approval.binding.serviceId,
+    service: approval.summary.serviceName,
+    tool: approval.summary.toolName,
+    argumentsDigest: approval.binding.argumentsDigest,
+    client: approval.requester.clientId,
+    session: approval.requester.sessionId,
+  }));
 }

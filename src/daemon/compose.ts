@@ -6,10 +6,10 @@ import { HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, Sourc
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
-import { invalidateApprovals, onApproval, onRegistryChange } from './bridge.js';
+import { DomainBus, connectBridge } from './bridge.js';
 import { serverRecordsFile } from './directories.js';
 import { hostActions } from './host-actions.js';
-import { installerEvents, registerInstalled } from './installs.js';
+import { registerInstalled } from './installs.js';
 import { DEFAULT_LADDER, type DaemonOptions } from './options.js';
 import { RedactedEventHub } from './redacted.js';
 import { SettingsFile } from '../util/index.js';
@@ -33,6 +33,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     return late.parts;
   };
   const events = new RedactedEventHub(LIMITS.eventHistory, now, redactor);
+  const bus = new DomainBus();
   const store = new ServiceStore(paths.dataDir, now);
   const serverRecords = new ServerRecords(serverRecordsFile(paths), (error) => logger.error({ err: String(error) }, 'could not update the record of running MCP servers'));
   const supervisor = new Supervisor({
@@ -40,15 +41,15 @@ export function compose(options: DaemonOptions): DaemonParts {
     version: options.version,
     ladder: options.ladder ?? DEFAULT_LADDER,
     searchPath: options.searchPath ?? process.env.PATH,
-    emit: (event) => events.emit(event),
+    publish: bus.publish,
     redact: (text, edges) => (edges === undefined ? redactor.redact(text) : redactor.redactEdges(text, edges)),
     now,
     // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
     onStop: (serviceId, reason) => parts().sessions.cancelUsing(serviceId, reason),
   });
-  const registry = new ServiceRegistry(store, (change) => onRegistryChange(parts(), change), now);
+  const registry = new ServiceRegistry(store, bus.publish, now);
   const audit = new AuditLog(path.join(paths.dataDir, 'audit.jsonl'), (error) => logger.error({ err: String(error) }, 'could not append to the audit log'));
-  const approvals = new Approvals((announcement) => onApproval(parts(), announcement), now);
+  const approvals = new Approvals(bus.publish, now);
   const keychain = options.keychain ?? new KeychainSecretStore();
   const sessionSecrets = new MemorySecretStore();
   const secrets = new Secrets(keychain, sessionSecrets, redactor);
@@ -58,7 +59,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const toolCalls = new ToolCalls({
     supervisor,
     approvals,
-    emit: (event) => events.emit(event),
+    publish: bus.publish,
     audit: (record) => audit.append(redactor.redactValue(record)),
     redact: (value) => redactor.redactValue(value),
     now,
@@ -68,7 +69,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     sandboxDir: path.join(paths.dataDir, 'npm-sandbox'),
     settings: () => installSettings.settings,
     register: (plan, command, args) => registerInstalled(registry, plan, command, args),
-    events: installerEvents((event) => events.emit(event)),
+    publish: bus.publish,
     now,
   });
   const projects = new ProjectList(paths.dataDir);
@@ -87,8 +88,8 @@ export function compose(options: DaemonOptions): DaemonParts {
     }),
     sourceSync: new SourceSync(sourceSyncDeps({ registry, supervisor, secrets, sessionSecrets, projects, env, configDir: paths.configDir }), now),
   };
-  late.parts = { ...built, sessions: sessions(options, built) };
-  invalidateApprovals(late.parts);
+  late.parts = { ...built, sessions: sessions(options, built, bus) };
+  connectBridge(bus, late.parts);
   return late.parts;
 }
 
@@ -118,7 +119,7 @@ function sourceSyncDeps(
   };
 }
 
-function sessions(options: DaemonOptions, parts: Omit<DaemonParts, 'sessions'>): Sessions {
+function sessions(options: DaemonOptions, parts: Omit<DaemonParts, 'sessions'>, bus: DomainBus): Sessions {
   const { redactor, logger } = options;
   return new Sessions({
     transcripts: new TranscriptFiles(path.join(options.paths.dataDir, 'sessions'), (record) => redactor.redactValue(record)),
@@ -129,7 +130,7 @@ function sessions(options: DaemonOptions, parts: Omit<DaemonParts, 'sessions'>):
     settings: () => parts.modelSettings.settings,
     apiKey: () => parts.apiKey.resolve(),
     redact: (value) => redactor.redactValue(value),
-    emit: (event) => parts.events.emit(event),
+    publish: bus.publish,
     now: parts.now,
     log: (obj, msg) => logger.error(obj, msg),
   });

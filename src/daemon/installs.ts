@@ -1,28 +1,8 @@
-import { LIMITS, WispError, type EventPayload } from '../core/index.js';
+import { LIMITS, WispError } from '../core/index.js';
 import type { Approvals, Requester } from '../approvals/index.js';
-import { STEPS, attemptView, serviceNameFor, type InstallPlan, type Installer } from '../install/index.js';
+import { serviceNameFor, type InstallPlan } from '../install/index.js';
 import { isIdShaped, nameKey, type ServiceRegistry } from '../mcp/index.js';
 import { installTitle, planShown } from './views.js';
-
-/** An install's progress and its end, as wire events (the end without its log tail). */
-export function installerEvents(emit: (event: EventPayload) => void): ConstructorParameters<typeof Installer>[0]['events'] {
-  return {
-    progress: (plan, step, status, pid) =>
-      emit({
-        type: 'install.progress',
-        install: { digest: plan.digest, package: plan.package, version: plan.version },
-        step,
-        index: STEPS.indexOf(step) + 1,
-        total: STEPS.length,
-        status,
-        pid,
-      }),
-    finished: (attempt) => {
-      const { logTail: _omitted, ...shown } = attemptView(attempt);
-      emit({ type: 'install.finished', attempt: shown });
-    },
-  };
-}
 
 /** An installed server is registered DISABLED, once per plan: the same plan again finds its service. */
 export async function registerInstalled(registry: ServiceRegistry, plan: InstallPlan, command: string, args: string[]): Promise<{ id: string; name: string }> {

@@ -4,3 +4,4 @@ export { makePlan, checkPlanInput, serviceNameFor, type InstallPlan, type PlanIn
 export { Installer, STEPS, type AttemptRecord, type InstallOutcome, type Step } from './installer.js';
 export { attemptView } from './attempt-run.js';
 export { InstallSettingsStore, type InstallSettings, type InstallSettingsChange } from './settings.js';
+export type { InstallEvent } from './events.js';

@@ -10,17 +10,14 @@ import { defaultRegistry, prepareSandbox, type NpmSandbox } from './npm-runner.j
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
 import type { InstallSettings } from './settings.js';
-import { nextAttemptState, type EndStatus, type Step } from '../core/index.js';
+import type { InstallEvent } from './events.js';
+import { nextAttemptState, type EndStatus } from '../core/index.js';
 
 export { STEPS, type Step } from '../core/index.js';
 export type { AttemptRecord } from './attempt-run.js';
 
 const MAX_PLANS = 64;
 
-export interface InstallerEvents {
-  progress(plan: InstallPlan, step: Step, status: 'started' | 'done', pid: number | null): void;
-  finished(attempt: AttemptRecord): void;
-}
 
 export interface InstallerOptions {
   readonly installsDir: string;
@@ -28,7 +25,8 @@ export interface InstallerOptions {
   readonly settings: () => InstallSettings;
   /** Registers the installed server (disabled) and returns it; or finds the one already registered for this plan. */
   readonly register: (plan: InstallPlan, command: string, args: string[]) => Promise<{ id: string; name: string }>;
-  readonly events: InstallerEvents;
+  /** Where progress and ends are announced. */
+  readonly publish: (event: InstallEvent) => void;
   readonly now: () => Date;
 }
 
@@ -166,13 +164,13 @@ export class Installer {
       sandbox,
       signal: AbortSignal.any([signal, timeout]),
       save: (next) => this.save(next),
-      progress: (step, status, pid) => this.options.events.progress(plan, step, status, pid),
+      progress: (step, status, pid) => this.options.publish({ kind: 'install.progress', plan, step, status, pid }),
       at: () => this.at(),
     });
     try {
       const service = await this.runSteps(plan, run);
       const done = await run.succeed(service);
-      this.options.events.finished(done);
+      this.options.publish({ kind: 'install.finished', attempt: done });
       return { attempt: done, reused: false };
     } catch (caught) {
       const timedOut = timeout.aborted && !signal.aborted;
@@ -186,7 +184,7 @@ export class Installer {
             ? caught
             : new WispError('INSTALL_FAILED', `the install failed: ${(caught as Error).message}`);
       const status: EndStatus = timedOut ? 'timed_out' : signal.aborted ? 'cancelled' : 'failed';
-      this.options.events.finished(await run.end(status, error));
+      this.options.publish({ kind: 'install.finished', attempt: await run.end(status, error) });
       throw new WispError(error.code, error.message, { ...error.details, digest: plan.digest, directory: plan.directory, status });
     }
   }
@@ -217,7 +215,7 @@ export class Installer {
     const service = await this.options.register(plan, record.runtime.node, [binPath, ...plan.args]);
     const updated = { ...record, serviceId: service.id, serviceName: service.name };
     await this.save(updated);
-    this.options.events.finished(updated);
+    this.options.publish({ kind: 'install.finished', attempt: updated });
     return { attempt: updated, reused: true };
   }
 

@@ -1,5 +1,6 @@
 export { ServiceStore, REGISTRY_FILE, SCHEMA_VERSION, type StoredService, type InstallOrigin, type SourceOrigin, type ServiceOrigin, type LoadProblem, type LoadResult } from './service-store.js';
-export { ServiceRegistry, type RegisterInput, type UpdateInput, type RegistryChange } from './service-registry.js';
+export { ServiceRegistry, type RegisterInput, type UpdateInput } from './service-registry.js';
+export type { McpEvent, RegistryChange, CallRef } from './events.js';
 export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervisor.js';
 export { modelToolName, type CatalogTool } from './tool-catalog.js';
 export type { StopLadder } from './stdio-transport.js';

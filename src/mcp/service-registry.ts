@@ -3,6 +3,7 @@ import path from 'node:path';
 import { LIMITS, WispError, type ServiceRef } from '../core/index.js';
 import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
 import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
+import type { RegistryChange } from './events.js';
 
 type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session' };
 type OAuthConfig = { readonly enabled: boolean; readonly clientId: string | null; readonly scopes: string | null };
@@ -41,9 +42,6 @@ export interface UpdateInput {
   readonly fromEnvironment?: readonly string[] | undefined;
 }
 
-export type RegistryChange =
-  | { readonly type: 'registered' | 'updated'; readonly service: StoredService }
-  | { readonly type: 'deleted'; readonly service: { readonly id: string; readonly name: string } };
 
 /**
  * The registry of service configurations: one writer, every change persisted (atomically)
@@ -119,7 +117,7 @@ export class ServiceRegistry {
         updatedAt: at,
       };
       await this.commit([...this.services, service]);
-      this.onChange({ type: 'registered', service });
+      this.onChange({ kind: 'service.registered', service });
       return service;
     });
   }
@@ -178,7 +176,7 @@ export class ServiceRegistry {
         updatedAt: this.now().toISOString(),
       };
       await this.commit(this.services.map((service) => (service.id === current.id ? next : service)));
-      this.onChange({ type: 'updated', service: next });
+      this.onChange({ kind: 'service.updated', service: next });
       return next;
     });
   }
@@ -190,7 +188,7 @@ export class ServiceRegistry {
       await beforeCommit?.(current);
       await this.commit(this.services.filter((service) => service.id !== current.id));
       const deleted = { id: current.id, name: current.name };
-      this.onChange({ type: 'deleted', service: deleted });
+      this.onChange({ kind: 'service.deleted', service: deleted });
       return deleted;
     });
   }

@@ -1,6 +1,6 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, type EventPayload } from '../core/index.js';
+import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode } from '../core/index.js';
 import { Connection, type ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from '../core/index.js';
 import { AuthRequired, Failure } from './failure.js';
@@ -9,13 +9,15 @@ import type { StoredService } from './service-store.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
 import type { TransportFactory } from './transports.js';
+import type { McpEvent } from './events.js';
 
 export interface SupervisorOptions {
   readonly version: string;
   readonly ladder: StopLadder;
   /** The daemon's PATH, for bare command names. */
   readonly searchPath: string | undefined;
-  readonly emit: (event: EventPayload) => void;
+  /** Where connection changes and tool lists are announced. */
+  readonly publish: (event: McpEvent) => void;
   /** Known secret values out of a text; with `edges`, pieces of them at a cut too. */
   readonly redact: Redact;
   readonly now: () => Date;
@@ -234,7 +236,7 @@ export class Supervisor {
         this.withdraw(entry.id);
         for (const tool of tools) this.catalog.set(tool.modelName, tool);
         this.apply(entry, { type: 'discovered', toolCount: tools.length, toolListVersion, server });
-        this.options.emit({ type: 'service.tools', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
+        this.options.publish({ kind: 'tools.discovered', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
       },
       failed: (failure) => {
         if (current()) this.fail(entry, failure);
@@ -325,7 +327,7 @@ export class Supervisor {
 
   private apply(entry: Entry, event: ConnectionEvent): void {
     entry.state = transition(entry.state, event, this.options.now().toISOString());
-    this.options.emit({ type: 'service.state', service: { id: entry.id, name: entry.name }, connection: entry.state });
+    this.options.publish({ kind: 'connection.changed', service: { id: entry.id, name: entry.name }, state: entry.state });
   }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
-import { LIMITS, WispError, type EventPayload, type ToolCallResult } from '../core/index.js';
+import { LIMITS, WispError, type ToolCallResult } from '../core/index.js';
+import type { McpEvent } from './events.js';
 import { canonicalJson, nestsDeeperThan, sha256Hex } from '../util/index.js';
 import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
@@ -27,7 +28,8 @@ export const MAX_ASKS_PER_CALL = 4;
 export interface ToolCallsOptions {
   readonly supervisor: Supervisor;
   readonly approvals: Approvals;
-  readonly emit: (event: EventPayload) => void;
+  /** Where a call's start and end are announced. */
+  readonly publish: (event: McpEvent) => void;
   /** Resolves once the record is written: a call is answered only after it is on record. */
   readonly audit: (record: Record<string, unknown>) => Promise<void>;
   /** Replaces known secret values in every string of a result before anyone sees it. */
@@ -158,7 +160,7 @@ export class ToolCalls {
   private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
     const { supervisor } = this.options;
     const approvalId = call.approvalId;
-    this.options.emit({ type: 'tool.call.started', call: { ...call.ref, approvalId } });
+    this.options.publish({ kind: 'call.started', call: { ...call.ref, approvalId } });
     let raw;
     try {
       raw = await supervisor.callTool(tool, args, signal);
@@ -181,7 +183,7 @@ export class ToolCalls {
       return this.fail(call, new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId, durationMs } }));
     }
     await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(call.ref, approvalId), outcome: 'ok', durationMs, truncated: result.truncated });
-    this.options.emit({ type: 'tool.call.finished', call: { ...call.ref, approvalId }, durationMs, truncated: result.truncated });
+    this.options.publish({ kind: 'call.finished', call: { ...call.ref, approvalId }, durationMs, truncated: result.truncated });
     return { callId, approvalId, ...result, durationMs };
   }
 
@@ -189,7 +191,7 @@ export class ToolCalls {
   private async fail(call: CallInProgress, error: WispError): Promise<never> {
     const durationMs = Date.now() - call.started;
     await this.options.audit({ at: this.options.now().toISOString(), record: 'tool.call', ...auditRef(call.ref, call.approvalId), outcome: error.code, durationMs });
-    this.options.emit({ type: 'tool.call.failed', call: { ...call.ref, approvalId: call.approvalId }, code: error.code, message: error.message, durationMs });
+    this.options.publish({ kind: 'call.failed', call: { ...call.ref, approvalId: call.approvalId }, code: error.code, message: error.message, durationMs });
     throw error;
   }
 

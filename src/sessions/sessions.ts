@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Approvals } from '../approvals/index.js';
-import { LIMITS, WispError, isFinished, nextTaskState, type EventPayload, type SessionInfo, type Task } from '../core/index.js';
+import { LIMITS, WispError, isFinished, nextTaskState, type SessionInfo, type Task } from '../core/index.js';
 import type { StorageProblem } from '../util/index.js';
 import type { CatalogTool, ToolCalls } from '../mcp/index.js';
 import type { ChatMessage, ModelSettings } from '../model/index.js';
 import type { HostActions } from './host-tools.js';
 import { TaskRun, type Session } from './task-run.js';
+import type { SessionEvent } from './events.js';
 import type { TranscriptFiles, TranscriptRecord } from './transcript.js';
 
 export interface SessionsOptions {
@@ -21,7 +22,8 @@ export interface SessionsOptions {
   readonly apiKey: () => Promise<string>;
   /** Known secret values out of what is sent to the model (messages and tool definitions). */
   readonly redact: <T>(value: T) => T;
-  readonly emit: (event: EventPayload) => void;
+  /** Where sessions, tasks and model output are announced. */
+  readonly publish: (event: SessionEvent) => void;
   readonly now: () => Date;
   readonly log: (obj: object, msg: string) => void;
 }
@@ -83,7 +85,7 @@ export class Sessions {
     await this.options.transcripts.append(session.id, [{ type: 'session', id: session.id, title: session.title, createdAt: at }]);
     this.sessions.set(session.id, session);
     const info = this.info(session);
-    this.options.emit({ type: 'session.created', session: info });
+    this.options.publish({ kind: 'session.created', session: info });
     return info;
   }
 
@@ -114,7 +116,7 @@ export class Sessions {
     await this.cancel(id, 'the session was deleted');
     this.sessions.delete(id);
     await this.options.transcripts.remove(id);
-    this.options.emit({ type: 'session.deleted', sessionId: session.id });
+    this.options.publish({ kind: 'session.deleted', sessionId: session.id });
   }
 
   /** Starts a task; it runs in the background and reports through events. */
@@ -136,7 +138,7 @@ export class Sessions {
     const controller = new AbortController();
     const done = new TaskRun(this.options, session, task, snapshot, clientId, controller.signal).run();
     session.running = { task, controller, done, services: new Set([...snapshot.values()].map((tool) => tool.serviceId)) };
-    this.options.emit({ type: 'task.state', sessionId: id, task });
+    this.options.publish({ kind: 'task.changed', sessionId: id, task });
     return task;
   }
 

@@ -81,8 +81,8 @@ export class TaskRun {
       this.options.redact([{ role: 'system', content: SYSTEM_PROMPT }, ...session.messages]),
       this.options.redact(tools),
       {
-        onContent: (text) => this.options.emit({ type: 'model.delta', sessionId: session.id, taskId: task.id, round, kind: 'content', text }),
-        onReasoning: (text) => this.options.emit({ type: 'model.delta', sessionId: session.id, taskId: task.id, round, kind: 'reasoning', text }),
+        onContent: (text) => this.options.publish({ kind: 'model.streamed', sessionId: session.id, taskId: task.id, round, part: 'content', text }),
+        onReasoning: (text) => this.options.publish({ kind: 'model.streamed', sessionId: session.id, taskId: task.id, round, part: 'reasoning', text }),
       },
       this.signal,
     );
@@ -109,15 +109,7 @@ export class TaskRun {
       ...(turn.reasoning !== null ? { reasoning_content: turn.reasoning } : {}),
       ...(runCalls ? { tool_calls: turn.toolCalls } : {}),
     });
-    this.options.emit({
-      type: 'model.turn',
-      sessionId: this.session.id,
-      taskId: this.task.id,
-      round,
-      finishReason: turn.finishReason,
-      usage: turn.usage === null ? null : { ...turn.usage },
-      toolCalls: turn.toolCalls.map((c) => ({ id: c.id, modelName: c.function.name, arguments: c.function.arguments })),
-    });
+    this.options.publish({ kind: 'model.turned', sessionId: this.session.id, taskId: this.task.id, round, turn });
   }
 
   private async append(message: ChatMessage): Promise<void> {
@@ -134,7 +126,7 @@ export class TaskRun {
     if (session.running !== undefined) session.running.task = task;
     session.updatedAt = this.at();
     await this.options.transcripts.append(session.id, [{ type: 'task', at: this.at(), task }]);
-    this.options.emit({ type: 'task.state', sessionId: session.id, task });
+    this.options.publish({ kind: 'task.changed', sessionId: session.id, task });
   }
 
   /** One tool call proposed by the model. Every failure becomes a message the model reads, never a crash. */

@@ -54,9 +54,9 @@ describe('Approvals', () => {
     const a = approvals.create(requester, binding(), summary);
     approvals.respond(a.id, 'deny', 'client-2');
     expect(() => approvals.respond(a.id, 'approve', 'client-3')).toThrow(expect.objectContaining({ code: 'APPROVAL_NOT_PENDING' }));
-    expect(heard.map((h) => [h.type, h.approval.state.status])).toEqual([
-      ['requested', 'pending'],
-      ['resolved', 'denied'],
+    expect(heard.map((h) => [h.kind, h.approval.state.status])).toEqual([
+      ['approval.requested', 'pending'],
+      ['approval.resolved', 'denied'],
     ]);
   });
 

@@ -20,7 +20,7 @@ function installer(): { installer: Installer; installsDir: string } {
     sandboxDir: path.join(dir.path, 'npm-sandbox'),
     settings: () => ({ runtimeDirs: ['/nonexistent'], registry: null, caFile: null, timeoutMs: 60_000 }),
     register: () => Promise.reject(new Error('no registration in this test')),
-    events: { progress: () => undefined, finished: () => undefined },
+    publish: () => undefined,
     now: () => NOW,
   });
   return { installer: made, installsDir };

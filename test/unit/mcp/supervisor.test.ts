@@ -1,28 +1,28 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { WispError, type EventPayload } from '../../../src/core/index.js';
-import { AuthRequired, Supervisor, type StoredService, type TransportFactory } from '../../../src/mcp/index.js';
+import { WispError } from '../../../src/core/index.js';
+import { AuthRequired, Supervisor, type McpEvent, type StoredService, type TransportFactory } from '../../../src/mcp/index.js';
 import { InMemoryServers, storedService, tool, toolServer } from './in-memory.js';
 
-/** Every event the supervisor emitted, with a way to wait for one still to come. */
+/** Every event the supervisor published, with a way to wait for one still to come. */
 class Emitted {
-  readonly events: EventPayload[] = [];
-  private waiters: { match: (e: EventPayload) => boolean; resolve: () => void }[] = [];
+  readonly events: McpEvent[] = [];
+  private waiters: { match: (e: McpEvent) => boolean; resolve: () => void }[] = [];
 
-  readonly emit = (event: EventPayload): void => {
+  readonly publish = (event: McpEvent): void => {
     this.events.push(event);
     this.waiters = this.waiters.filter((w) => !w.match(event) || (w.resolve(), false));
   };
 
-  next(match: (e: EventPayload) => boolean): Promise<void> {
+  next(match: (e: McpEvent) => boolean): Promise<void> {
     return new Promise((resolve) => this.waiters.push({ match, resolve }));
   }
 
   /** The states a service went through, as status/phase. */
   states(id: string): string[] {
     return this.events.flatMap((e) =>
-      e.type === 'service.state' && e.service.id === id ? [e.connection.status === 'activating' ? `activating/${e.connection.phase}` : e.connection.status] : [],
+      e.kind === 'connection.changed' && e.service.id === id ? [e.state.status === 'activating' ? `activating/${e.state.phase}` : e.state.status] : [],
     );
   }
 }
@@ -34,7 +34,7 @@ function supervisor(transports: TransportFactory): { supervisor: Supervisor; emi
     version: '0.0.0-test',
     ladder: { stdinGraceMs: 1000, termGraceMs: 1000 },
     searchPath: undefined,
-    emit: emitted.emit,
+    publish: emitted.publish,
     redact: (text) => text,
     now: () => new Date(),
     onStop: (id, reason) => stops.push(`${id}: ${reason}`),
@@ -70,7 +70,7 @@ describe('Supervisor (in-memory servers)', () => {
     expect(state).toMatchObject({ status: 'active', generation: 1, pid: null, toolCount: 1, toolListVersion: 1, server: { name: 'growing', version: '2.0.0' } });
     expect(emitted.states(config.id)).toEqual(['activating/spawning', 'activating/initializing', 'activating/discovering', 'active']);
     expect(sup.tools(config.id).map((t) => [t.name, t.serviceName, t.generation])).toEqual([['first', 'growing', 1]]);
-    expect(emitted.events).toContainEqual({ type: 'service.tools', service: { id: config.id, name: 'growing' }, toolListVersion: 1, toolCount: 1 });
+    expect(emitted.events).toContainEqual({ kind: 'tools.discovered', service: { id: config.id, name: 'growing' }, toolListVersion: 1, toolCount: 1 });
     expect(sup.runningCount).toBe(1);
     await sup.stopAll();
   });
@@ -80,7 +80,7 @@ describe('Supervisor (in-memory servers)', () => {
     const { supervisor: sup, emitted } = supervisor(servers.factory);
     const config = storedService('growing');
     await sup.activate(config, 1, never);
-    const refreshed = emitted.next((e) => e.type === 'service.tools' && e.toolListVersion === 2);
+    const refreshed = emitted.next((e) => e.kind === 'tools.discovered' && e.toolListVersion === 2);
     mcp().registerTool('second', { description: 'the second tool' }, () => ({ content: [{ type: 'text', text: 'two' }] }));
     await refreshed;
     expect(sup.state(config.id)).toMatchObject({ status: 'active', toolListVersion: 2, toolCount: 2 });
@@ -144,7 +144,7 @@ describe('Supervisor (in-memory servers)', () => {
     const { supervisor: sup, emitted } = supervisor(servers.factory);
     const config = storedService('leaving');
     await sup.activate(config, 1, never);
-    const failed = emitted.next((e) => e.type === 'service.state' && e.connection.status === 'failed');
+    const failed = emitted.next((e) => e.kind === 'connection.changed' && e.state.status === 'failed');
     await served.server.close();
     await failed;
     expect(sup.state(config.id)).toMatchObject({ status: 'failed', code: 'SERVER_EXITED' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Approvals, type ApprovalAnnouncement } from '../../../src/approvals/index.js';
-import type { EventPayload, ToolCallResult } from '../../../src/core/index.js';
+import type { ToolCallResult } from '../../../src/core/index.js';
+import type { McpEvent } from '../../../src/mcp/index.js';
 import { Supervisor, ToolCalls, type CallRequest, type StoredService } from '../../../src/mcp/index.js';
 import { Redactor } from '../../../src/secrets/index.js';
 import { InMemoryServers, storedService, tool, toolServer, type ToolServer } from './in-memory.js';
@@ -34,13 +35,13 @@ async function harness(): Promise<{
   server: ToolServer;
   config: StoredService;
   announced: ApprovalAnnouncement[];
-  emitted: EventPayload[];
+  emitted: McpEvent[];
   audit: Record<string, unknown>[];
   start: (toolName: string, args: Record<string, unknown>, signal?: AbortSignal) => { result: Promise<ToolCallResult>; approvalId: Promise<string> };
 }> {
   const server = served();
   const servers = new InMemoryServers().add('tools', () => server.server);
-  const emitted: EventPayload[] = [];
+  const emitted: McpEvent[] = [];
   const audit: Record<string, unknown>[] = [];
   const announced: ApprovalAnnouncement[] = [];
   const redactor = new Redactor();
@@ -49,7 +50,7 @@ async function harness(): Promise<{
     version: '0.0.0-test',
     ladder: { stdinGraceMs: 1000, termGraceMs: 1000 },
     searchPath: undefined,
-    emit: (event) => emitted.push(event),
+    publish: (event) => emitted.push(event),
     redact: (text) => redactor.redact(text),
     now: () => new Date(),
     transports: servers.factory,
@@ -58,7 +59,7 @@ async function harness(): Promise<{
   const calls = new ToolCalls({
     supervisor,
     approvals,
-    emit: (event) => emitted.push(event),
+    publish: (event) => emitted.push(event),
     audit: (record) => {
       audit.push(record);
       return Promise.resolve();
@@ -99,7 +100,7 @@ describe('ToolCalls (in-memory server, real approvals)', () => {
     expect(await result).toMatchObject({ approvalId: id, text: 'hello', truncated: false, content: [{ type: 'text', text: 'hello' }] });
     expect(h.server.calls).toEqual([{ name: 'echo', arguments: { text: 'hello' } }]);
     expect(h.approvals.get(id).state.status).toBe('consumed');
-    expect(h.emitted.filter((e) => e.type.startsWith('tool.call.')).map((e) => e.type)).toEqual(['tool.call.started', 'tool.call.finished']);
+    expect(h.emitted.filter((e) => e.kind.startsWith('call.')).map((e) => e.kind)).toEqual(['call.started', 'call.finished']);
     expect(h.audit).toEqual([expect.objectContaining({ record: 'tool.call', approvalId: id, service: 'tools', tool: 'echo', outcome: 'ok' })]);
   });
 
@@ -110,7 +111,7 @@ describe('ToolCalls (in-memory server, real approvals)', () => {
     await expect(result).rejects.toMatchObject({ code: 'APPROVAL_DENIED' });
     expect(h.server.calls).toEqual([]);
     expect(h.audit).toEqual([expect.objectContaining({ approvalId: await approvalId, outcome: 'APPROVAL_DENIED' })]);
-    expect(h.emitted.filter((e) => e.type.startsWith('tool.call.'))).toEqual([expect.objectContaining({ type: 'tool.call.failed', code: 'APPROVAL_DENIED' })]);
+    expect(h.emitted.filter((e) => e.kind.startsWith('call.'))).toEqual([expect.objectContaining({ kind: 'call.failed', code: 'APPROVAL_DENIED' })]);
   });
 
   it.each<[string, Record<string, unknown>, string]>([
