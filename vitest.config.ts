@@ -3,7 +3,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/setup/npm12.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The JSON report is what .ci/run reads to print its totals line.

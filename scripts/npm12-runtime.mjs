@@ -3,7 +3,8 @@
 // own npm may be older. Prints or returns the bin directory that holds `node` and `npm`,
 // laid out the way the daemon's runtime discovery expects.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,21 +22,40 @@ function run(file, args, options) {
   });
 }
 
-/** The bin directory with node (22) and npm (12), installed on first use. */
+/**
+ * The bin directory with node (22) and npm (12), installed on first use. It is built in a
+ * directory of its own and renamed into place when complete, so test files that ask for it
+ * at the same time (vitest runs them in parallel) never see a half-built one; the links are
+ * relative, so they survive the rename.
+ */
 export async function npm12Bin() {
   const bin = path.join(root, 'bin');
   if (existsSync(path.join(bin, 'ready'))) return bin;
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(root, { recursive: true });
-  const platformPackage = `node-${process.platform}-${process.arch}`;
-  // The machine's own npm fetches both (its config carries any proxy CA); nothing is run.
-  await run('npm', ['install', '--prefix', root, '--no-save', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error',
-    `${platformPackage}@${NODE_VERSION}`, `npm@${NPM_VERSION}`], { cwd: root });
-  mkdirSync(bin);
-  symlinkSync(path.join(root, 'node_modules', platformPackage, 'bin', 'node'), path.join(bin, 'node'));
-  symlinkSync(path.join(root, 'node_modules', 'npm', 'bin', 'npm-cli.js'), path.join(bin, 'npm'));
-  await run(path.join(bin, 'node'), [path.join(bin, 'npm'), '--version'], { env: {} });
-  writeFileSync(path.join(bin, 'ready'), '');
+  const building = `${root}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  mkdirSync(building, { recursive: true });
+  try {
+    const platformPackage = `node-${process.platform}-${process.arch}`;
+    // The machine's own npm fetches both (its config carries any proxy CA); nothing is run.
+    await run('npm', ['install', '--prefix', building, '--no-save', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error',
+      `${platformPackage}@${NODE_VERSION}`, `npm@${NPM_VERSION}`], { cwd: building });
+    mkdirSync(path.join(building, 'bin'));
+    symlinkSync(path.join('..', 'node_modules', platformPackage, 'bin', 'node'), path.join(building, 'bin', 'node'));
+    symlinkSync(path.join('..', 'node_modules', 'npm', 'bin', 'npm-cli.js'), path.join(building, 'bin', 'npm'));
+    await run(path.join(building, 'bin', 'node'), [path.join(building, 'bin', 'npm'), '--version'], { env: {} });
+    writeFileSync(path.join(building, 'bin', 'ready'), '');
+    if (!existsSync(path.join(bin, 'ready'))) {
+      // A leftover of an interrupted build by an older version of this script.
+      rmSync(root, { recursive: true, force: true });
+      try {
+        renameSync(building, root);
+      } catch (error) {
+        // Another process finished first: use its copy.
+        if (!existsSync(path.join(bin, 'ready'))) throw error;
+      }
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
   return bin;
 }
 

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 
@@ -50,6 +50,38 @@ async function filesUnder(dir: string): Promise<string[]> {
     else if (entry.isFile()) out.push(full);
   }
   return out;
+}
+
+/**
+ * The text of every file under a data dir (recursively), for a test that looks for a secret
+ * in all of them: it fails unless the sweep has something to sweep, and unless the files
+ * named (relative to `dir`) are among those read, so a sweep of an empty or wrong dir cannot
+ * pass. A file the daemon removed between the listing and the reading is left out.
+ */
+export function sweptFiles(dir: string, mustInclude: readonly string[]): { file: string; text: string }[] {
+  const gone = (error: unknown): boolean => (error as { code?: string }).code === 'ENOENT';
+  const walk = (at: string): string[] =>
+    readdirSync(at).flatMap((name) => {
+      const full = path.join(at, name);
+      try {
+        const stat = statSync(full);
+        return stat.isDirectory() ? walk(full) : stat.isFile() ? [full] : [];
+      } catch (error) {
+        if (gone(error)) return [];
+        throw error;
+      }
+    });
+  const read = walk(dir).flatMap((file) => {
+    try {
+      return [{ file, text: readFileSync(file, 'utf8') }];
+    } catch (error) {
+      if (gone(error)) return [];
+      throw error;
+    }
+  });
+  expect(read.length).toBeGreaterThan(0);
+  expect(read.map(({ file }) => path.relative(dir, file))).toEqual(expect.arrayContaining([...mustInclude]));
+  return read;
 }
 
 /**

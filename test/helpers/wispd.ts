@@ -186,6 +186,17 @@ export class RawClient {
   }
 }
 
+/**
+ * Linux: a process's environment and command line can be read from /proc. Checks that need
+ * it are their own tests, `it.runIf(onLinux)`, so elsewhere they show up as skipped.
+ */
+export const onLinux = process.platform === 'linux';
+
+/** A process's environment as /proc shows it (NUL-separated NAME=value); Linux only. */
+export function environOf(pid: number): string {
+  return readFileSync(`/proc/${pid}/environ`, 'utf8');
+}
+
 /** Whether a pid is a live process; a zombie (exited, not yet reaped) counts as gone. */
 export function isRunning(pid: number): boolean {
   try {

@@ -1,22 +1,24 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conformanceCli } from '../../scripts/npm12-runtime.mjs';
+import { ensureNpm12, NPM12_SETUP_MS } from '../helpers/npm12.js';
 import { repoRoot, tempDir } from '../helpers/wispd.js';
 
 /**
  * The official MCP conformance suite, client scenarios, against scripts/conformance-client.mjs
- * (a real daemon driven over its socket). Its CLI needs Node 22: the one the test setup
- * installed from the npm registry. Known failures are in test/conformance-baseline.yml.
+ * (a real daemon driven over its socket). Its CLI needs Node 22: the one ensureNpm12()
+ * installs from the npm registry. Known failures are in test/conformance-baseline.yml.
  */
-const node22 = path.join(inject('npm12Bin'), 'node');
+let node22: string;
 const out = tempDir();
 let cli: string;
 
 beforeAll(async () => {
+  node22 = path.join(await ensureNpm12(), 'node');
   cli = await conformanceCli();
-}, 120_000);
+}, NPM12_SETUP_MS + 120_000);
 afterAll(() => out.remove());
 
 function run(args: string[]): Promise<{ code: number | null; output: string }> {

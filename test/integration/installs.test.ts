@@ -1,19 +1,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Result, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { LocalRegistry } from '../../fixtures/npm/registry.mjs';
+import { ensureNpm12, NPM12_SETUP_MS } from '../helpers/npm12.js';
 import { EventLog } from '../helpers/services.js';
 import { daemonEnv, isRunning, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
- * Installs with the REAL npm 12 (installed from the registry by the test setup) against a
+ * Installs with the REAL npm 12 (installed from the registry on first use: ensureNpm12) against a
  * local registry served from fixtures/npm: every package here is built and published in
  * beforeAll, as real tarballs with real packuments.
  */
-const npm12Bin = inject('npm12Bin');
+let npm12Bin: string;
 const home = tempDir();
 const marker = path.join(home.path, 'preinstall-ran');
 const mock = new MockDeepSeek();
@@ -27,6 +28,7 @@ let humanLog: EventLog;
 type Plan = Result<'installs.plan'>['plan'];
 
 beforeAll(async () => {
+  npm12Bin = await ensureNpm12();
   registry = await LocalRegistry.start();
   stuck = await LocalRegistry.start();
   stuck.hang = true;
@@ -64,7 +66,7 @@ beforeAll(async () => {
   humanLog = await EventLog.follow(human);
   await asker.call('installs.setSettings', { runtimeDirs: [npm12Bin], registry: registry.url, timeoutMs: 120_000 });
   await asker.call('model.setSettings', { baseUrl: modelUrl, model: 'mock-model', maxRetries: 0 });
-}, 120_000);
+}, NPM12_SETUP_MS + 120_000);
 
 afterAll(async () => {
   await asker.close();

@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { activate, pidOf, registerScenario, scenarioServer } from '../helpers/services.js';
-import { killLeftovers, RawClient, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { sweptFiles } from '../helpers/canary.js';
+import { environOf, killLeftovers, onLinux, RawClient, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 const home = tempDir();
 let daemon: RunningDaemon;
@@ -22,18 +21,6 @@ afterAll(async () => {
   home.remove();
 });
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    const stat = statSync(full);
-    return stat.isDirectory() ? filesUnder(full) : stat.isFile() ? [full] : [];
-  });
-}
-
-function environOf(pid: number): string {
-  return readFileSync(`/proc/${pid}/environ`, 'utf8');
-}
-
 describe('service secrets', () => {
   it('refuses keychain storage when the keychain is unavailable, with nothing written in plain text', async () => {
     const service = await registerScenario(client, 'no-keychain');
@@ -42,26 +29,35 @@ describe('service secrets', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'KEYCHAIN_UNAVAILABLE', message: expect.stringContaining('session') });
     expect((await client.call('services.get', { id: service.id })).service).toMatchObject({ env: [], configVersion: 1 });
-    for (const file of filesUnder(home.path)) expect(readFileSync(file, 'utf8'), file).not.toContain('never-in-plain-text-7731');
+    for (const { file, text } of sweptFiles(home.path, ['mcp-servers.json'])) expect(text, file).not.toContain('never-in-plain-text-7731');
     expect(daemon.output()).not.toContain('never-in-plain-text-7731');
     await client.call('services.delete', { id: service.id });
   });
 
-  it('gives each server only its own variables, and keeps values write-only', async () => {
+  it.runIf(onLinux)('gives each server only its own variables (their environments, read from /proc)', async () => {
+    const a = await registerScenario(client, 'own-a');
+    const b = await registerScenario(client, 'own-b');
+    await client.call('services.setEnv', { id: a.id, mode: 'replace', variables: [{ name: 'A_TOKEN', value: 'value-of-a-5521', storage: 'session' }] });
+    await client.call('services.setEnv', { id: b.id, mode: 'replace', variables: [{ name: 'B_TOKEN', value: 'value-of-b-9917', storage: 'session' }] });
+    const pidA = pidOf(await activate(client, 'own-a'));
+    const pidB = pidOf(await activate(client, 'own-b'));
+    expect(environOf(pidA)).toContain('A_TOKEN=value-of-a-5521');
+    expect(environOf(pidA)).not.toContain('value-of-b-9917');
+    expect(environOf(pidB)).toContain('B_TOKEN=value-of-b-9917');
+    expect(environOf(pidB)).not.toContain('value-of-a-5521');
+    await client.call('services.delete', { id: a.id });
+    await client.call('services.delete', { id: b.id });
+  });
+
+  it('keeps values write-only, starts each server with its variables, and edits them by upsert or replace', async () => {
     const a = await registerScenario(client, 'env-a');
     const b = await registerScenario(client, 'env-b');
     const setA = await client.call('services.setEnv', { id: a.id, mode: 'replace', variables: [{ name: 'A_TOKEN', value: 'value-of-a-5521', storage: 'session' }] });
     expect(setA.service).toMatchObject({ env: [{ name: 'A_TOKEN', storage: 'session' }], configVersion: 2, enabled: false });
     expect(JSON.stringify(setA)).not.toContain('value-of-a-5521');
     await client.call('services.setEnv', { id: b.id, mode: 'replace', variables: [{ name: 'B_TOKEN', value: 'value-of-b-9917', storage: 'session' }] });
-    const pidA = pidOf(await activate(client, 'env-a'));
-    const pidB = pidOf(await activate(client, 'env-b'));
-    if (process.platform === 'linux') {
-      expect(environOf(pidA)).toContain('A_TOKEN=value-of-a-5521');
-      expect(environOf(pidA)).not.toContain('value-of-b-9917');
-      expect(environOf(pidB)).toContain('B_TOKEN=value-of-b-9917');
-      expect(environOf(pidB)).not.toContain('value-of-a-5521');
-    }
+    expect((await activate(client, 'env-a')).connection.status).toBe('active');
+    expect((await activate(client, 'env-b')).connection.status).toBe('active');
     // upsert keeps the others; replace with an empty list clears them all.
     const upserted = await client.call('services.setEnv', { id: a.id, mode: 'upsert', variables: [{ name: 'A_OTHER', value: 'x', storage: 'session' }] });
     expect(upserted.service.env.map((v) => v.name)).toEqual(['A_TOKEN', 'A_OTHER']);
@@ -133,8 +129,8 @@ describe('service secrets', () => {
     const activated = await ask('services.activate', { id: serviceId, configVersion: 2 });
     const connection = (activated.result?.service as { connection: { status: string; pid: number } }).connection;
     expect(connection.status).toBe('active');
-    // The approved place: the child's own environment.
-    if (process.platform === 'linux') expect(environOf(connection.pid)).toContain(`WISP_CANARY=${canary}`);
+    // The approved place, the child's own environment: its env tool below shows the value
+    // there (redacted on the way out); on Linux the next test reads it from /proc too.
 
     // Call the tool that returns its environment; the actor approves its own call.
     const tools = await ask('tools.list', { serviceId });
@@ -171,9 +167,17 @@ describe('service secrets', () => {
     // Nowhere else: not in what any client received, not in the data dir, not in the daemon's log.
     expect(actor.raw).not.toContain(canary);
     expect(watcher.raw).not.toContain(canary);
-    for (const file of filesUnder(home.path)) expect(readFileSync(file, 'utf8'), file).not.toContain(canary);
+    for (const { file, text } of sweptFiles(home.path, ['mcp-servers.json', 'audit.jsonl'])) expect(text, file).not.toContain(canary);
     expect(daemon.output()).not.toContain(canary);
     actor.close();
     watcher.close();
+  });
+
+  it.runIf(onLinux)('canary: the value is in the child\'s own environment (read from /proc)', async () => {
+    const canary = `canary-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+    const service = await registerScenario(client, 'canary-environ');
+    await client.call('services.setEnv', { id: service.id, mode: 'replace', variables: [{ name: 'WISP_CANARY', value: canary, storage: 'session' }] });
+    expect(environOf(pidOf(await activate(client, 'canary-environ')))).toContain(`WISP_CANARY=${canary}`);
+    await client.call('services.delete', { id: service.id });
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Result, Service } from '../../src/core/index.js';
 import { pidOf, scenarioServer } from '../helpers/services.js';
-import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, environOf, killLeftovers, onLinux, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Config sources with a real daemon: files written to its config dir (<data>/config, as
@@ -100,7 +100,10 @@ describe('config sources', () => {
     expect(JSON.stringify(await client.call('sources.list'))).not.toContain(SECRET);
     const active = await activate('with-secret');
     expect(active.connection.status).toBe('active');
-    if (process.platform === 'linux') expect(readFileSync(`/proc/${pidOf(active)}/environ`, 'utf8')).toContain(`API_TOKEN=${SECRET}`);
+  });
+
+  it.runIf(onLinux)('the server has the file\'s value in its environment (read from /proc)', async () => {
+    expect(environOf(pidOf(await activate('with-secret')))).toContain(`API_TOKEN=${SECRET}`);
   });
 
   it('on reload: disables a changed entry, keeps an unchanged one running, removes a gone one, never touches a hand-made service', async () => {
@@ -145,9 +148,13 @@ describe('config sources', () => {
     const after = await service('with-secret');
     expect(after).toMatchObject({ enabled: false, configVersion: before.configVersion, id: before.id });
     expect(entry(await client.call('sources.list'), 'with-secret')?.action).toBe('unchanged');
-    const active = await activate('with-secret');
-    if (process.platform === 'linux') expect(readFileSync(`/proc/${pidOf(active)}/environ`, 'utf8')).toContain('API_TOKEN=other-9911');
+    expect((await activate('with-secret')).connection.status).toBe('active');
     await client.call('services.disable', { id: after.id });
+  });
+
+  it.runIf(onLinux)('after the restart the server has the restored value in its environment (read from /proc)', async () => {
+    expect(environOf(pidOf(await activate('with-secret')))).toContain('API_TOKEN=other-9911');
+    await client.call('services.disable', { name: 'with-secret' });
   });
 
   it('falls back to the global entry when the project that overrode it is no longer a source', async () => {

@@ -1,10 +1,10 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { ConnectionState, Service } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario, scenarioServer } from '../helpers/services.js';
-import { daemonEnv, isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, environOf, isRunning, killLeftovers, onLinux, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 const home = tempDir();
 let daemon: RunningDaemon;
@@ -53,14 +53,18 @@ describe('trust and activation', () => {
     const echo = tools.find((t) => t.name === 'echo');
     expect(echo).toMatchObject({ serviceName: 'echo', annotations: { readOnlyHint: true }, toolListVersion: 1, generation: 1 });
     expect(echo?.modelName).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
-
-    if (process.platform === 'linux') {
-      const names = readFileSync(`/proc/${pidOf(service)}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => kv.split('=')[0]);
-      expect(names.every((n) => ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'].includes(n ?? ''))).toBe(true);
-      expect(readFileSync(`/proc/${pidOf(service)}/environ`, 'utf8')).not.toContain('sk-canary-daemon-key');
-    }
     const status = await client.call('daemon.status');
     expect(status.counts).toMatchObject({ enabledServices: 2, activeTools: 4 });
+  });
+
+  it.runIf(onLinux)('gives a server the minimal environment only, none of the daemon\'s (read from /proc)', async () => {
+    const service = await activate(client, 'echo');
+    const environ = environOf(pidOf(service));
+    const names = environ.split('\0').filter(Boolean).map((kv) => kv.split('=')[0]);
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.every((n) => ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'].includes(n ?? ''))).toBe(true);
+    expect(environ).not.toContain('sk-canary-daemon-key');
+    expect(environ).not.toContain('daemon-only');
   });
 
   it('refuses an activation bound to an old configVersion, and starts nothing', async () => {
@@ -286,6 +290,31 @@ describe('misbehaving and exiting servers', () => {
     await client.call('services.delete', { id: service.id });
     expect(isRunning(pid2)).toBe(false);
     expect((await client.call('tools.list', { serviceId: service.id })).tools).toEqual([]);
+
+    // Tools first: once the stop has begun, the tools are gone while the process still runs.
+    // A server that ignores SIGTERM, under a daemon of its own with a long stop grace, stays
+    // up until a second stop request, so there is time to look.
+    const dir = tempDir();
+    try {
+      const slow = await startWispd(dir.path, { args: ['--stop-grace-ms', '60000'] });
+      const c = await slow.connect();
+      const events = await EventLog.follow(c);
+      const stubborn = await registerScenario(c, 'stubborn', ['--ignore-signals']);
+      const running = pidOf(await activate(c, 'stubborn'));
+      expect((await c.call('tools.list', { serviceId: stubborn.id })).tools.length).toBeGreaterThan(0);
+      const editing = c.call('services.update', { id: stubborn.id, set: { args: [scenarioServer, '--ignore-signals', '--tools', '1'] } });
+      await events.waitFor((e) => e.type === 'service.state' && e.service.id === stubborn.id && e.connection.status === 'stopping');
+      expect((await c.call('tools.list', { serviceId: stubborn.id })).tools).toEqual([]);
+      expect((await c.call('daemon.status')).counts.activeTools).toBe(0);
+      expect(isRunning(running)).toBe(true);
+      await c.call('services.disable', { id: stubborn.id }); // the second request: SIGKILL now
+      expect((await editing).service.connection.status).toBe('disabled');
+      expect(isRunning(running)).toBe(false);
+      await c.call('daemon.shutdown');
+      await slow.exited;
+    } finally {
+      dir.remove();
+    }
   });
 
   it('cancels an activation when the client that asked disconnects', async () => {

@@ -194,8 +194,8 @@ describe('tool calls with approvals', () => {
   });
 
   it('times out a hanging call: the connection is closed, the service failed, nothing retried', async () => {
-    // Long enough for activation on a loaded machine; the call itself never answers.
-    const hanger = await registerScenario(asker, 'hanger', ['--call-tools'], { timeoutMs: 3000 });
+    // The limit covers activation too: ample for it on a loaded 2-CPU machine. The call itself never answers.
+    const hanger = await registerScenario(asker, 'hanger', ['--call-tools'], { timeoutMs: 8000 });
     const active = await activate(asker, 'hanger');
     if (active.connection.status !== 'active') throw new Error('not active');
     const pid = pidOf(active);

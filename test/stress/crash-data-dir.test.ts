@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { MockDeepSeek, textEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { LocalRegistry } from '../../fixtures/npm/registry.mjs';
+import { ensureNpm12, NPM12_SETUP_MS } from '../helpers/npm12.js';
 import { activate, registerScenario } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
@@ -17,11 +18,13 @@ const home = tempDir();
 const mock = new MockDeepSeek();
 let registry: LocalRegistry;
 const env = daemonEnv({ DEEPSEEK_API_KEY: 'sk-crash-test' });
+let npm12Bin: string;
 
 beforeAll(async () => {
+  npm12Bin = await ensureNpm12();
   registry = await LocalRegistry.start();
   registry.hang = true; // installs start, write their record, and wait on npm: a kill finds them running
-});
+}, NPM12_SETUP_MS);
 afterAll(async () => {
   killLeftovers();
   await mock.stop();
@@ -80,7 +83,7 @@ describe('crash consistency of the whole data dir', () => {
         await client.call('services.register', { name: 'svc', command: '/bin/true', args: ['0'] });
         await registerScenario(client, 'echo');
         await client.call('model.setSettings', { baseUrl: modelUrl, model: 'mock-model', maxRetries: 0 });
-        await client.call('installs.setSettings', { runtimeDirs: [inject('npm12Bin')], registry: registry.url, timeoutMs: 60_000 });
+        await client.call('installs.setSettings', { runtimeDirs: [npm12Bin], registry: registry.url, timeoutMs: 60_000 });
       }
       if (round === KILLS) {
         await client.close();

@@ -55,12 +55,16 @@ describe('InstanceLock', () => {
     const lock = await InstanceLock.acquire(file, '/new.sock');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, socket: '/new.sock', startTime: expect.any(String) });
     await lock.release();
+    expect(existsSync(file)).toBe(false);
   });
 
   it('breaks an older lock without a start time naming a live pid whose socket does not answer', async () => {
     const file = lockPath();
     writeFileSync(file, JSON.stringify({ pid: 1, socket: path.join(path.dirname(file), 'none.sock'), token: 'old' }), { mode: 0o600 });
-    await (await InstanceLock.acquire(file, '/new.sock')).release();
+    const lock = await InstanceLock.acquire(file, '/new.sock');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid, socket: '/new.sock', startTime: expect.any(String) });
+    await lock.release();
+    expect(existsSync(file)).toBe(false);
   });
 
   it('removes the temp files that killed starters left beside the lock, and only those', async () => {

@@ -1,0 +1,273 @@
+import type net from 'node:net';
+import { LIMITS, WispError } from '../core/index.js';
+import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
+import { encode, encodeResponse, errorBody, excerpt, internalError, isThenable, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
+import type { RpcConnection, RpcServerOptions } from './rpc-types.js';
+
+/** What a connection needs from its server. */
+export interface ConnectionHost {
+  /** The response to one request (synchronous when the handler is); never throws. */
+  dispatch(connection: Connection, message: unknown, after: (() => void)[]): Response | undefined | Promise<Response | undefined>;
+  forget(connection: Connection): void;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * One client: its frames (split at newlines under the byte cap), batches, the answers it
+ * is owed, and its in-flight calls, aborted when it goes away. Every frame it writes is
+ * serialised under the guard, and a client that stops reading is dropped.
+ */
+export class Connection implements RpcConnection {
+  subscribed = false;
+  readonly inflight = new Set<AbortController>();
+  readonly pending = new Set<Promise<unknown>>();
+  /** Requests of methods that wait (MethodEntry.waits) not yet answered. */
+  pendingCalls = 0;
+  private readonly splitter: LineSplitter;
+  private closed = false;
+
+  constructor(
+    readonly id: number,
+    private readonly socket: net.Socket,
+    private readonly server: ConnectionHost,
+    private readonly options: RpcServerOptions,
+  ) {
+    this.splitter = new LineSplitter(
+      options.maxFrameBytes,
+      (frame) => this.onFrame(frame),
+      (bytes) => this.onOverflow(bytes),
+    );
+    socket.on('data', (chunk: Buffer) => this.splitter.push(chunk));
+    socket.on('error', (error) => options.logger.debug({ client: id, err: error.message }, 'client socket error'));
+    socket.on('close', () => this.onClose());
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** A notification that cannot be sent (unserialisable, over the frame cap) is dropped with a log line. */
+  notify(method: string, params: unknown): void {
+    if (this.isGone) return;
+    const encoded = encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1);
+    if (!encoded.ok) {
+      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
+      return;
+    }
+    this.writeLine(`${encoded.text}\n`);
+  }
+
+  /** A response (or a batch of them), each serialised under the guard: see encodeResponse. */
+  respond(response: Response | Response[]): void {
+    if (this.isGone) return;
+    if (Array.isArray(response)) {
+      this.respondBatch(response);
+      return;
+    }
+    const encoded = encodeResponse(response, this.options.maxFrameBytes - 1);
+    this.writeLine(`${encoded.ok ? encoded.text : this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`).text}\n`);
+  }
+
+  /** Writes one serialised frame. Never throws: a socket that refuses it is dropped. */
+  writeLine(line: string): void {
+    if (this.isGone) return;
+    try {
+      this.socket.write(line);
+    } catch (error) {
+      this.options.logger.warn({ client: this.id, err: String(error) }, 'a write to a client failed; dropping it');
+      this.drop();
+      return;
+    }
+    if (this.socket.writableLength > this.options.maxBacklogBytes) {
+      this.options.logger.warn(
+        { client: this.id, code: 'SLOW_CONSUMER', backlog: this.socket.writableLength },
+        'dropping a client that stopped reading',
+      );
+      this.drop();
+    }
+  }
+
+  /** Ends the connection after what was written is flushed; destroys it if that takes too long. */
+  end(graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.socket.destroyed) return resolve();
+      const timer = setTimeout(() => this.socket.destroy(), graceMs);
+      this.socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.socket.end();
+    });
+  }
+
+  drop(): void {
+    this.socket.destroy();
+    this.onClose();
+  }
+
+  abortAll(): void {
+    for (const controller of this.inflight) controller.abort(new WispError('CANCELLED', 'the client disconnected'));
+  }
+
+  private get isGone(): boolean {
+    return this.closed || this.socket.destroyed;
+  }
+
+  /**
+   * A batch is one frame. Its answers take the frame in order; one that does not fit in
+   * what is left becomes REPLY_TOO_LARGE (room is kept for those). The serialising work
+   * for the whole batch is bounded too, so a batch of huge answers costs little.
+   */
+  private respondBatch(response: Response[]): void {
+    let room = this.options.maxFrameBytes - 1 - 2 - response.length * 512;
+    let work = 2 * this.options.maxFrameBytes;
+    let refused = 0;
+    const parts = response.map((answer) => {
+      const limit = Math.min(room, work);
+      const encoded: Encoded = limit > 0 ? encodeResponse(answer, limit) : { ok: false, reason: 'no room left', spent: 0 };
+      work -= encoded.ok ? encoded.bytes : encoded.spent;
+      if (encoded.ok) {
+        room -= encoded.bytes + 1;
+        return encoded.text;
+      }
+      refused += 1;
+      return this.tooLarge(answer.id, `the batch's answers together are over the ${this.options.maxFrameBytes}-byte frame limit`, false).text;
+    });
+    if (refused > 0) {
+      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', answers: response.length, refused }, 'a batch answer was over the frame limit: the answers that did not fit became REPLY_TOO_LARGE');
+    }
+    this.writeLine(`[${parts.join(',')}]\n`);
+  }
+
+  private tooLarge(id: Id, message: string, log = true): { text: string; bytes: number } {
+    if (log) this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', id }, message);
+    const text = JSON.stringify({ jsonrpc: '2.0', id, error: errorBody('REPLY_TOO_LARGE', message, { max: this.options.maxFrameBytes }) });
+    return { text, bytes: Buffer.byteLength(text) };
+  }
+
+  private onOverflow(bytes: number): void {
+    this.options.logger.warn({ client: this.id, code: 'FRAME_TOO_LARGE', bytes }, 'frame over the limit; closing that connection');
+    this.socket.pause();
+    this.respond({
+      jsonrpc: '2.0',
+      id: null,
+      error: errorBody('FRAME_TOO_LARGE', `frame exceeds ${this.options.maxFrameBytes} bytes; closing this connection`, {
+        max: this.options.maxFrameBytes,
+      }),
+    });
+    this.abortAll();
+    void this.end(1000);
+  }
+
+  private onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.abortAll();
+    this.server.forget(this);
+  }
+
+  /** Called from the socket's data event: whatever goes wrong costs this frame, never the daemon. */
+  private onFrame(frame: Buffer): void {
+    if (this.isGone) return;
+    try {
+      this.handleFrame(frame);
+    } catch (error) {
+      this.options.logger.error({ client: this.id, err: error instanceof Error ? error.stack : String(error) }, 'a frame could not be handled');
+      this.respond({ jsonrpc: '2.0', id: null, error: internalError() });
+    }
+  }
+
+  private handleFrame(frame: Buffer): void {
+    const parsed = this.parseFrame(frame);
+    if (parsed === undefined) return;
+    if (Array.isArray(parsed.message)) this.handleBatch(parsed.message);
+    else this.handleOne(parsed.message);
+  }
+
+  /** The frame's message; undefined when there is none (a blank line) or it was refused (already answered). */
+  private parseFrame(frame: Buffer): { message: unknown } | undefined {
+    const refuse = (error: ErrorBody): undefined => {
+      this.respond({ jsonrpc: '2.0', id: null, error });
+      return undefined;
+    };
+    let text: string;
+    try {
+      text = decoder.decode(frame);
+    } catch {
+      return refuse(errorBody('PARSE_ERROR', 'frame is not valid UTF-8'));
+    }
+    if (text.trim() === '') return undefined;
+    if (textNestsDeeperThan(frame, LIMITS.maxFrameNesting)) {
+      return refuse(
+        errorBody('INVALID_REQUEST', `the frame nests deeper than ${LIMITS.maxFrameNesting} levels; it was not parsed`, {
+          limit: 'maxFrameNesting',
+          max: LIMITS.maxFrameNesting,
+        }),
+      );
+    }
+    try {
+      return { message: JSON.parse(text) as unknown };
+    } catch (error) {
+      return refuse(errorBody('PARSE_ERROR', `invalid JSON: ${excerpt(error instanceof Error ? error.message : String(error), 200)}`));
+    }
+  }
+
+  private handleBatch(batch: unknown[]): void {
+    if (batch.length === 0) {
+      this.respond({ jsonrpc: '2.0', id: null, error: errorBody('INVALID_REQUEST', 'empty batch') });
+      return;
+    }
+    const maxBatch = this.options.maxBatchRequests ?? LIMITS.maxBatchRequests;
+    if (batch.length > maxBatch) {
+      // Refused whole, before any of it runs.
+      this.respond({
+        jsonrpc: '2.0',
+        id: null,
+        error: errorBody('LIMIT_EXCEEDED', `a batch holds at most ${maxBatch} requests (this one has ${batch.length}); nothing in it was run`, {
+          limit: 'maxBatchRequests',
+          max: maxBatch,
+        }),
+      });
+      return;
+    }
+    const after: (() => void)[] = [];
+    const outcomes = batch.map((item) => this.server.dispatch(this, item, after));
+    const finish = (responses: (Response | undefined)[]): void => {
+      const present = responses.filter((r): r is Response => r !== undefined);
+      if (present.length > 0) this.respond(present);
+      this.runAfter(after);
+    };
+    if (outcomes.some(isThenable)) this.track(Promise.all(outcomes.map((o) => Promise.resolve(o))).then(finish));
+    else finish(outcomes as (Response | undefined)[]);
+  }
+
+  private handleOne(message: unknown): void {
+    const after: (() => void)[] = [];
+    const outcome = this.server.dispatch(this, message, after);
+    const finish = (response: Response | undefined): void => {
+      if (response !== undefined) this.respond(response);
+      this.runAfter(after);
+    };
+    if (isThenable(outcome)) this.track(Promise.resolve(outcome).then(finish));
+    else finish(outcome);
+  }
+
+  private runAfter(after: (() => void)[]): void {
+    for (const fn of after) {
+      try {
+        fn();
+      } catch (error) {
+        this.options.logger.error({ client: this.id, err: error instanceof Error ? error.stack : String(error) }, 'a step after a response failed');
+      }
+    }
+  }
+
+  private track(promise: Promise<unknown>): void {
+    const tracked = promise.catch((error: unknown) => {
+      this.options.logger.error({ client: this.id, err: String(error) }, 'unexpected failure writing a response');
+    });
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
+  }
+}

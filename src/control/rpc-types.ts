@@ -1,0 +1,52 @@
+import type { ErrorCode } from '../core/index.js';
+
+/** The shapes the socket server shares with the daemon that gives it its methods. */
+
+export interface RpcLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface RpcConnection {
+  readonly id: number;
+  subscribed: boolean;
+  notify(method: string, params: unknown): void;
+}
+
+export interface CallContext {
+  /** Aborted when the client disconnects or the daemon stops. */
+  readonly signal: AbortSignal;
+  readonly connection: RpcConnection;
+  /** Runs right after the response is written, in the same tick (for replay-then-subscribe). */
+  afterResponse(fn: () => void): void;
+}
+
+export interface MethodEntry {
+  readonly paramsSchema: object;
+  /** The code for a param nesting deeper than maxArgumentDepth (default INVALID_PARAMS). */
+  readonly tooDeep?: ErrorCode;
+  /** The result never changes while the server runs: it is serialised once, then reused. */
+  readonly staticResult?: boolean;
+  /**
+   * The call may wait long (on a human): counted against maxPendingCallsPerClient and
+   * maxPendingCalls, and refused with LIMIT_EXCEEDED past them. Other methods are never
+   * refused for load, so a full daemon can still be asked, answered and stopped.
+   */
+  readonly waits?: boolean;
+  /** A synchronous handler's response is written in the same tick as the call. */
+  readonly handle: (params: unknown, ctx: CallContext) => unknown;
+}
+
+export interface RpcServerOptions {
+  readonly methods: Readonly<Record<string, MethodEntry>>;
+  readonly maxFrameBytes: number;
+  readonly maxBacklogBytes: number;
+  readonly logger: RpcLogger;
+  /** Defaults: the LIMITS of the same names. */
+  readonly maxBatchRequests?: number;
+  readonly maxPendingCallsPerClient?: number;
+  readonly maxPendingCalls?: number;
+  readonly maxArgumentDepth?: number;
+}
