@@ -225,3 +225,22 @@ export function approvalQuestion(approval: Approval): string {
     ? `Run ${tool} (service ${clean(approval.summary.serviceName)})? [y/N] `
     : `Allow ${tool} (${clean(approval.summary.serviceName)})? [y/N] `;
 }
+
+/**
+ * An approval inside a chat: what the daemon vouches for on the first line (service, the
+ * registered tool, the exact arguments), what the host's own approvals do, then what the
+ * server claims, labelled as the server's.
+ */
+export function describeApprovalInline(approval: Approval): string {
+  const s = approval.summary;
+  return [
+    `tool call: ${clean(s.serviceName)}/${showArg(registeredTool(approval))} ${showJson(s.arguments)}`,
+    ...(approval.kind !== 'tool_call' && s.title !== null ? [`  what: ${clean(s.title)}`] : []),
+    ...serverClaims(approval),
+  ].join('\n');
+}
+
+/** The width to fit a prompt to: the terminal's, when stderr is one. */
+export function stderrColumns(): number | undefined {
+  return process.stderr.isTTY ? process.stderr.columns : undefined;
+}
