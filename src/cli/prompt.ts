@@ -41,6 +41,7 @@ export class Prompter {
   private readonly closed: Promise<void>;
   private pending: { readonly controller: AbortController; interrupted: boolean } | null = null;
   private idle: () => void = () => undefined;
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: { terminal?: boolean } = {}) {
     this.rl = createInterface({ input: process.stdin, output: process.stderr, ...(options.terminal !== undefined ? { terminal: options.terminal } : {}) });
@@ -63,10 +64,16 @@ export class Prompter {
 
   /**
    * The line typed; PromptCancelled on Ctrl-C or the end of input. When `withdraw` aborts
-   * (the question no longer applies), its reason is thrown instead.
+   * (the question no longer applies), its reason is thrown instead. Questions asked while
+   * one is pending wait their turn.
    */
-  async ask(question: string, withdraw?: AbortSignal): Promise<string> {
-    if (this.pending !== null) throw new WispError('INTERNAL_ERROR', 'a question is already pending on this terminal');
+  ask(question: string, withdraw?: AbortSignal): Promise<string> {
+    const mine = this.turn.then(() => this.askNow(question, withdraw));
+    this.turn = mine.catch(() => undefined);
+    return mine;
+  }
+
+  private async askNow(question: string, withdraw?: AbortSignal): Promise<string> {
     const controller = new AbortController();
     const forward = (): void => controller.abort(withdraw?.reason);
     withdraw?.addEventListener('abort', forward, { once: true });
