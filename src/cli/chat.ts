@@ -3,7 +3,8 @@ import type { Task, WispEvent } from '../core/index.js';
 import type { CliIo } from './context.js';
 import { allTools } from './pages.js';
 import { CANCELLED, Interruption, PromptCancelled, Prompter, answerApproval } from './prompt.js';
-import { clean, cleanBlock, describeApprovalInline, fitToTerminal, jsonForTerminal, showArg, stderrColumns } from './render.js';
+import { describeApprovalInline, fitToTerminal, jsonForTerminal, stderrColumns } from './render.js';
+import { callEndLine, chatBanner, chatSessionsText, chatToolsText, streamed, taskEndLine } from './render/chat.js';
 
 export interface RunOptions {
   readonly io: CliIo;
@@ -14,12 +15,12 @@ export interface RunOptions {
   readonly prompter?: Prompter;
 }
 
-/** Model output as it streams: its line breaks kept, everything else unsafe shown escaped. */
+/** Model output as it streams, and the column it left the cursor at. */
 class Stream {
   private column = 0;
 
   write(raw: string): void {
-    const chunk = cleanBlock(raw);
+    const chunk = streamed(raw);
     process.stdout.write(chunk);
     const newline = chunk.lastIndexOf('\n');
     this.column = newline === -1 ? this.column + chunk.length : chunk.length - newline - 1;
@@ -57,7 +58,7 @@ function handleEvent(view: TaskView, event: WispEvent): void {
     case 'model.delta':
       if (event.taskId !== taskId || options.json) return;
       if (event.kind === 'content') stream.write(event.text);
-      else if (options.reasoning) process.stderr.write(cleanBlock(event.text));
+      else if (options.reasoning) process.stderr.write(streamed(event.text));
       return;
     case 'approval.requested': {
       const approval = event.approval;
@@ -75,10 +76,8 @@ function handleEvent(view: TaskView, event: WispEvent): void {
       return;
     }
     case 'tool.call.finished':
-      if (event.call.requester.taskId === taskId && !options.json) io.err(`(${clean(event.call.service.name)}/${showArg(event.call.toolName)} ran in ${event.durationMs} ms)`);
-      return;
     case 'tool.call.failed':
-      if (event.call.requester.taskId === taskId && !options.json) io.err(`(${clean(event.call.service.name)}/${showArg(event.call.toolName)} failed: ${clean(event.code)})`);
+      if (event.call.requester.taskId === taskId && !options.json) io.err(callEndLine(event));
       return;
     case 'task.state':
       if (event.task.id !== taskId) return;
@@ -121,10 +120,7 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
     for (const event of early.splice(0)) handleEvent(view, event);
     const last = await view.interruption.guard(ended);
     stream.endLine();
-    if (!options.json && last.state.status !== 'completed') {
-      const s = last.state;
-      options.io.err(s.status === 'failed' ? `failed: ${cleanBlock(s.message, '  ')} (${clean(s.code)})` : 'status' in s && 'reason' in s ? `${s.status}: ${clean(s.reason)}` : s.status);
-    }
+    if (!options.json && last.state.status !== 'completed') options.io.err(taskEndLine(last.state));
     return last;
   } finally {
     off();
@@ -137,12 +133,12 @@ async function chatCommand(client: WispClient, id: string, text: string, io: Cli
   if (text === '/quit' || text === '/exit') return 'quit';
   if (text === '/tools') {
     const tools = await allTools(client);
-    io.err(tools.length === 0 ? 'no active tools' : tools.map((t) => `${clean(t.serviceName)}/${showArg(t.name)}  ${clean(t.modelName)}`).join('\n'));
+    io.err(chatToolsText(tools));
     return 'done';
   }
   if (text === '/sessions') {
     const { sessions } = await client.call('sessions.list');
-    io.err(sessions.map((s) => `${clean(s.id)}  ${clean(s.title)}${s.id === id ? '  (this one)' : ''}`).join('\n'));
+    io.err(chatSessionsText(sessions, id));
     return 'done';
   }
   return 'request';
@@ -155,7 +151,7 @@ async function chatCommand(client: WispClient, id: string, text: string, io: Cli
  */
 export async function chat(client: WispClient, sessionId: string | undefined, io: CliIo): Promise<void> {
   const id = sessionId ?? (await client.call('sessions.create', { title: 'chat' })).session.id;
-  io.err(`session ${clean(id)}. Each line is a request. /tools, /sessions, /quit; Ctrl-C cancels a running request.`);
+  io.err(chatBanner(id));
   const prompter = new Prompter({ terminal: process.stdin.isTTY });
   let running = false;
   prompter.onInterrupt(() => {

@@ -13,7 +13,7 @@ import * as sessions from './commands/sessions.js';
 import * as status from './commands/status.js';
 import { cliContext, type CliContext, type CliIo } from './context.js';
 import { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './prompt.js';
-import { clean, cleanBlock, terminalText } from './render.js';
+import { errorLines, terminalText } from './render.js';
 
 export type { CliIo } from './context.js';
 
@@ -57,16 +57,8 @@ function report(error: unknown, io: CliIo): void {
     process.exitCode = EXIT_INTERRUPTED;
     return;
   }
-  if (error instanceof WispError) {
-    // The message may carry a server's text: cleaned, its continuation lines indented.
-    io.err(`wispctl: ${cleanBlock(error.message, '  ')} (${clean(error.code)})`);
-    const details = error.details.errors;
-    if (Array.isArray(details)) for (const d of details as { path: unknown; message: unknown }[]) io.err(`  ${clean(String(d.path))}: ${clean(String(d.message))}`);
-    process.exitCode = exitStatusFor(error.code);
-    return;
-  }
-  io.err(`wispctl: ${cleanBlock(error instanceof Error ? error.message : String(error), '  ')}`);
-  process.exitCode = EXIT.failure;
+  for (const line of errorLines(error)) io.err(line);
+  process.exitCode = error instanceof WispError ? exitStatusFor(error.code) : EXIT.failure;
 }
 
 export async function main(argv: readonly string[], rawIo: CliIo = defaultIo): Promise<void> {

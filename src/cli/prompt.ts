@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
 import { WispError, type Approval } from '../core/index.js';
-import { approvalQuestion, clean } from './render.js';
+import { approvalQuestion, errorLine, waitingText, withdrawnText } from './render.js';
 
 /**
  * Every question wispctl asks a human: y/N, secret values, and the answer to an approval.
@@ -216,7 +216,7 @@ export interface ApprovalAnswer {
 function respond(options: ApprovalAnswer, approval: Approval, decision: 'approve' | 'deny'): Promise<void> {
   return options.client.call('approvals.respond', { id: approval.id, decision }).then(
     () => undefined,
-    (error: unknown) => options.err(clean(String(error))),
+    (error: unknown) => options.err(errorLine(error)),
   );
 }
 
@@ -232,14 +232,14 @@ export function answerApproval(approval: Approval, options: ApprovalAnswer): voi
     return;
   }
   if (options.mode === 'wait') {
-    options.err(`waiting for a human: wispctl approve ${clean(approval.id)} (or deny)`);
+    options.err(waitingText(approval));
     return;
   }
   const withdrawn = new AbortController();
   const off = options.client.onEvent((event) => {
     if (event.type !== 'approval.resolved' || event.approval.id !== approval.id || withdrawn.signal.aborted) return;
     withdrawn.abort();
-    options.err(`\n(approval ${clean(approval.id)} is ${clean(event.approval.state.status)}: this question is withdrawn)`);
+    options.err(withdrawnText(event.approval));
   });
   const prompter = options.prompter ?? new Prompter();
   const done = (): void => {

@@ -127,6 +127,9 @@ describe.skipIf(!Terminal.available())('Ctrl-C at a wispctl prompt', () => {
     }
   });
 
+});
+
+describe.skipIf(!Terminal.available())('Ctrl-C in wispctl chat and events --follow', () => {
   it('chat: Ctrl-C at the approval cancels that request and the chat prompt comes back; /quit still works', async () => {
     mock.enqueue(
       { events: toolCallEvents([{ id: 'c1', name: echoName, arguments: '{"text":"from chat"}' }]) },

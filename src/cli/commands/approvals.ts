@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Approval } from '../../core/index.js';
 import type { CliContext } from '../context.js';
-import { clean, describeApproval } from '../render.js';
+import { approvalStateLine, approvalsText } from '../render.js';
 
 /** wispctl approvals, approve ID, deny ID: answering from any terminal. */
 export function register(program: Command, ctx: CliContext): void {
@@ -18,7 +18,7 @@ export function register(program: Command, ctx: CliContext): void {
           approvals.push(...page.approvals);
           cursor = page.nextCursor;
         } while (cursor !== null);
-        ctx.print(approvals, () => (approvals.length === 0 ? 'no open approvals' : approvals.map(describeApproval).join('\n\n')));
+        ctx.print(approvals, () => approvalsText(approvals));
       }),
     );
 
@@ -33,7 +33,7 @@ export function register(program: Command, ctx: CliContext): void {
       .action((id: string) =>
         ctx.withClient(async (client) => {
           const { approval } = await client.call('approvals.respond', { id, decision });
-          ctx.print(approval, () => `${clean(approval.id)}: ${clean(approval.state.status)}`);
+          ctx.print(approval, () => approvalStateLine(approval));
         }),
       );
   }

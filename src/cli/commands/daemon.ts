@@ -4,8 +4,7 @@ import type { Command } from 'commander';
 import { EXIT, WispError } from '../../core/index.js';
 import type { CliContext, CliIo } from '../context.js';
 import { startDaemon, statusOrNull, stopDaemon } from '../daemon-control.js';
-import { clean, cleanBlock, showArg } from '../render.js';
-import { daemonStatusText } from '../render/daemon.js';
+import { commandFailedText, daemonStatusText, fileDone, installDryRunText, ranText, startedText, uninstallDryRunText } from '../render/daemon.js';
 import { defaultPlanInputs, planUnit, runCommand } from '../service-manager.js';
 
 /** wispctl daemon start|stop|status|install|uninstall. */
@@ -17,11 +16,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('start wispd in the background and wait until its socket answers')
     .action(async () => {
       const result = await startDaemon(ctx.paths(), ctx.daemonFlags());
-      ctx.print(result, () =>
-        result.alreadyRunning
-          ? `wispd is already running (pid ${result.pid}, socket ${clean(result.socket)})`
-          : `wispd started (pid ${result.pid}, socket ${clean(result.socket)}, log ${clean(String(result.logFile))})`,
-      );
+      ctx.print(result, () => startedText(result));
     });
 
   daemon
@@ -57,14 +52,12 @@ function registerServiceUnit(daemon: Command, ctx: CliContext): void {
     .action(async (opts: { dryRun?: boolean }) => {
       const plan = await planUnit(defaultPlanInputs(ctx.daemonFlags()));
       if (opts.dryRun === true) {
-        ctx.print({ ...plan, dryRun: true }, () =>
-          [`would write ${clean(plan.file)}:`, cleanBlock(plan.content), 'would run:', ...plan.install.map((c) => `  ${c.map(showArg).join(' ')}`)].join('\n'),
-        );
+        ctx.print({ ...plan, dryRun: true }, () => installDryRunText(plan));
         return;
       }
       await fs.mkdir(path.dirname(plan.file), { recursive: true });
       await fs.writeFile(plan.file, plan.content, { mode: 0o644 });
-      ctx.io.err(`wrote ${clean(plan.file)}`);
+      ctx.io.err(fileDone('wrote', plan.file));
       await runAll(plan.install, ctx.io);
     });
 
@@ -75,14 +68,12 @@ function registerServiceUnit(daemon: Command, ctx: CliContext): void {
     .action(async (opts: { dryRun?: boolean }) => {
       const plan = await planUnit(defaultPlanInputs([]));
       if (opts.dryRun === true) {
-        ctx.print({ file: plan.file, commands: plan.uninstall, dryRun: true }, () =>
-          ['would run:', ...plan.uninstall.map((c) => `  ${c.map(showArg).join(' ')}`), `would remove ${clean(plan.file)}`].join('\n'),
-        );
+        ctx.print({ file: plan.file, commands: plan.uninstall, dryRun: true }, () => uninstallDryRunText(plan));
         return;
       }
       await runAll(plan.uninstall.slice(0, 1), ctx.io);
       await fs.rm(plan.file, { force: true });
-      ctx.io.err(`removed ${clean(plan.file)}`);
+      ctx.io.err(fileDone('removed', plan.file));
       await runAll(plan.uninstall.slice(1), ctx.io);
     });
 }
@@ -90,7 +81,7 @@ function registerServiceUnit(daemon: Command, ctx: CliContext): void {
 async function runAll(commands: readonly (readonly string[])[], io: CliIo): Promise<void> {
   for (const argv of commands) {
     const outcome = await runCommand(argv);
-    io.err(`ran: ${argv.map(showArg).join(' ')} -> ${outcome.ok ? 'ok' : 'failed'}${outcome.output !== '' ? `\n${cleanBlock(outcome.output)}` : ''}`);
-    if (!outcome.ok) throw new WispError('INTERNAL_ERROR', `${argv.map(showArg).join(' ')} failed; run it yourself to see why`);
+    io.err(ranText(argv, outcome));
+    if (!outcome.ok) throw new WispError('INTERNAL_ERROR', commandFailedText(argv));
   }
 }

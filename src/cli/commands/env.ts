@@ -3,7 +3,7 @@ import { EXIT } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { confirm, readSecret } from '../prompt.js';
-import { clean, showArg, table } from '../render.js';
+import { carryOverText, secretPrompt, serviceDone, variableSavedText, variablesText } from '../render/services.js';
 
 /** wispctl mcp env ...: a service's environment variables, values kept in the keychain or memory. */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -18,13 +18,13 @@ export function register(mcp: Command, ctx: CliContext): void {
     .action((name: string, variable: string, opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        const value = await readSecret(`value for ${clean(variable)} (${clean(service.name)}, not shown): `, ctx.io.err);
+        const value = await readSecret(secretPrompt.variable(service, variable), ctx.io.err);
         const result = await client.call('services.setEnv', {
           id: service.id,
           mode: 'upsert',
           variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain' }],
         });
-        ctx.print(result.service.env, () => `${clean(result.service.name)}: ${clean(variable)} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+        ctx.print(result.service.env, () => variableSavedText(result.service, variable, opts.session === true));
       }),
     );
 
@@ -35,7 +35,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        ctx.print(service.env, () => (service.env.length === 0 ? 'no variables' : table(['VARIABLE', 'STORAGE'], service.env.map((v) => [v.name, v.storage]))));
+        ctx.print(service.env, () => variablesText(service.env));
       }),
     );
 
@@ -47,7 +47,7 @@ export function register(mcp: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
         await client.call('services.setEnv', { id: service.id, mode: 'replace', variables: [] });
-        ctx.print([], () => `${clean(service.name)}: variables cleared`);
+        ctx.print([], () => serviceDone(service, 'variables cleared'));
       }),
     );
 
@@ -59,14 +59,14 @@ export function register(mcp: Command, ctx: CliContext): void {
     .action((name: string, opts: { yes?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        ctx.io.err(`${clean(service.env.map((v) => v.name).join(', '))} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd !== null ? showArg(service.cwd) : 'daemon default'})`);
+        ctx.io.err(carryOverText(service));
         if (opts.yes !== true && !(await confirm('Carry the saved values over to this program? [y/N] ', 'not a terminal, so nobody can confirm: pass --yes'))) {
           ctx.io.err('nothing changed');
           process.exitCode = EXIT.refused;
           return;
         }
         const result = await client.call('services.carryOverEnv', { id: service.id, configVersion: service.configVersion });
-        ctx.print(result.service, () => `${clean(result.service.name)}: variables carried over`);
+        ctx.print(result.service, () => serviceDone(result.service, 'variables carried over'));
       }),
     );
 }

@@ -4,8 +4,8 @@ import { EXIT, WispError } from '../../core/index.js';
 import { parsePackageSpec } from '../args.js';
 import type { CliContext } from '../context.js';
 import { Interruption, answerApproval } from '../prompt.js';
-import { clean, fitToTerminal, showArg, stderrColumns } from '../render.js';
-import { attemptText, attemptsTable, installQuestion, installSettingsText, installedText, planText, progressBar } from '../render/installs.js';
+import { fitToTerminal, stderrColumns } from '../render.js';
+import { attemptText, attemptsTable, cancelledText, discardedText, installQuestion, installSettingsText, installedText, planText, problemLines, progressBar } from '../render/installs.js';
 
 type SettingsOptions = { runtimeDir?: string[]; registry?: string; defaultRegistry?: boolean; caFile?: string | false; timeoutMs?: number };
 
@@ -80,7 +80,7 @@ function registerAttempts(install: Command, ctx: CliContext): void {
     .action((digest: string) =>
       ctx.withClient(async (client) => {
         const result = await client.call('installs.cancel', { digest });
-        ctx.print(result, () => (result.cancelled ? `cancelled ${clean(digest)}` : `nothing of ${clean(digest)} was running`));
+        ctx.print(result, () => cancelledText(result.cancelled, digest));
       }),
     );
 
@@ -91,7 +91,7 @@ function registerAttempts(install: Command, ctx: CliContext): void {
     .action((digest: string) =>
       ctx.withClient(async (client) => {
         const { discarded } = await client.call('installs.discard', { digest });
-        ctx.print(discarded, () => `discarded ${clean(discarded.package)}@${clean(discarded.version)} (${discarded.status}); removed ${showArg(discarded.directory)}`);
+        ctx.print(discarded, () => discardedText(discarded));
       }),
     );
 }
@@ -128,7 +128,7 @@ async function runInstall(client: WispClient, ctx: CliContext, spec: string, arg
       return;
     }
     if (error instanceof WispError && Array.isArray(error.details.problems)) {
-      for (const p of error.details.problems as { path: unknown; problem: unknown }[]) ctx.io.err(`  ${clean(String(p.path))}: ${clean(String(p.problem))}`);
+      for (const line of problemLines(error.details.problems as { path: unknown; problem: unknown }[])) ctx.io.err(line);
     }
     throw error;
   }

@@ -3,8 +3,8 @@ import { EXIT, WispError, exitStatusFor } from '../../core/index.js';
 import { parseArgsJson, parseNonNegative, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { confirm } from '../prompt.js';
-import { clean, fitToTerminal, stderrColumns } from '../render.js';
-import { activationQuestion, activationText, describeConnection, describeService, servicesTable } from '../render/services.js';
+import { fitToTerminal, stderrColumns } from '../render.js';
+import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
@@ -45,7 +45,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
           ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         });
-        ctx.print(service, () => `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${describeService(service)}`);
+        ctx.print(service, () => registeredText(service));
       }),
     );
 
@@ -85,7 +85,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const set = serviceChange(command, args, opts);
         const { service } = await client.call('services.update', { ...ref(name), set });
-        ctx.print(service, () => `updated ${clean(service.name)} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`);
+        ctx.print(service, () => updatedText(service));
       }),
     );
 
@@ -97,7 +97,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { deleted } = await client.call('services.delete', ref(name));
-        ctx.print(deleted, () => `removed ${clean(deleted.name)} (${clean(deleted.id)})`);
+        ctx.print(deleted, () => removedText(deleted));
       }),
     );
 }
@@ -139,7 +139,7 @@ function registerLifecycle(mcp: Command, ctx: CliContext): void {
         }
         const result = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
         const c = result.service.connection;
-        ctx.print(result.service, () => `${clean(result.service.name)}: ${describeConnection(c)}`);
+        ctx.print(result.service, () => stateLine(result.service));
         if (c.status === 'failed') process.exitCode = exitStatusFor(c.code);
       }),
     );
@@ -151,7 +151,7 @@ function registerLifecycle(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.disable', ref(name));
-        ctx.print(service, () => `${clean(service.name)}: ${describeConnection(service.connection)}`);
+        ctx.print(service, () => stateLine(service));
       }),
     );
 
@@ -162,7 +162,7 @@ function registerLifecycle(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.refreshTools', ref(name));
-        ctx.print(service, () => `${clean(service.name)}: ${describeConnection(service.connection)}`);
+        ctx.print(service, () => stateLine(service));
         if (service.connection.status === 'failed') process.exitCode = exitStatusFor(service.connection.code);
       }),
     );

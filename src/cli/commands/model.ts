@@ -3,7 +3,7 @@ import { WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
 import { readSecret } from '../prompt.js';
-import { clean } from '../render.js';
+import { keySavedText, settingsSavedText, settingsText } from '../render/model.js';
 
 type SetOptions = { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number; deferToolsAbove?: number };
 
@@ -16,7 +16,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(() =>
       ctx.withClient(async (client) => {
         const { settings } = await client.call('model.getSettings');
-        ctx.print(settings, () => Object.entries(settings).map(([k, v]) => `${k.padEnd(19)} ${clean(String(v))}`).join('\n'));
+        ctx.print(settings, () => settingsText(settings));
       }),
     );
   model
@@ -31,7 +31,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action((opts: SetOptions) =>
       ctx.withClient(async (client) => {
         const { settings } = await client.call('model.setSettings', opts);
-        ctx.print(settings, () => `model settings saved: ${clean(settings.model)} at ${clean(settings.baseUrl)}`);
+        ctx.print(settings, () => settingsSavedText(settings));
       }),
     );
   model
@@ -43,7 +43,7 @@ export function register(program: Command, ctx: CliContext): void {
         const value = await readSecret('model API key (not shown): ', ctx.io.err);
         if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
         const { settings } = await client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' });
-        ctx.print(settings, () => `API key saved (${clean(settings.key)})`);
+        ctx.print(settings, () => keySavedText(settings));
       }),
     );
 }

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { clean } from '../render.js';
-import { sessionsTable, transcriptText } from '../render/sessions.js';
+import { sessionDeletedText, sessionsTable, transcriptText } from '../render/sessions.js';
 
 /** wispctl sessions list|show|delete: model sessions and their transcripts. */
 export function register(program: Command, ctx: CliContext): void {
@@ -32,7 +31,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action((id: string) =>
       ctx.withClient(async (client) => {
         await client.call('sessions.delete', { id });
-        ctx.print({ deleted: id }, () => `deleted ${clean(id)}`);
+        ctx.print({ deleted: id }, () => sessionDeletedText(id));
       }),
     );
 }

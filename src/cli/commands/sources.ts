@@ -6,8 +6,7 @@ import { WispError } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { readSecret } from '../prompt.js';
-import { clean, table } from '../render.js';
-import { describeService } from '../render/services.js';
+import { headerSavedText, headersText, loggedInText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
 import { importText, sourcesText } from '../render/sources.js';
 
 type RemoteOptions = { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
@@ -74,7 +73,7 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
     .action((name: string, url: string, opts: RemoteOptions) =>
       ctx.withClient(async (client) => {
         const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || opts.clientSecret === true;
-        const clientSecret = opts.clientSecret === true ? await readSecret(`client secret for ${clean(name)} (not shown): `, ctx.io.err) : undefined;
+        const clientSecret = opts.clientSecret === true ? await readSecret(secretPrompt.clientSecret(name), ctx.io.err) : undefined;
         const { service } = await client.call('services.registerRemote', {
           name,
           url,
@@ -89,7 +88,7 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
               }
             : {}),
         });
-        ctx.print(service, () => `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${describeService(service)}`);
+        ctx.print(service, () => registeredText(service));
       }),
     );
 
@@ -103,13 +102,12 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
         const { service } = await client.call('services.get', ref(name));
         client.onEvent((event) => {
           if (event.type !== 'service.login' || event.service.id !== service.id) return;
-          // The URL comes from the server's metadata: shown cleaned (a browser gets the exact one).
-          ctx.io.err(`Open this URL to log in to ${clean(service.name)} (the answer comes back to ${clean(event.redirectUri)}):\n\n  ${clean(event.authorizationUrl)}\n`);
+          ctx.io.err(loginUrlText(service, event.authorizationUrl, event.redirectUri));
           if (opts.browser) openBrowser(event.authorizationUrl);
         });
         await client.call('events.subscribe', {});
         const result = await client.call('services.login', { id: service.id, configVersion: service.configVersion });
-        ctx.print(result.service, () => `${clean(result.service.name)}: logged in; ${result.service.connection.status === 'active' ? `active, ${result.service.connection.toolCount} tools` : result.service.connection.status}`);
+        ctx.print(result.service, () => loggedInText(result.service));
       }),
     );
 
@@ -120,7 +118,7 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.logout', ref(name));
-        ctx.print(service, () => `${clean(service.name)}: logged out (tokens removed from the keychain)`);
+        ctx.print(service, () => serviceDone(service, 'logged out (tokens removed from the keychain)'));
       }),
     );
 }
@@ -138,13 +136,13 @@ function registerHeaders(mcp: Command, ctx: CliContext): void {
     .action((name: string, headerName: string, opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        const value = await readSecret(`value for the ${clean(headerName)} header (${clean(service.name)}, not shown): `, ctx.io.err);
+        const value = await readSecret(secretPrompt.header(service, headerName), ctx.io.err);
         const result = await client.call('services.setHeaders', {
           id: service.id,
           mode: 'upsert',
           headers: [{ name: headerName, value, storage: opts.session === true ? 'session' : 'keychain' }],
         });
-        ctx.print(result.service.headers, () => `${clean(result.service.name)}: ${clean(headerName)} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+        ctx.print(result.service.headers, () => headerSavedText(result.service, headerName, opts.session === true));
       }),
     );
 
@@ -155,7 +153,7 @@ function registerHeaders(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        ctx.print(service.headers, () => (service.headers.length === 0 ? 'no headers' : table(['HEADER', 'STORAGE'], service.headers.map((h) => [h.name, h.storage]))));
+        ctx.print(service.headers, () => headersText(service.headers));
       }),
     );
 
@@ -167,7 +165,7 @@ function registerHeaders(mcp: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
         const result = await client.call('services.setHeaders', { id: service.id, mode: 'replace', headers: [] });
-        ctx.print(result.service.headers, () => `${clean(result.service.name)}: headers cleared`);
+        ctx.print(result.service.headers, () => serviceDone(result.service, 'headers cleared'));
       }),
     );
 }

@@ -5,8 +5,8 @@ import { parseJson, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { allTools } from '../pages.js';
 import { Interruption, answerApproval } from '../prompt.js';
-import { cleanBlock, describeApproval, fitToTerminal, stderrColumns } from '../render.js';
-import { logsText, toolResultText, toolsTable } from '../render/services.js';
+import { describeApproval, fitToTerminal, stderrColumns } from '../render.js';
+import { logsText, toolFailureText, toolResultText, toolsTable } from '../render/services.js';
 
 /** wispctl mcp tools|logs|call: what an active service offers, says, and does. */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -63,10 +63,7 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
     const result = await interruption.guard(client.call('tools.call', { serviceId: service.id, toolName, arguments: args }));
     ctx.print(result, () => toolResultText(result));
   } catch (error) {
-    if (error instanceof WispError && error.code === 'TOOL_ERROR') {
-      const result = error.details.result as { text?: string } | undefined;
-      ctx.io.err(cleanBlock(typeof result?.text === 'string' ? result.text : ''));
-    }
+    if (error instanceof WispError && error.code === 'TOOL_ERROR') ctx.io.err(toolFailureText(error.details.result));
     throw error;
   }
 }

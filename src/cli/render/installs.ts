@@ -83,3 +83,16 @@ export function installSettingsText(settings: Result<'installs.getSettings'>['se
     `time limit:   ${settings.timeoutMs} ms`,
   ].join('\n');
 }
+
+export function cancelledText(cancelled: boolean, digest: string): string {
+  return cancelled ? `cancelled ${clean(digest)}` : `nothing of ${clean(digest)} was running`;
+}
+
+export function discardedText(discarded: Result<'installs.discard'>['discarded']): string {
+  return `discarded ${clean(discarded.package)}@${clean(discarded.version)} (${discarded.status}); removed ${showArg(discarded.directory)}`;
+}
+
+/** The problems an install failure lists (details.problems), one indented line each. */
+export function problemLines(problems: readonly { path: unknown; problem: unknown }[]): string[] {
+  return problems.map((p) => `  ${clean(String(p.path))}: ${clean(String(p.problem))}`);
+}

@@ -132,3 +132,72 @@ export function toolResultText(result: Result<'tools.call'>): string {
 export function logsText(logs: Result<'services.logs'>): string {
   return (logs.droppedChars > 0 ? `[${logs.droppedChars} older characters dropped]\n` : '') + cleanBlock(logs.stderr.replace(/\n$/, ''));
 }
+
+export function registeredText(service: Service): string {
+  return `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${describeService(service)}`;
+}
+
+export function updatedText(service: Service): string {
+  return `updated ${clean(service.name)} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`;
+}
+
+export function removedText(deleted: Result<'services.delete'>['deleted']): string {
+  return `removed ${clean(deleted.name)} (${clean(deleted.id)})`;
+}
+
+/** A service and its connection, on one line (after activate, disable, refresh). */
+export function stateLine(service: Service): string {
+  return `${clean(service.name)}: ${describeConnection(service.connection)}`;
+}
+
+export function toolFailureText(result: unknown): string {
+  const text = (result as { text?: unknown } | undefined)?.text;
+  return cleanBlock(typeof text === 'string' ? text : '');
+}
+
+/** Where a secret value is kept, after it was saved. */
+function keptIn(session: boolean): string {
+  return session ? 'session only' : 'keychain';
+}
+
+export function variableSavedText(service: Service, variable: string, session: boolean): string {
+  return `${clean(service.name)}: ${clean(variable)} saved (${keptIn(session)}); the service is disabled until activated again`;
+}
+
+export function variablesText(env: Service['env']): string {
+  return env.length === 0 ? 'no variables' : table(['VARIABLE', 'STORAGE'], env.map((v) => [v.name, v.storage]));
+}
+
+/** Before `env carry-over` asks: which values would go to which program. */
+export function carryOverText(service: Service): string {
+  return `${clean(service.env.map((v) => v.name).join(', '))} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd !== null ? showArg(service.cwd) : 'daemon default'})`;
+}
+
+export function headerSavedText(service: Service, header: string, session: boolean): string {
+  return `${clean(service.name)}: ${clean(header)} saved (${keptIn(session)}); the service is disabled until activated again`;
+}
+
+export function headersText(headers: Service['headers']): string {
+  return headers.length === 0 ? 'no headers' : table(['HEADER', 'STORAGE'], headers.map((h) => [h.name, h.storage]));
+}
+
+/** A service name and what happened to it: `files: variables cleared`. */
+export function serviceDone(service: Service, what: string): string {
+  return `${clean(service.name)}: ${what}`;
+}
+
+/** Where to log in; the URL comes from the server's metadata: shown cleaned (a browser gets the exact one). */
+export function loginUrlText(service: Service, authorizationUrl: string, redirectUri: string): string {
+  return `Open this URL to log in to ${clean(service.name)} (the answer comes back to ${clean(redirectUri)}):\n\n  ${clean(authorizationUrl)}\n`;
+}
+
+export function loggedInText(service: Service): string {
+  return `${clean(service.name)}: logged in; ${service.connection.status === 'active' ? `active, ${service.connection.toolCount} tools` : service.connection.status}`;
+}
+
+/** The prompts for secret values (read without echo). */
+export const secretPrompt = {
+  variable: (service: Service, variable: string): string => `value for ${clean(variable)} (${clean(service.name)}, not shown): `,
+  header: (service: Service, header: string): string => `value for the ${clean(header)} header (${clean(service.name)}, not shown): `,
+  clientSecret: (name: string): string => `client secret for ${clean(name)} (not shown): `,
+};

@@ -23,3 +23,7 @@ export function transcriptText(result: Result<'sessions.get'>): string {
     )
     .join('\n');
 }
+
+export function sessionDeletedText(id: string): string {
+  return `deleted ${clean(id)}`;
+}
