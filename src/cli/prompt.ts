@@ -1,36 +1,261 @@
 import { createInterface, type Interface } from 'node:readline/promises';
 import type { WispClient } from '../control/client.js';
-import type { Approval } from '../core/index.js';
-import { approvalQuestion, clean } from './render.js';
+import { WispError, type Approval } from '../core/index.js';
+import { approvalQuestion, errorLine, waitingText, withdrawnText } from './render.js';
 
 /**
- * Asks y/N for one approval on the terminal and sends the answer. The question is withdrawn
- * as soon as the approval is resolved some other way (answered by another client, cancelled,
- * made stale by a tool-list change or a disable): an answer typed afterwards must never be
- * taken for a different approval, and no stale prompt is left open. `rl` is a shared
- * interface (chat); without one, a private interface on stdin/stderr is made and closed.
+ * Every question wispctl asks a human: y/N, secret values, and the answer to an approval.
+ * A prompt left without an answer (Ctrl-C, or the end of input) ends the same way
+ * everywhere: PromptCancelled, which the command turns into one line, `cancelled`, on
+ * stderr and exit status 130; an approval being asked about is first cancelled at the
+ * daemon, so it never stays pending behind a CLI that has gone.
  */
-export function promptApproval(client: WispClient, approval: Approval, err: (line: string) => void, rl?: Interface): void {
-  const own = rl === undefined;
-  const line = rl ?? createInterface({ input: process.stdin, output: process.stderr });
+
+/** The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it. */
+export const EXIT_INTERRUPTED = 130;
+
+/** The one line a cancelled prompt leaves on stderr. */
+export const CANCELLED = 'cancelled';
+
+/** A prompt left without an answer: Ctrl-C (`interrupt`) or the end of input, Ctrl-D (`eof`). */
+export class PromptCancelled extends Error {
+  constructor(readonly how: 'interrupt' | 'eof') {
+    super(CANCELLED);
+    this.name = 'PromptCancelled';
+  }
+}
+
+/** y, Y, yes, YES... ; anything else (an empty line included) is no. */
+function isYes(answer: string): boolean {
+  return /^y(es)?$/i.test(answer.trim());
+}
+
+/**
+ * One readline on stdin/stderr that asks questions and routes Ctrl-C: with a question
+ * pending, Ctrl-C cancels that question (PromptCancelled); with none, it calls the handler
+ * given to onInterrupt (chat: cancel the running request). The chat keeps one for its whole
+ * loop, so its own prompt and the approval questions share the terminal.
+ */
+export class Prompter {
+  private readonly rl: Interface;
+  private readonly closed: Promise<void>;
+  private pending: { readonly controller: AbortController; interrupted: boolean } | null = null;
+  private idle: () => void = () => undefined;
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(options: { terminal?: boolean } = {}) {
+    this.rl = createInterface({ input: process.stdin, output: process.stderr, ...(options.terminal !== undefined ? { terminal: options.terminal } : {}) });
+    this.closed = new Promise((resolve) => this.rl.once('close', () => resolve()));
+    // A listener must exist, or readline would close itself on Ctrl-C.
+    this.rl.on('SIGINT', () => {
+      if (this.pending === null) {
+        this.idle();
+        return;
+      }
+      this.pending.interrupted = true;
+      this.pending.controller.abort();
+    });
+  }
+
+  /** What Ctrl-C does while no question is pending. */
+  onInterrupt(handler: () => void): void {
+    this.idle = handler;
+  }
+
+  /**
+   * The line typed; PromptCancelled on Ctrl-C or the end of input. When `withdraw` aborts
+   * (the question no longer applies), its reason is thrown instead. Questions asked while
+   * one is pending wait their turn.
+   */
+  ask(question: string, withdraw?: AbortSignal): Promise<string> {
+    const mine = this.turn.then(() => this.askNow(question, withdraw));
+    this.turn = mine.catch(() => undefined);
+    return mine;
+  }
+
+  private async askNow(question: string, withdraw?: AbortSignal): Promise<string> {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(withdraw?.reason);
+    withdraw?.addEventListener('abort', forward, { once: true });
+    if (withdraw?.aborted === true) forward();
+    const pending = { controller, interrupted: false };
+    this.pending = pending;
+    try {
+      // A closed readline may leave the question unsettled: the close ends it too.
+      const ended = this.closed.then(() => Promise.reject(new PromptCancelled('eof')));
+      return await Promise.race([this.rl.question(question, { signal: controller.signal }), ended]);
+    } catch {
+      if (pending.interrupted) {
+        process.stderr.write('\n');
+        throw new PromptCancelled('interrupt');
+      }
+      if (withdraw?.aborted === true) throw withdraw.reason;
+      throw new PromptCancelled('eof');
+    } finally {
+      this.pending = null;
+      withdraw?.removeEventListener('abort', forward);
+    }
+  }
+
+  /** A y/N question: true only for y or yes. */
+  async confirm(question: string, withdraw?: AbortSignal): Promise<boolean> {
+    return isYes(await this.ask(question, withdraw));
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+}
+
+/**
+ * A y/N question on the terminal (its own readline, closed after). Without a terminal nobody
+ * can confirm: INVALID_PARAMS with `noTerminal`, which says how to go without asking.
+ */
+export async function confirm(question: string, noTerminal: string): Promise<boolean> {
+  if (!process.stdin.isTTY) throw new WispError('INVALID_PARAMS', noTerminal);
+  const prompter = new Prompter();
+  try {
+    return await prompter.confirm(question);
+  } finally {
+    prompter.close();
+  }
+}
+
+/**
+ * Reads a secret value: from a terminal without echo, or from stdin when piped. Never from
+ * argv, where it would land in shell history and in every process listing. Ctrl-C or Ctrl-D
+ * at the terminal: PromptCancelled.
+ */
+export async function readSecret(prompt: string, write: (text: string) => void): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  }
+  write(prompt);
+  stdin.setRawMode(true);
+  stdin.resume();
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let value = '';
+      const onData = (chunk: Buffer): void => {
+        for (const ch of chunk.toString('utf8')) {
+          if (ch === '\r' || ch === '\n' || ch === '\u0003' || ch === '\u0004') {
+            stdin.off('data', onData);
+            write('\n');
+            if (ch === '\r' || ch === '\n') resolve(value);
+            else reject(new PromptCancelled(ch === '\u0003' ? 'interrupt' : 'eof'));
+            return;
+          }
+          if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+          else value += ch;
+        }
+      };
+      stdin.on('data', onData);
+    });
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+  }
+}
+
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * How a command ends when a prompt inside it is cancelled while it waits on something else
+ * (the tool call or install the approval belongs to). interrupt() starts the daemon-side
+ * cancel; guard(work) then ends with PromptCancelled once that cancel is done, whatever the
+ * work does meanwhile (its APPROVAL_DENIED or CANCELLED is the cancel's own echo, not news).
+ */
+export class Interruption {
+  private cleanup: Promise<unknown> | undefined;
+  private wake: () => void = () => undefined;
+  private readonly woken = new Promise<void>((resolve) => (this.wake = resolve));
+
+  get interrupted(): boolean {
+    return this.cleanup !== undefined;
+  }
+
+  interrupt(cleanup: Promise<unknown>): void {
+    if (this.cleanup !== undefined) return;
+    this.cleanup = cleanup.catch(() => undefined);
+    this.wake();
+  }
+
+  async guard<T>(work: Promise<T>): Promise<T> {
+    const settled = work.then(
+      (value): Settled<T> => ({ ok: true, value }),
+      (error: unknown): Settled<T> => ({ ok: false, error }),
+    );
+    const first = await Promise.race([settled, this.woken.then(() => undefined)]);
+    if (this.cleanup !== undefined || first === undefined) {
+      await this.cleanup;
+      throw new PromptCancelled('interrupt');
+    }
+    if (!first.ok) throw first.error;
+    return first.value;
+  }
+}
+
+export interface ApprovalAnswer {
+  readonly client: WispClient;
+  readonly err: (line: string) => void;
+  /** ask: y/N on this terminal; wait: say how any client may answer; approve: --yes. */
+  readonly mode: 'ask' | 'wait' | 'approve';
+  /** Where a cancelled question goes: the command ends once `cancel` is done at the daemon. */
+  readonly interruption: Interruption;
+  /** The daemon-side cancel on Ctrl-C (default: deny the approval, so the call it guards ends). */
+  readonly cancel?: (approval: Approval) => Promise<unknown>;
+  /** The question (default: approvalQuestion, which names the registered tool). */
+  readonly question?: string;
+  /** The chat's prompter; otherwise one of its own on stdin/stderr, closed after. */
+  readonly prompter?: Prompter;
+}
+
+function respond(options: ApprovalAnswer, approval: Approval, decision: 'approve' | 'deny'): Promise<void> {
+  return options.client.call('approvals.respond', { id: approval.id, decision }).then(
+    () => undefined,
+    (error: unknown) => options.err(errorLine(error)),
+  );
+}
+
+/**
+ * Answers one approval: approves it (--yes), says who may answer it (no terminal), or asks
+ * y/N and sends the answer. The question is withdrawn as soon as the approval is resolved
+ * some other way (answered by another client, cancelled, made stale by a tool-list change or
+ * a disable): an answer typed afterwards must never be taken for a different approval.
+ */
+export function answerApproval(approval: Approval, options: ApprovalAnswer): void {
+  if (options.mode === 'approve') {
+    void respond(options, approval, 'approve');
+    return;
+  }
+  if (options.mode === 'wait') {
+    options.err(waitingText(approval));
+    return;
+  }
   const withdrawn = new AbortController();
-  const off = client.onEvent((event) => {
-    if (event.type !== 'approval.resolved' || event.approval.id !== approval.id) return;
-    if (withdrawn.signal.aborted) return;
+  const off = options.client.onEvent((event) => {
+    if (event.type !== 'approval.resolved' || event.approval.id !== approval.id || withdrawn.signal.aborted) return;
     withdrawn.abort();
-    err(`\n(approval ${clean(approval.id)} is ${clean(event.approval.state.status)}: this question is withdrawn)`);
+    options.err(withdrawnText(event.approval));
   });
+  const prompter = options.prompter ?? new Prompter();
   const done = (): void => {
     off();
-    if (own) line.close();
+    if (options.prompter === undefined) prompter.close();
   };
-  line.question(approvalQuestion(approval), { signal: withdrawn.signal }).then(
-    async (answer) => {
-      withdrawn.abort();
+  prompter.confirm(options.question ?? approvalQuestion(approval), withdrawn.signal).then(
+    (yes) => {
       done();
-      const decision = /^y(es)?$/i.test(answer.trim()) ? 'approve' : 'deny';
-      await client.call('approvals.respond', { id: approval.id, decision }).catch((error: unknown) => err(clean(String(error))));
+      return respond(options, approval, yes ? 'approve' : 'deny');
     },
-    () => done(),
+    (error: unknown) => {
+      done();
+      if (!(error instanceof PromptCancelled)) return; // withdrawn: already said so
+      const cancel = options.cancel ?? ((a: Approval) => options.client.call('approvals.respond', { id: a.id, decision: 'deny' }));
+      options.interruption.interrupt(cancel(approval));
+    },
   );
 }

@@ -1,4 +1,4 @@
-import type { Approval } from '../core/index.js';
+import { WispError, type Approval } from '../core/index.js';
 
 /**
  * Terminal rendering: the one place where text meets the terminal.
@@ -224,4 +224,60 @@ export function approvalQuestion(approval: Approval): string {
   return approval.kind === 'tool_call'
     ? `Run ${tool} (service ${clean(approval.summary.serviceName)})? [y/N] `
     : `Allow ${tool} (${clean(approval.summary.serviceName)})? [y/N] `;
+}
+
+/**
+ * An approval inside a chat: what the daemon vouches for on the first line (service, the
+ * registered tool, the exact arguments), what the host's own approvals do, then what the
+ * server claims, labelled as the server's.
+ */
+export function describeApprovalInline(approval: Approval): string {
+  const s = approval.summary;
+  return [
+    `tool call: ${clean(s.serviceName)}/${showArg(registeredTool(approval))} ${showJson(s.arguments)}`,
+    ...(approval.kind !== 'tool_call' && s.title !== null ? [`  what: ${clean(s.title)}`] : []),
+    ...serverClaims(approval),
+  ].join('\n');
+}
+
+/** The width to fit a prompt to: the terminal's, when stderr is one. */
+export function stderrColumns(): number | undefined {
+  return process.stderr.isTTY ? process.stderr.columns : undefined;
+}
+
+export function approvalsText(approvals: readonly Approval[]): string {
+  return approvals.length === 0 ? 'no open approvals' : approvals.map(describeApproval).join('\n\n');
+}
+
+/** An approval after an answer: `ID: approved`. */
+export function approvalStateLine(approval: Approval): string {
+  return `${clean(approval.id)}: ${clean(approval.state.status)}`;
+}
+
+/**
+ * How a failed command reports its error. The message may carry a server's text: cleaned,
+ * its continuation lines indented; a WispError's code follows, then each schema failure.
+ */
+export function errorLines(error: unknown): string[] {
+  if (!(error instanceof WispError)) return [`wispctl: ${cleanBlock(error instanceof Error ? error.message : String(error), '  ')}`];
+  const details = error.details.errors;
+  return [
+    `wispctl: ${cleanBlock(error.message, '  ')} (${clean(error.code)})`,
+    ...(Array.isArray(details) ? (details as { path: unknown; message: unknown }[]).map((d) => `  ${clean(String(d.path))}: ${clean(String(d.message))}`) : []),
+  ];
+}
+
+/** An approval this terminal does not ask about: who may answer it. */
+export function waitingText(approval: Approval): string {
+  return `waiting for a human: wispctl approve ${clean(approval.id)} (or deny)`;
+}
+
+/** A question withdrawn because its approval was resolved some other way. */
+export function withdrawnText(resolved: Approval): string {
+  return `\n(approval ${clean(resolved.id)} is ${clean(resolved.state.status)}: this question is withdrawn)`;
+}
+
+/** An error as one cleaned line (an answer that could not be sent). */
+export function errorLine(error: unknown): string {
+  return clean(String(error));
 }

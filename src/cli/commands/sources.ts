@@ -2,44 +2,45 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { WispClient } from '../control/client.js';
-import { WispError, type Result, type Service } from '../core/index.js';
-import { clean, cleanBlock, showArg, table } from './render.js';
-import { readSecret } from './secret-input.js';
+import { WispError } from '../../core/index.js';
+import { ref } from '../args.js';
+import type { CliContext } from '../context.js';
+import { readSecret } from '../prompt.js';
+import { headerSavedText, headersText, loggedInText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
+import { importText, sourcesText } from '../render/sources.js';
 
-type Sources = Result<'sources.list'>;
+type RemoteOptions = { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
 
-export interface SourcesCliContext {
-  readonly withClient: <T>(fn: (client: WispClient) => Promise<T>) => Promise<T>;
-  readonly print: (value: unknown, human: () => string) => void;
-  readonly err: (text: string) => void;
-  readonly ref: (nameOrId: string) => { id: string } | { name: string };
-  readonly describeService: (service: Service) => string;
+/** wispctl mcp sources|reload|import|add-remote|login|logout|header: config files and remote servers. */
+export function register(mcp: Command, ctx: CliContext): void {
+  registerSources(mcp, ctx);
+  registerRemote(mcp, ctx);
+  registerHeaders(mcp, ctx);
 }
 
-/** wispctl mcp sources|reload|import|add-remote|header: config files and remote servers. */
-export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
+function registerSources(mcp: Command, ctx: CliContext): void {
+  const show = (view: Parameters<typeof sourcesText>[0]): void => ctx.print(view, () => sourcesText(view));
   const sources = mcp
     .command('sources')
     .description('the config sources (global settings.json, enabled plugins, project .mcp.json files) and what became of every entry')
-    .action(() => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.list'))));
+    .action(() => ctx.withClient(async (client) => show(await client.call('sources.list'))));
 
   sources
     .command('add-project')
     .description('read DIR/.mcp.json as a config source (then sync)')
     .argument('<dir>', 'the project directory')
-    .action((dir: string) => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.addProject', { directory: path.resolve(dir) }))));
+    .action((dir: string) => ctx.withClient(async (client) => show(await client.call('sources.addProject', { directory: path.resolve(dir) }))));
 
   sources
     .command('remove-project')
     .description('stop reading DIR/.mcp.json (then sync: its services are removed)')
     .argument('<dir>', 'the project directory')
-    .action((dir: string) => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.removeProject', { directory: path.resolve(dir) }))));
+    .action((dir: string) => ctx.withClient(async (client) => show(await client.call('sources.removeProject', { directory: path.resolve(dir) }))));
 
   mcp
     .command('reload')
     .description('read the config sources again: changed entries are stopped and disabled, removed ones deleted (no hot reload otherwise)')
-    .action(() => ctx.withClient(async (client) => showSources(ctx, await client.call('sources.reload'))));
+    .action(() => ctx.withClient(async (client) => show(await client.call('sources.reload'))));
 
   mcp
     .command('import')
@@ -52,17 +53,13 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
           throw new WispError('INVALID_PARAMS', `cannot read ${file}: ${(error as Error).message}`);
         });
         const result = await client.call('services.import', { content, file: path.resolve(file), storage: opts.session === true ? 'session' : 'keychain' });
-        ctx.print(result, () =>
-          [
-            ...result.imported.map((s) => `imported ${clean(s.name)} (${s.transport}, disabled)`),
-            ...result.skipped.map((s) => `skipped ${clean(s.name)}: ${clean(s.reason)}`),
-            ...result.warnings.map((w) => `warning: ${clean(w)}`),
-            result.imported.length > 0 ? 'trust and start each with: wispctl mcp activate NAME' : 'nothing imported',
-          ].join('\n'),
-        );
+        ctx.print(result, () => importText(result));
       }),
     );
+}
 
+/** add-remote, login, logout. */
+function registerRemote(mcp: Command, ctx: CliContext): void {
   mcp
     .command('add-remote')
     .description('register a remote MCP server (streamable HTTP); it is stored disabled')
@@ -73,10 +70,10 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .option('--client-id <id>', 'OAuth: a pre-registered client id (default: the client registers itself)')
     .option('--scopes <scopes>', 'OAuth: the scopes to ask for, space-separated')
     .option('--client-secret', 'OAuth: the pre-registered client has a secret: read it without echo (or from stdin), keep it in the keychain')
-    .action((name: string, url: string, opts: { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean }) =>
+    .action((name: string, url: string, opts: RemoteOptions) =>
       ctx.withClient(async (client) => {
         const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || opts.clientSecret === true;
-        const clientSecret = opts.clientSecret === true ? await readSecret(`client secret for ${clean(name)} (not shown): `, ctx.err) : undefined;
+        const clientSecret = opts.clientSecret === true ? await readSecret(secretPrompt.clientSecret(name), ctx.io.err) : undefined;
         const { service } = await client.call('services.registerRemote', {
           name,
           url,
@@ -91,7 +88,7 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
               }
             : {}),
         });
-        ctx.print(service, () => `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${ctx.describeService(service)}`);
+        ctx.print(service, () => registeredText(service));
       }),
     );
 
@@ -102,16 +99,15 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .option('--no-browser', 'only print the URL')
     .action((name: string, opts: { browser: boolean }) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.get', ctx.ref(name));
+        const { service } = await client.call('services.get', ref(name));
         client.onEvent((event) => {
           if (event.type !== 'service.login' || event.service.id !== service.id) return;
-          // The URL comes from the server's metadata: shown cleaned (a browser gets the exact one).
-          ctx.err(`Open this URL to log in to ${clean(service.name)} (the answer comes back to ${clean(event.redirectUri)}):\n\n  ${clean(event.authorizationUrl)}\n`);
+          ctx.io.err(loginUrlText(service, event.authorizationUrl, event.redirectUri));
           if (opts.browser) openBrowser(event.authorizationUrl);
         });
         await client.call('events.subscribe', {});
         const result = await client.call('services.login', { id: service.id, configVersion: service.configVersion });
-        ctx.print(result.service, () => `${clean(result.service.name)}: logged in; ${result.service.connection.status === 'active' ? `active, ${result.service.connection.toolCount} tools` : result.service.connection.status}`);
+        ctx.print(result.service, () => loggedInText(result.service));
       }),
     );
 
@@ -121,11 +117,14 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .argument('<name>', 'service name (or id)')
     .action((name: string) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.logout', ctx.ref(name));
-        ctx.print(service, () => `${clean(service.name)}: logged out (tokens removed from the keychain)`);
+        const { service } = await client.call('services.logout', ref(name));
+        ctx.print(service, () => serviceDone(service, 'logged out (tokens removed from the keychain)'));
       }),
     );
+}
 
+/** header set|list|clear. */
+function registerHeaders(mcp: Command, ctx: CliContext): void {
   const header = mcp.command('header').description('a remote service\'s HTTP headers: values go to the OS keychain (or memory), never to files');
 
   header
@@ -136,14 +135,14 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .option('--session', 'keep the value in memory only, for this daemon run')
     .action((name: string, headerName: string, opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.get', ctx.ref(name));
-        const value = await readSecret(`value for the ${clean(headerName)} header (${clean(service.name)}, not shown): `, ctx.err);
+        const { service } = await client.call('services.get', ref(name));
+        const value = await readSecret(secretPrompt.header(service, headerName), ctx.io.err);
         const result = await client.call('services.setHeaders', {
           id: service.id,
           mode: 'upsert',
           headers: [{ name: headerName, value, storage: opts.session === true ? 'session' : 'keychain' }],
         });
-        ctx.print(result.service.headers, () => `${clean(result.service.name)}: ${clean(headerName)} saved (${opts.session === true ? 'session only' : 'keychain'}); the service is disabled until activated again`);
+        ctx.print(result.service.headers, () => headerSavedText(result.service, headerName, opts.session === true));
       }),
     );
 
@@ -153,8 +152,8 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .argument('<name>', 'service name (or id)')
     .action((name: string) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.get', ctx.ref(name));
-        ctx.print(service.headers, () => (service.headers.length === 0 ? 'no headers' : table(['HEADER', 'STORAGE'], service.headers.map((h) => [h.name, h.storage]))));
+        const { service } = await client.call('services.get', ref(name));
+        ctx.print(service.headers, () => headersText(service.headers));
       }),
     );
 
@@ -164,9 +163,9 @@ export function addSourceCommands(mcp: Command, ctx: SourcesCliContext): void {
     .argument('<name>', 'service name (or id)')
     .action((name: string) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.get', ctx.ref(name));
+        const { service } = await client.call('services.get', ref(name));
         const result = await client.call('services.setHeaders', { id: service.id, mode: 'replace', headers: [] });
-        ctx.print(result.service.headers, () => `${clean(result.service.name)}: headers cleared`);
+        ctx.print(result.service.headers, () => serviceDone(result.service, 'headers cleared'));
       }),
     );
 }
@@ -189,30 +188,4 @@ function openBrowser(url: string): void {
   const child = spawn(opener, [parsed.href], { stdio: 'ignore', detached: true, shell: false });
   child.on('error', () => undefined);
   child.unref();
-}
-
-function where(origin: { source: string; file: string; plugin: string | null }): string {
-  return `${clean(origin.source)}${origin.plugin !== null ? ` (${clean(origin.plugin)})` : ''} ${showArg(origin.file)}`;
-}
-
-function showSources(ctx: SourcesCliContext, view: Sources): void {
-  ctx.print(view, () => {
-    const lines = [`config dir: ${showArg(view.configDir)}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.map(showArg).join(', ')}`];
-    const report = view.report;
-    if (report === null) return [...lines, 'not synced yet'].join('\n');
-    lines.push(`synced:     ${clean(report.at)}`, '');
-    if (report.entries.length > 0) {
-      lines.push(
-        table(
-          ['NAME', 'TRANSPORT', 'ACTION', 'FROM', 'OVERRIDES'],
-          report.entries.map((e) => [e.name, e.transport, e.action + (e.reason !== null ? `: ${e.reason}` : ''), where(e.origin), e.overrides !== null ? where(e.overrides) : '-']),
-        ),
-      );
-    } else lines.push('no entries');
-    for (const e of report.entries) for (const w of e.warnings) lines.push(`warning: ${clean(w)}`);
-    for (const s of report.skipped) lines.push(`skipped ${clean(s.name)} (${where(s.origin)}): ${clean(s.reason)}`);
-    for (const p of report.problems) lines.push(`unusable: ${showArg(p.file)}: ${cleanBlock(p.message, '  ')}`);
-    for (const r of report.removed) lines.push(`removed ${clean(r)}: its entry is gone`);
-    return lines.join('\n');
-  });
 }

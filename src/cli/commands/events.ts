@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { WispClient } from '../../control/client.js';
+import type { WispEvent } from '../../core/index.js';
+import { parseNonNegative } from '../args.js';
+import type { CliContext } from '../context.js';
+import { EXIT_INTERRUPTED } from '../prompt.js';
+import { jsonForTerminal } from '../render.js';
+import { describeEvent } from '../render/events.js';
+
+/** wispctl events [--follow]: the daemon's event stream. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('events')
+    .description('print the events the daemon still holds; with --follow, keep printing new ones')
+    .option('-f, --follow', 'keep following until interrupted or the daemon stops')
+    .option('--since <seq>', 'only events after this seq', (v) => parseNonNegative(v, '--since'))
+    .action(async (opts: { follow?: boolean; since?: number }) => {
+      const client = await WispClient.connect(ctx.paths().socket);
+      const printEvent = (event: WispEvent): void => ctx.io.out(ctx.json() ? jsonForTerminal(event) : describeEvent(event));
+      client.onEvent(printEvent);
+      const ended = new Promise<void>((resolve) => client.onClose(() => resolve()));
+      await client.call('events.subscribe', { since: opts.since ?? 0 });
+      if (opts.follow !== true) {
+        // Replayed events were written right after the answer; a status round trip flushes them.
+        await client.call('daemon.status');
+        await client.close();
+        return;
+      }
+      const interrupted = new AbortController();
+      const stop = (): void => {
+        interrupted.abort();
+        void client.close();
+      };
+      process.once('SIGINT', stop);
+      await ended;
+      process.off('SIGINT', stop);
+      // Ctrl-C ends a follow as it ends any command; the daemon stopping is a normal end.
+      if (interrupted.signal.aborted) process.exitCode = EXIT_INTERRUPTED;
+    });
+}

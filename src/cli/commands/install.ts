@@ -1,0 +1,135 @@
+import type { Command } from 'commander';
+import type { WispClient } from '../../control/client.js';
+import { EXIT, WispError } from '../../core/index.js';
+import { parsePackageSpec } from '../args.js';
+import type { CliContext } from '../context.js';
+import { Interruption, answerApproval } from '../prompt.js';
+import { fitToTerminal, stderrColumns } from '../render.js';
+import { attemptText, attemptsTable, cancelledText, discardedText, installQuestion, installSettingsText, installedText, planText, problemLines, progressBar } from '../render/installs.js';
+
+type SettingsOptions = { runtimeDir?: string[]; registry?: string; defaultRegistry?: boolean; caFile?: string | false; timeoutMs?: number };
+
+/** wispctl install PKG@VERSION --bin NAME [-- ARGS], and install list|show|cancel|discard|settings. */
+export function register(program: Command, ctx: CliContext): void {
+  const install = program
+    .command('install')
+    .description('install an MCP server from the npm registry (exact version, verified, no install scripts) and register it disabled');
+
+  install
+    .command('run', { isDefault: true, hidden: true })
+    .description('install PKG@VERSION: show the plan, ask, install with a progress bar, print the registered service')
+    .argument('<spec>', 'package@exact-version, e.g. @modelcontextprotocol/server-everything@2026.8.31')
+    .argument('[args...]', 'launch arguments for the server (after --)')
+    .requiredOption('--bin <name>', 'the package\'s JavaScript bin to run')
+    .option('-y, --yes', 'do not ask (for scripts); the plan shown is what gets approved')
+    .action((spec: string, args: string[], opts: { bin: string; yes?: boolean }) => ctx.withClient((client) => runInstall(client, ctx, spec, args, opts)));
+
+  registerAttempts(install, ctx);
+
+  install
+    .command('settings')
+    .description('show or change install settings: where Node/npm are looked for, the registry, a CA bundle, the time limit')
+    .option('--runtime-dir <dir...>', 'directories to look for node and npm in, in order (absolute)')
+    .option('--registry <url>', 'the one registry installs may use')
+    .option('--default-registry', 'use npm\'s own built-in default registry')
+    .option('--ca-file <file>', 'CA bundle for npm (a TLS-intercepting proxy)')
+    .option('--no-ca-file', 'no CA bundle')
+    .option('--timeout-ms <ms>', 'time limit for one install', (v) => Number(v))
+    .action((opts: SettingsOptions) =>
+      ctx.withClient(async (client) => {
+        const change = {
+          ...(opts.runtimeDir !== undefined ? { runtimeDirs: opts.runtimeDir } : {}),
+          ...(opts.registry !== undefined ? { registry: opts.registry } : opts.defaultRegistry === true ? { registry: null } : {}),
+          ...(typeof opts.caFile === 'string' ? { caFile: opts.caFile } : opts.caFile === false ? { caFile: null } : {}),
+          ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+        };
+        const { settings } =
+          Object.keys(change).length > 0 ? await client.call('installs.setSettings', change) : await client.call('installs.getSettings');
+        ctx.print(settings, () => installSettingsText(settings));
+      }),
+    );
+}
+
+/** list, show, cancel, discard. */
+function registerAttempts(install: Command, ctx: CliContext): void {
+  install
+    .command('list')
+    .description('every install attempt, newest first')
+    .action(() =>
+      ctx.withClient(async (client) => {
+        const { attempts } = await client.call('installs.list');
+        ctx.print(attempts, () => attemptsTable(attempts));
+      }),
+    );
+
+  install
+    .command('show')
+    .description('one attempt: its steps, outcome, packages with install scripts (never run) and npm\'s log tail')
+    .argument('<digest>', 'plan digest (wispctl install list)')
+    .action((digest: string) =>
+      ctx.withClient(async (client) => {
+        const { attempt } = await client.call('installs.get', { digest });
+        ctx.print(attempt, () => attemptText(attempt));
+      }),
+    );
+
+  install
+    .command('cancel')
+    .description('cancel a running install: npm\'s whole process group is stopped')
+    .argument('<digest>', 'plan digest')
+    .action((digest: string) =>
+      ctx.withClient(async (client) => {
+        const result = await client.call('installs.cancel', { digest });
+        ctx.print(result, () => cancelledText(result.cancelled, digest));
+      }),
+    );
+
+  install
+    .command('discard')
+    .description('remove an attempt that did not succeed (its directory and record) so the plan can be tried again')
+    .argument('<digest>', 'plan digest')
+    .action((digest: string) =>
+      ctx.withClient(async (client) => {
+        const { discarded } = await client.call('installs.discard', { digest });
+        ctx.print(discarded, () => discardedText(discarded));
+      }),
+    );
+}
+
+/**
+ * Shows the daemon's plan, answers its approval (--yes, a y/N question on a terminal, or
+ * any client elsewhere), then installs with a progress bar. Ctrl-C at the question denies it.
+ */
+async function runInstall(client: WispClient, ctx: CliContext, spec: string, args: string[], opts: { bin: string; yes?: boolean }): Promise<void> {
+  const { plan } = await client.call('installs.plan', { ...parsePackageSpec(spec), bin: opts.bin, args });
+  ctx.io.err(fitToTerminal(planText(plan), stderrColumns()));
+  const me = (await client.call('daemon.status')).you.clientId;
+  const mode = opts.yes === true ? 'approve' : process.stdin.isTTY && !ctx.json() ? 'ask' : 'wait';
+  const bar = progressBar(ctx.io.err, process.stderr.isTTY && !ctx.json());
+  const interruption = new Interruption();
+  client.onEvent((event) => {
+    // Only the approval bound to the plan shown above is answered here.
+    if (event.type === 'approval.requested' && event.approval.requester.clientId === me && event.approval.kind === 'install' && event.approval.binding.planDigest === plan.digest) {
+      answerApproval(event.approval, { client, err: ctx.io.err, mode, interruption, question: installQuestion(plan) });
+    } else if (event.type === 'install.progress' && event.install.digest === plan.digest && event.status === 'started' && event.pid === null) {
+      bar(event.index, event.total, event.step);
+    }
+  });
+  await client.call('events.subscribe', {});
+  try {
+    const result = await interruption.guard(client.call('installs.start', { planDigest: plan.digest }));
+    bar(0, 0, '');
+    ctx.print(result, () => installedText(result.service, result.attempt, result.reused));
+  } catch (error) {
+    bar(0, 0, '');
+    if (error instanceof WispError && error.code === 'APPROVAL_DENIED') {
+      ctx.io.err('not installed');
+      process.exitCode = EXIT.refused;
+      return;
+    }
+    if (error instanceof WispError && Array.isArray(error.details.problems)) {
+      for (const line of problemLines(error.details.problems as { path: unknown; problem: unknown }[])) ctx.io.err(line);
+    }
+    throw error;
+  }
+}

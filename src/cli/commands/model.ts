@@ -1,0 +1,49 @@
+import type { Command } from 'commander';
+import { WispError } from '../../core/index.js';
+import { parseNonNegative } from '../args.js';
+import type { CliContext } from '../context.js';
+import { readSecret } from '../prompt.js';
+import { keySavedText, settingsSavedText, settingsText } from '../render/model.js';
+
+type SetOptions = { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number; deferToolsAbove?: number };
+
+/** wispctl model show|set|set-key: the model API. */
+export function register(program: Command, ctx: CliContext): void {
+  const model = program.command('model').description('the model API: settings and key');
+  model
+    .command('show')
+    .description('show the model settings and where the key comes from')
+    .action(() =>
+      ctx.withClient(async (client) => {
+        const { settings } = await client.call('model.getSettings');
+        ctx.print(settings, () => settingsText(settings));
+      }),
+    );
+  model
+    .command('set')
+    .description('change model settings')
+    .option('--base-url <url>', 'API base URL (e.g. https://api.deepseek.com)')
+    .option('--model <name>', 'model name (e.g. deepseek-chat)')
+    .option('--first-byte-timeout-ms <ms>', 'deadline for the first byte (keep-alives count)', (v) => parseNonNegative(v, '--first-byte-timeout-ms'))
+    .option('--idle-timeout-ms <ms>', 'deadline between chunks', (v) => parseNonNegative(v, '--idle-timeout-ms'))
+    .option('--max-retries <n>', 'retries before the stream starts (0-5)', (v) => parseNonNegative(v, '--max-retries'))
+    .option('--defer-tools-above <n>', 'above this many tools, offer search and execute instead (0-128)', (v) => parseNonNegative(v, '--defer-tools-above'))
+    .action((opts: SetOptions) =>
+      ctx.withClient(async (client) => {
+        const { settings } = await client.call('model.setSettings', opts);
+        ctx.print(settings, () => settingsSavedText(settings));
+      }),
+    );
+  model
+    .command('set-key')
+    .description('save the API key; read without echo from the terminal, or from stdin (never from the command line)')
+    .option('--session', 'keep it in memory only, for this daemon run (not in the keychain)')
+    .action((opts: { session?: boolean }) =>
+      ctx.withClient(async (client) => {
+        const value = await readSecret('model API key (not shown): ', ctx.io.err);
+        if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
+        const { settings } = await client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' });
+        ctx.print(settings, () => keySavedText(settings));
+      }),
+    );
+}

@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import type { WispClient } from '../../control/client.js';
+import { WispError } from '../../core/index.js';
+import { parseJson, ref } from '../args.js';
+import type { CliContext } from '../context.js';
+import { allTools } from '../pages.js';
+import { Interruption, answerApproval } from '../prompt.js';
+import { describeApproval, fitToTerminal, stderrColumns } from '../render.js';
+import { logsText, toolFailureText, toolResultText, toolsTable } from '../render/services.js';
+
+/** wispctl mcp tools|logs|call: what an active service offers, says, and does. */
+export function register(mcp: Command, ctx: CliContext): void {
+  mcp
+    .command('tools')
+    .description('list active tools (of one service, or all)')
+    .argument('[name]', 'service name (or id)')
+    .action((name: string | undefined) =>
+      ctx.withClient(async (client) => {
+        const serviceId = name === undefined ? undefined : (await client.call('services.get', ref(name))).service.id;
+        const tools = await allTools(client, serviceId);
+        ctx.print(tools, () => toolsTable(tools));
+      }),
+    );
+
+  mcp
+    .command('logs')
+    .description('print the tail of what a service wrote to stderr (held in memory only)')
+    .argument('<name>', 'service name (or id)')
+    .action((name: string) =>
+      ctx.withClient(async (client) => {
+        const logs = await client.call('services.logs', ref(name));
+        ctx.print(logs, () => logsText(logs));
+      }),
+    );
+
+  mcp
+    .command('call')
+    .description('call a tool: waits for an approval (answered here on a terminal, or by any client with wispctl approve)')
+    .argument('<name>', 'service name (or id)')
+    .argument('<tool>', 'the tool\'s own name (see wispctl mcp tools)')
+    .argument('[arguments]', 'arguments as a JSON object', '{}')
+    .action((name: string, toolName: string, argsText: string) => ctx.withClient((client) => callTool(client, ctx, name, toolName, argsText)));
+}
+
+/**
+ * One tool call: its approval is shown and asked here on a terminal (elsewhere any client
+ * may answer); Ctrl-C at the question denies it and ends the command.
+ */
+async function callTool(client: WispClient, ctx: CliContext, name: string, toolName: string, argsText: string): Promise<void> {
+  const args = parseJson(argsText, 'arguments');
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new WispError('INVALID_PARAMS', 'arguments must be a JSON object');
+  const { service } = await client.call('services.get', ref(name));
+  const me = (await client.call('daemon.status')).you.clientId;
+  const mode = process.stdin.isTTY && !ctx.json() ? 'ask' : 'wait';
+  const interruption = new Interruption();
+  client.onEvent((event) => {
+    if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
+    ctx.io.err(fitToTerminal(describeApproval(event.approval), stderrColumns()));
+    answerApproval(event.approval, { client, err: ctx.io.err, mode, interruption });
+  });
+  await client.call('events.subscribe', {});
+  try {
+    const result = await interruption.guard(client.call('tools.call', { serviceId: service.id, toolName, arguments: args }));
+    ctx.print(result, () => toolResultText(result));
+  } catch (error) {
+    if (error instanceof WispError && error.code === 'TOOL_ERROR') ctx.io.err(toolFailureText(error.details.result));
+    throw error;
+  }
+}

@@ -1,0 +1,203 @@
+import type { ConnectionState, Result, Service, ToolInfo } from '../../core/index.js';
+import { clean, cleanBlock, clip, oneLine, showArg, showJson, table } from '../render.js';
+
+/** Services, their connections and tools, as wispctl shows them. */
+
+export function describeOrigin(origin: Service['origin']): string {
+  switch (origin.kind) {
+    case 'manual':
+      return 'registered by hand';
+    case 'install':
+      return `npm install of ${clean(origin.package)}@${clean(origin.version)} (plan ${clean(origin.planDigest)})`;
+    case 'source':
+      return `${clean(origin.source)}${origin.plugin !== null ? ` plugin ${clean(origin.plugin)}` : ''}: ${showArg(origin.file)}`;
+  }
+}
+
+export function describeConnection(state: ConnectionState): string {
+  switch (state.status) {
+    case 'disabled':
+      return 'disabled';
+    case 'activating':
+      return `activating (${state.phase}${state.pid !== null ? `, pid ${state.pid}` : ''})`;
+    case 'active':
+      return `active (${state.pid !== null ? `pid ${state.pid}` : 'remote'}, ${state.toolCount} tools)`;
+    case 'failed':
+      return `failed ${clean(state.code)}: ${clean(state.message)}`;
+    case 'needs_auth':
+      return `needs_auth${state.authorizationServer !== null ? ` at ${clean(state.authorizationServer)}` : ''}: ${clean(state.message)} (wispctl mcp login NAME)`;
+    case 'stopping':
+      return 'stopping';
+  }
+}
+
+export function describeService(service: Service): string {
+  const where =
+    service.transport === 'http'
+      ? [
+          `url:      ${clean(service.url ?? '')} (remote: its output is untrusted)`,
+          `headers:  ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
+        ]
+      : [
+          `command:  ${showArg(service.command)}`,
+          `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+          `cwd:      ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
+          `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${clean(v.name)} (${v.storage})`).join(', ')}`,
+        ];
+  const c = service.connection;
+  return [
+    `name:     ${clean(service.name)}`,
+    `id:       ${clean(service.id)}`,
+    `state:    ${describeConnection(c)}`,
+    ...(c.status === 'active' ? [`server:   ${clip(c.server.name, 100)} ${clip(c.server.version, 100)} (what the server says)`] : []),
+    `origin:   ${describeOrigin(service.origin)}`,
+    ...where,
+    `timeout:  ${service.timeoutMs ?? 10000} ms`,
+    `version:  ${service.configVersion}`,
+    `updated:  ${clean(service.updatedAt)}`,
+  ].join('\n');
+}
+
+/** The status panel: one row per service. */
+export function servicesTable(services: readonly Service[]): string {
+  if (services.length === 0) return 'no services registered (add one with: wispctl mcp add NAME -- COMMAND [ARGS...])';
+  return table(
+    ['NAME', 'STATE', 'PID', 'TOOLS', 'SINCE', 'TRANSPORT', 'REASON'],
+    services.map((s) => {
+      const c = s.connection;
+      const state = c.status === 'activating' ? `activating/${c.phase}` : c.status;
+      const pid = 'pid' in c && c.pid !== null ? String(c.pid) : '-';
+      const tools = c.status === 'active' ? String(c.toolCount) : '-';
+      const since = c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since;
+      // Cells are cleaned by table(); a reason is one line.
+      const reason =
+        c.status === 'failed' ? `${c.code}: ${c.message}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}` : '';
+      return [s.name, state, pid, tools, since, s.transport, reason];
+    }),
+  );
+}
+
+/**
+ * What a service will do once trusted, before the question: every field is the daemon's own
+ * record of what will run (services.get), cleaned.
+ */
+export function activationText(service: Service): string {
+  return (
+    service.transport === 'http'
+      ? [
+          `${clean(service.name)} is a remote server: the daemon will send it requests, and what it answers is untrusted.`,
+          `  url:          ${clean(service.url ?? '')}`,
+          `  headers:      ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
+          `  origin:       ${describeOrigin(service.origin)}`,
+        ]
+      : [
+          `${clean(service.name)} will run as you, with your permissions. Its working directory is not a sandbox.`,
+          `  command:      ${showArg(service.command)}`,
+          `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
+          `  cwd:          ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
+          `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${clean(v.name)} (${v.storage})`).join(', ')}`}`,
+          `  origin:       ${describeOrigin(service.origin)}`,
+        ]
+  ).join('\n');
+}
+
+export function activationQuestion(service: Service): string {
+  return service.transport === 'http' ? `Trust and connect to ${clean(service.name)}? [y/N] ` : `Trust and start ${showArg(service.command)} (service ${clean(service.name)})? [y/N] `;
+}
+
+export function toolsTable(tools: readonly ToolInfo[]): string {
+  if (tools.length === 0) return 'no active tools';
+  return table(
+    ['SERVICE', 'TOOL', 'MODEL NAME', 'HINTS', 'DESCRIPTION (from the server, untrusted)'],
+    tools.map((t) => [
+      t.serviceName,
+      showArg(t.name), // table() cleans every cell
+      t.modelName,
+      Object.entries(t.annotations ?? {})
+        .filter(([k, v]) => k.endsWith('Hint') && v === true)
+        .map(([k]) => k.replace(/Hint$/, ''))
+        .join(',') || '-',
+      oneLine(t.description, 60),
+    ]),
+  );
+}
+
+export function toolResultText(result: Result<'tools.call'>): string {
+  const omitted = result.content.filter((c) => c.type === 'omitted').map((c) => `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]`);
+  const structured = result.structuredContent !== null ? [`structured: ${showJson(result.structuredContent)}`] : [];
+  const note = result.truncated ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : [];
+  return [cleanBlock(result.text), ...omitted, ...structured, ...note].filter((l) => l !== '').join('\n');
+}
+
+export function logsText(logs: Result<'services.logs'>): string {
+  return (logs.droppedChars > 0 ? `[${logs.droppedChars} older characters dropped]\n` : '') + cleanBlock(logs.stderr.replace(/\n$/, ''));
+}
+
+export function registeredText(service: Service): string {
+  return `registered ${clean(service.name)} (disabled, id ${clean(service.id)})\n${describeService(service)}`;
+}
+
+export function updatedText(service: Service): string {
+  return `updated ${clean(service.name)} (disabled, configVersion ${service.configVersion})\n${describeService(service)}`;
+}
+
+export function removedText(deleted: Result<'services.delete'>['deleted']): string {
+  return `removed ${clean(deleted.name)} (${clean(deleted.id)})`;
+}
+
+/** A service and its connection, on one line (after activate, disable, refresh). */
+export function stateLine(service: Service): string {
+  return `${clean(service.name)}: ${describeConnection(service.connection)}`;
+}
+
+export function toolFailureText(result: unknown): string {
+  const text = (result as { text?: unknown } | undefined)?.text;
+  return cleanBlock(typeof text === 'string' ? text : '');
+}
+
+/** Where a secret value is kept, after it was saved. */
+function keptIn(session: boolean): string {
+  return session ? 'session only' : 'keychain';
+}
+
+export function variableSavedText(service: Service, variable: string, session: boolean): string {
+  return `${clean(service.name)}: ${clean(variable)} saved (${keptIn(session)}); the service is disabled until activated again`;
+}
+
+export function variablesText(env: Service['env']): string {
+  return env.length === 0 ? 'no variables' : table(['VARIABLE', 'STORAGE'], env.map((v) => [v.name, v.storage]));
+}
+
+/** Before `env carry-over` asks: which values would go to which program. */
+export function carryOverText(service: Service): string {
+  return `${clean(service.env.map((v) => v.name).join(', '))} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd !== null ? showArg(service.cwd) : 'daemon default'})`;
+}
+
+export function headerSavedText(service: Service, header: string, session: boolean): string {
+  return `${clean(service.name)}: ${clean(header)} saved (${keptIn(session)}); the service is disabled until activated again`;
+}
+
+export function headersText(headers: Service['headers']): string {
+  return headers.length === 0 ? 'no headers' : table(['HEADER', 'STORAGE'], headers.map((h) => [h.name, h.storage]));
+}
+
+/** A service name and what happened to it: `files: variables cleared`. */
+export function serviceDone(service: Service, what: string): string {
+  return `${clean(service.name)}: ${what}`;
+}
+
+/** Where to log in; the URL comes from the server's metadata: shown cleaned (a browser gets the exact one). */
+export function loginUrlText(service: Service, authorizationUrl: string, redirectUri: string): string {
+  return `Open this URL to log in to ${clean(service.name)} (the answer comes back to ${clean(redirectUri)}):\n\n  ${clean(authorizationUrl)}\n`;
+}
+
+export function loggedInText(service: Service): string {
+  return `${clean(service.name)}: logged in; ${service.connection.status === 'active' ? `active, ${service.connection.toolCount} tools` : service.connection.status}`;
+}
+
+/** The prompts for secret values (read without echo). */
+export const secretPrompt = {
+  variable: (service: Service, variable: string): string => `value for ${clean(variable)} (${clean(service.name)}, not shown): `,
+  header: (service: Service, header: string): string => `value for the ${clean(header)} header (${clean(service.name)}, not shown): `,
+  clientSecret: (name: string): string => `client secret for ${clean(name)} (not shown): `,
+};

@@ -1,0 +1,37 @@
+import type { Result } from '../../core/index.js';
+import { clean, cleanBlock, showArg, table } from '../render.js';
+
+/** Config sources and what became of their entries; one-off imports. */
+
+function where(origin: { source: string; file: string; plugin: string | null }): string {
+  return `${clean(origin.source)}${origin.plugin !== null ? ` (${clean(origin.plugin)})` : ''} ${showArg(origin.file)}`;
+}
+
+export function sourcesText(view: Result<'sources.list'>): string {
+  const lines = [`config dir: ${showArg(view.configDir)}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.map(showArg).join(', ')}`];
+  const report = view.report;
+  if (report === null) return [...lines, 'not synced yet'].join('\n');
+  lines.push(`synced:     ${clean(report.at)}`, '');
+  if (report.entries.length > 0) {
+    lines.push(
+      table(
+        ['NAME', 'TRANSPORT', 'ACTION', 'FROM', 'OVERRIDES'],
+        report.entries.map((e) => [e.name, e.transport, e.action + (e.reason !== null ? `: ${e.reason}` : ''), where(e.origin), e.overrides !== null ? where(e.overrides) : '-']),
+      ),
+    );
+  } else lines.push('no entries');
+  for (const e of report.entries) for (const w of e.warnings) lines.push(`warning: ${clean(w)}`);
+  for (const s of report.skipped) lines.push(`skipped ${clean(s.name)} (${where(s.origin)}): ${clean(s.reason)}`);
+  for (const p of report.problems) lines.push(`unusable: ${showArg(p.file)}: ${cleanBlock(p.message, '  ')}`);
+  for (const r of report.removed) lines.push(`removed ${clean(r)}: its entry is gone`);
+  return lines.join('\n');
+}
+
+export function importText(result: Result<'services.import'>): string {
+  return [
+    ...result.imported.map((s) => `imported ${clean(s.name)} (${s.transport}, disabled)`),
+    ...result.skipped.map((s) => `skipped ${clean(s.name)}: ${clean(s.reason)}`),
+    ...result.warnings.map((w) => `warning: ${clean(w)}`),
+    result.imported.length > 0 ? 'trust and start each with: wispctl mcp activate NAME' : 'nothing imported',
+  ].join('\n');
+}
