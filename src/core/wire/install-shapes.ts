@@ -94,10 +94,11 @@ export const InstallAttempt = Type.Union(
       { step: Type.Literal('register'), endedAt: Timestamp, error: Type.Null(), npmPid: Type.Null(), serviceId: Type.String(), serviceName: Type.String() },
       'Installed and registered (disabled) as serviceId.',
     ),
-    attemptOf(Type.Literal('failed'), ended, 'npm or verification failed: error says why.'),
-    attemptOf(Type.Literal('cancelled'), ended, 'Cancelled (installs.cancel, the client went away, or the daemon stopping).'),
-    attemptOf(Type.Literal('timed_out'), ended, 'Stopped at the time limit.'),
-    attemptOf(Type.Literal('interrupted'), ended, 'The daemon stopped (or crashed) while it ran: found running at the next start.'),
+    attemptOf(
+      Type.Union([Type.Literal('failed'), Type.Literal('cancelled'), Type.Literal('timed_out'), Type.Literal('interrupted')]),
+      ended,
+      'Ended without success. failed: npm or verification failed (error says why); cancelled: installs.cancel, the client went away, or the daemon stopping; timed_out: stopped at the time limit; interrupted: the daemon stopped (or crashed) while it ran, found running at the next start.',
+    ),
   ],
   { description: 'Only succeeded is a success. The others are never replayed: discard the attempt, or install by hand.' },
 );
