@@ -126,6 +126,8 @@ export class TaskRun {
     if (session.running !== undefined) session.running.task = task;
     session.updatedAt = this.at();
     await this.options.transcripts.append(session.id, [{ type: 'task', at: this.at(), task }]);
+    // Free (once it is on record) before the end is announced: whoever hears it may send the session's next task at once.
+    if (isFinished(state) && session.running?.task.id === task.id) session.running = undefined;
     this.options.publish({ kind: 'task.changed', sessionId: session.id, task });
   }
 
@@ -175,7 +177,8 @@ export class TaskRun {
     } finally {
       await awaited;
       const current = this.session.tasks.find((t) => t.id === this.task.id);
-      if (current?.state.status === 'awaiting_approval') await this.transition({ type: 'resume' });
+      // A cancelled task goes straight from awaiting_approval to cancelled (run() records it).
+      if (current?.state.status === 'awaiting_approval' && !this.signal.aborted) await this.transition({ type: 'resume' });
     }
   }
 

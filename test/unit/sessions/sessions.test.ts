@@ -188,6 +188,8 @@ describe('Sessions (real model HTTP mock, in-memory MCP server, real approvals)'
 
     cancel(x, id);
     expect((await x.events.ended(task.id)).state).toEqual({ status: 'cancelled', reason });
+    // Straight from waiting to cancelled: clients are never told it runs again.
+    expect(x.events.states(task.id).slice(-2)).toEqual(['awaiting_approval', 'cancelled']);
     expect(x.approvals.get(approvalId).state).toMatchObject({ status: 'cancelled' });
     expect(() => x.approvals.respond(approvalId, 'approve', 'too late')).toThrow(expect.objectContaining({ code: 'APPROVAL_NOT_PENDING' }));
     expect(x.server.calls).toEqual([]);
@@ -199,7 +201,7 @@ describe('Sessions (real model HTTP mock, in-memory MCP server, real approvals)'
   // before it clears session.running (task-run.ts, the finally of run()), so a caller that acts
   // on that event at once is refused TASK_RUNNING. Over the socket the gap is never seen (the
   // client's next request comes after I/O); an in-process caller sees it. Make this `it` once fixed.
-  it.fails('accepts the next task of a session as soon as the last one is announced ended', async () => {
+  it('accepts the next task of a session as soon as the last one is announced ended', async () => {
     const { sessions, events } = await start();
     mock.enqueue({ events: textEvents('one') }, { events: textEvents('two') });
     const { id } = await sessions.create(undefined);
