@@ -1,5 +1,5 @@
-import { LIMITS, WispError } from '../core/index.js';
-import { mergeSources, type EntryOrigin, type SkippedEntry, type SourceEntry } from './config-sources.js';
+import { LIMITS, WispError, type SourcesReport } from '../core/index.js';
+import { mergeSources, type SourceEntry } from './config-sources.js';
 import type { RegisterInput, ServiceRegistry } from './service-registry.js';
 import type { SourceOrigin, StoredService } from './service-store.js';
 import { readSourceFiles } from './source-files.js';
@@ -28,26 +28,11 @@ export interface SourceSyncDeps {
   readonly storedSecrets: (config: StoredService) => Promise<Readonly<Record<string, string>> | null>;
 }
 
-export type SyncAction = 'added' | 'updated' | 'unchanged' | 'skipped';
+export type SyncAction = SyncedEntry['action'];
 
-export interface SyncedEntry {
-  readonly name: string;
-  readonly origin: EntryOrigin;
-  readonly transport: 'stdio' | 'http';
-  readonly overrides: EntryOrigin | null;
-  readonly warnings: string[];
-  readonly action: SyncAction;
-  readonly reason: string | null;
-  readonly serviceId: string | null;
-}
-
-export interface SyncReport {
-  readonly at: string;
-  readonly entries: SyncedEntry[];
-  readonly skipped: SkippedEntry[];
-  readonly problems: { readonly file: string; readonly message: string }[];
-  readonly removed: string[];
-}
+/** A sync's report is what sources.list shows (one definition: the wire's). */
+export type SyncReport = SourcesReport;
+export type SyncedEntry = SourcesReport['entries'][number];
 
 /**
  * What registering an entry takes: the configuration (variable and header NAMES, kept in

@@ -1,9 +1,9 @@
-import { WispError } from '../core/index.js';
+import { WispError, type Storage } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import type { Redactor } from './redactor.js';
 import type { SecretStore, StoredSecret } from './secret-store.js';
 
-export type Storage = 'keychain' | 'session';
+export type { Storage };
 
 export interface VariableRef {
   readonly name: string;

@@ -1,17 +1,13 @@
 import { promises as fs } from 'node:fs';
+import type { WispEvent } from '../core/index.js';
 
 /**
  * A persisted file (or one record in it) that was bad when read. The daemon skips the record
  * or moves the file aside (intact) and goes on; the daemon reports each problem in its log
  * and as a `storage.warning` event.
  */
-export interface StorageProblem {
-  readonly file: string;
-  /** What was wrong: never the file's content (it may hold anything). */
-  readonly problem: string;
-  /** Where the file now is, or null when it stayed where it was (a bad line skipped). */
-  readonly movedTo: string | null;
-}
+/** What was wrong with a persisted file (never its content), as the storage.warning event reports it. */
+export type StorageProblem = Readonly<Omit<Extract<WispEvent, { type: 'storage.warning' }>, 'type' | 'seq' | 'at'>>;
 
 /** Why JSON.parse failed, without quoting the text (Node quotes a piece of the input). */
 export function jsonProblem(error: unknown): string {

@@ -97,6 +97,7 @@ export const EnvName = Type.String({ pattern: ENV_NAME_PATTERN, maxLength: 128 }
 export const Storage = Type.Union([Type.Literal('keychain'), Type.Literal('session')], {
   description: 'keychain: the OS keychain; session: memory only, gone when the daemon stops.',
 });
+export type Storage = Static<typeof Storage>;
 const EnvVariable = Type.Object({ name: EnvName, storage: Storage }, { description: 'A variable\'s name and where its value is kept. Values are write-only.' });
 
 export const Service = Type.Object({

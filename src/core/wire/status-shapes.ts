@@ -44,6 +44,7 @@ export const SourcesReport = Type.Object({
   problems: Type.Array(Type.Object({ file: Type.String(), message: Type.String() }), { description: 'Files that could not be used at all.' }),
   removed: Type.Array(Type.String(), { description: 'Services removed because their entry is gone (or no longer valid).' }),
 });
+export type SourcesReport = Static<typeof SourcesReport>;
 
 export const SourcesView = Type.Object({
   configDir: Type.String({ description: 'Holds settings.json (global mcpServers, enabledPlugins) and plugins/<folder>/plugin.json.' }),
