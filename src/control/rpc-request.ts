@@ -26,7 +26,7 @@ export type RequestCheck = { ok: true; request: CheckedRequest } | { ok: false; 
 
 export interface RequestRules {
   readonly methods: Readonly<Record<string, MethodEntry>>;
-  readonly validators: ReadonlyMap<string, ValidateFunction>;
+  readonly validators: { get(method: string): ValidateFunction | undefined };
   readonly maxDepth: number;
 }
 

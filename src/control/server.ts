@@ -25,7 +25,7 @@ export type { CallContext, MethodEntry, RpcConnection, RpcLogger, RpcServerOptio
  * checks before a handler runs), rpc-frame.ts (error bodies, guarded serialising).
  */
 export class RpcServer {
-  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly validators: ParamsChecks;
   private readonly connections = new Set<Connection>();
   private readonly netServer: net.Server;
   private nextId = 1;
@@ -35,8 +35,7 @@ export class RpcServer {
   private readonly staticResults = new Map<string, PreSerialized>();
 
   constructor(private readonly options: RpcServerOptions) {
-    const ajv = new Ajv({ allErrors: true, strict: true });
-    for (const [name, entry] of Object.entries(options.methods)) this.validators.set(name, ajv.compile(entry.paramsSchema));
+    this.validators = new ParamsChecks(options.methods);
     this.netServer = net.createServer((socket) => this.accept(socket));
   }
 
@@ -215,5 +214,27 @@ export class RpcServer {
     if (error instanceof WispError) return errorBody(error.code, error.message, error.details);
     this.options.logger.error({ method, err: error instanceof Error ? error.stack : String(error) }, 'method failed unexpectedly');
     return internalError();
+  }
+}
+
+/**
+ * Each method's params check, compiled when the method is first called: compiling all of
+ * them in the constructor cost every cold start tens of milliseconds, for methods most runs
+ * never see. One ajv instance for all of them.
+ */
+class ParamsChecks {
+  private ajv: Ajv | undefined;
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(private readonly methods: RpcServerOptions['methods']) {}
+
+  get(method: string): ValidateFunction | undefined {
+    const known = this.compiled.get(method);
+    if (known !== undefined) return known;
+    const entry = Object.hasOwn(this.methods, method) ? this.methods[method] : undefined;
+    if (entry === undefined) return undefined;
+    const validate = (this.ajv ??= new Ajv({ allErrors: true, strict: true })).compile(entry.paramsSchema);
+    this.compiled.set(method, validate);
+    return validate;
   }
 }

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import { LIMITS, type InstallSettingsView } from '../core/index.js';
-import type { SettingsFile, SettingsSection } from '../util/index.js';
+import { compiledOnFirstUse, type SettingsFile, type SettingsSection } from '../util/index.js';
 import { DEFAULT_RUNTIME_DIRS } from './runtime.js';
 
 /** Install settings: where Node and npm are looked for, the one registry, a CA bundle, the time limit (the wire's InstallSettingsView). */
@@ -28,7 +28,7 @@ export class InstallSettingsStore {
 
   /** `runtimeDirs`: where Node and npm are looked for unless settings.json says otherwise (default: the fixed system list). */
   constructor(file: SettingsFile, runtimeDirs: readonly string[] = DEFAULT_RUNTIME_DIRS) {
-    this.section = file.section({ key: 'installs', check: new Ajv({ allErrors: true, strict: true }).compile<InstallsSection>(InstallsSection) });
+    this.section = file.section({ key: 'installs', check: compiledOnFirstUse(() => new Ajv({ allErrors: true, strict: true }).compile<InstallsSection>(InstallsSection)) });
     this.defaults = { runtimeDirs: [...runtimeDirs], registry: null, caFile: null, timeoutMs: LIMITS.installTimeoutMs };
   }
 

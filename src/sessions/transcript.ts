@@ -26,10 +26,15 @@ export type TranscriptRecord = { [K in keyof RecordSchemas]: Static<RecordSchema
  * ignored when the file is read back.
  */
 export class TranscriptFiles {
-  private readonly validators = (() => {
-    const ajv = new Ajv({ strict: false });
-    return new Map<unknown, ValidateFunction<TranscriptRecord>>(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile<TranscriptRecord>(schema)]));
-  })();
+  // Compiled when the first transcript is read back: a daemon with none compiles nothing.
+  private compiled: Map<unknown, ValidateFunction<TranscriptRecord>> | undefined;
+  private get validators(): Map<unknown, ValidateFunction<TranscriptRecord>> {
+    if (this.compiled === undefined) {
+      const ajv = new Ajv({ strict: false });
+      this.compiled = new Map(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile<TranscriptRecord>(schema)]));
+    }
+    return this.compiled;
+  }
 
   constructor(
     readonly dir: string,
