@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { Redactor } from '../secrets/index.js';
 
 export interface LoggerOptions {
@@ -19,6 +20,8 @@ export function createLogger(options: LoggerOptions): Logger {
   const hooks = { streamWrite: (line: string) => options.redactor.redact(line) };
   const base = { base: { pid: process.pid }, level: options.level, hooks };
   if (options.pretty) {
+    // Loaded only for a human at a terminal: the service (launchd, systemd) logs JSON and never pays for it.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
     return pino(base, pretty({ colorize: true, destination: options.destination ?? 1, sync: true }));
   }
   return pino(base, options.destination ?? pino.destination({ dest: 1, sync: true }));

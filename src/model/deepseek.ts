@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { WispError, type ErrorCode } from '../core/index.js';
 import type { ModelMessage, ToolCallWire, ToolDefinition, Turn, Usage } from './wire.js';
 
@@ -57,6 +57,8 @@ export async function streamTurn(
     stream: true,
     stream_options: { include_usage: true },
   });
+  // Loaded with the first model request: a daemon that never runs a session never loads undici.
+  const { request } = await import('undici');
   for (let attempt = 0; ; attempt++) {
     let response: Dispatcher.ResponseData;
     try {
