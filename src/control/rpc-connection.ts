@@ -20,6 +20,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  */
 export class Connection implements RpcConnection {
   subscribed = false;
+  eventTypes: ReadonlySet<string> | null = null;
   readonly inflight = new Set<AbortController>();
   readonly pending = new Set<Promise<unknown>>();
   /** Requests of methods that wait (MethodEntry.waits) not yet answered. */

@@ -12,6 +12,8 @@ export interface RpcLogger {
 export interface RpcConnection {
   readonly id: number;
   subscribed: boolean;
+  /** The event types this subscriber asked for; null: all of them. */
+  eventTypes: ReadonlySet<string> | null;
   notify(method: string, params: unknown): void;
 }
 

@@ -63,9 +63,10 @@ export class RpcServer {
   /**
    * Sends a notification to every subscribed connection, serialised once. `serialized` is
    * params already serialised by the caller (the event hub does it once per event), or null
-   * when the caller found it cannot be sent: then it is dropped with a log line.
+   * when the caller found it cannot be sent: then it is dropped with a log line. `type`: the
+   * event's type, for subscribers that asked for some types only.
    */
-  broadcast(method: string, params: unknown, serialized?: string | null): void {
+  broadcast(method: string, params: unknown, serialized?: string | null, type?: string): void {
     let line: string | undefined;
     let reason = 'it could not be serialised';
     if (serialized !== null) {
@@ -81,7 +82,9 @@ export class RpcServer {
       this.options.logger.warn({ code: 'REPLY_TOO_LARGE', method, ...about }, `a notification was not sent to subscribers: ${reason}`);
       return;
     }
-    for (const connection of this.connections) if (connection.subscribed) connection.writeLine(line);
+    for (const connection of this.connections) {
+      if (connection.subscribed && (type === undefined || connection.eventTypes === null || connection.eventTypes.has(type))) connection.writeLine(line);
+    }
   }
 
   /** Stop accepting; refuse new requests; cancel in-flight work and wait (bounded) for it to settle. */

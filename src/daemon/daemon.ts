@@ -42,7 +42,7 @@ export class Daemon {
       maxBacklogBytes: LIMITS.maxClientBacklogBytes,
       logger: options.logger,
     });
-    this.parts.events.onEvent((event, serialized) => this.server.broadcast('event', event, serialized));
+    this.parts.events.onEvent((event, serialized) => this.server.broadcast('event', event, serialized, event.type));
   }
 
   get paths(): WispPaths {

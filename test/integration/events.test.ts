@@ -33,6 +33,27 @@ function collect(client: WispClient): { events: WispEvent[]; until: (n: number) 
 }
 
 describe('events.subscribe', () => {
+  it('with `types`, sends (and replays) only those event types; an unknown type is refused', async () => {
+    const writer = await daemon.connect();
+    const all = await daemon.connect();
+    const some = await daemon.connect();
+    const everything = collect(all);
+    const onlyDeleted = collect(some);
+    const start = await all.call('events.subscribe', {});
+    await writer.call('services.register', { name: 'typed', command: '/bin/true' });
+    await writer.call('services.update', { name: 'typed', set: { args: ['x'] } });
+    // Subscribing late, from before the register: the replay is filtered too.
+    expect(await some.call('events.subscribe', { since: start.lastSeq, runId: start.runId, types: ['service.deleted', 'service.updated'] })).toMatchObject({ replayed: 1 });
+    await writer.call('services.delete', { name: 'typed' });
+    await writer.call('services.register', { name: 'typed2', command: '/bin/true' });
+    // The unfiltered subscriber has seen all four, so the filtered one has had every chance to see them too.
+    expect((await everything.until(4)).map((e) => e.type)).toEqual(['service.registered', 'service.updated', 'service.deleted', 'service.registered']);
+    await writer.call('services.delete', { name: 'typed2' });
+    expect((await onlyDeleted.until(3)).map((e) => e.type)).toEqual(['service.updated', 'service.deleted', 'service.deleted']);
+    await expect(some.call('events.subscribe', { types: ['service.exploded'] as never })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await Promise.all([writer.close(), all.close(), some.close()]);
+  });
+
   it('resumes after a reconnect from `since`, with nothing missed or repeated', async () => {
     const writer = await daemon.connect();
     const first = await daemon.connect();

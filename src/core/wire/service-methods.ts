@@ -4,6 +4,7 @@ import { LIMITS } from '../limits.js';
 import { method, type MethodDef } from './define.js';
 import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
 import { DaemonStatus } from './status-shapes.js';
+import { events } from './events.js';
 
 export const serviceMethods = {
   'daemon.status': method({
@@ -29,6 +30,13 @@ export const serviceMethods = {
       {
         since: Type.Optional(Type.Integer({ minimum: 0, description: 'Last seq this client saw.' })),
         runId: Type.Optional(Type.String({ description: 'The runId that `since` belongs to.' })),
+        types: Type.Optional(
+          Type.Array(Type.Union(Object.keys(events).map((type) => Type.Literal(type))), {
+            minItems: 1,
+            uniqueItems: true,
+            description: 'Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),

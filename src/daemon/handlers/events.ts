@@ -13,14 +13,18 @@ export function eventHandlers({ events }: Pick<DaemonParts, 'events'>): Pick<Han
       }
       // Computed and sent in the same tick as the response, so no event is missed or repeated.
       const replay = events.replay(params.since, params.runId);
+      const types = params.types === undefined ? null : new Set<string>(params.types);
+      const replayed = types === null ? replay.events : replay.events.filter((event) => types.has(event.type));
       ctx.afterResponse(() => {
-        for (const event of replay.events) ctx.connection.notify('event', event);
+        for (const event of replayed) ctx.connection.notify('event', event);
+        ctx.connection.eventTypes = types;
         ctx.connection.subscribed = true;
       });
-      return { runId: events.runId, lastSeq: events.lastSeq, replayed: replay.events.length, missed: replay.missed };
+      return { runId: events.runId, lastSeq: events.lastSeq, replayed: replayed.length, missed: replay.missed };
     },
     'events.unsubscribe': (_params, ctx) => {
       ctx.connection.subscribed = false;
+      ctx.connection.eventTypes = null;
       return { subscribed: false as const };
     },
   };
