@@ -74,7 +74,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   });
   const projects = new ProjectList(paths.dataDir);
   const built = {
-    paths, version: options.version, redactor, now, env, runtimeDirs: options.runtimeDirs,
+    paths, version: options.version, redactor, now, env,
     events, store, registry, serverRecords, supervisor, approvals, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env }),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),

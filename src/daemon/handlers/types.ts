@@ -26,8 +26,6 @@ export interface DaemonParts {
   readonly now: () => Date;
   /** The daemon's own environment (DEEPSEEK_API_KEY, `${VAR}` of config sources); never handed to a server whole. */
   readonly env: NodeJS.ProcessEnv;
-  /** Where installs look for Node and npm unless settings.json says otherwise. */
-  readonly runtimeDirs: readonly string[] | undefined;
   readonly events: EventHub;
   readonly store: ServiceStore;
   readonly registry: ServiceRegistry;
