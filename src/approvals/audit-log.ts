@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { openSafe } from '../util/index.js';
 
@@ -19,8 +20,10 @@ export class AuditLog {
 
   /**
    * Resolves once this record (and every earlier one) is written; failures go to onError.
-   * Records appended before the previous write finished, or in the same turn, leave in one
-   * write: under load a batch of calls costs one trip through the thread pool, not one each.
+   * The records of one event-loop turn leave together, at the turn's end, in one
+   * synchronous write on the open descriptor: an append to a local file is a copy into the
+   * page cache, cheaper than a trip through libuv's thread pool and the turn it costs (two
+   * per call before, one per call now, one per batch under load).
    */
   append(record: Record<string, unknown>): Promise<void> {
     const line = `${JSON.stringify(record)}\n`;
@@ -29,19 +32,21 @@ export class AuditLog {
       return this.batch.written;
     }
     const lines = [line];
-    this.queue = this.queue
+    const written = this.queue
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(async () => {
         // From here on, new records go to the next batch.
         this.batch = undefined;
         this.handle ??= openSafe(this.file, 'append');
-        await (await this.handle).write(lines.join(''));
+        writeAll((await this.handle).fd, Buffer.from(lines.join('')));
       })
       .catch((error: unknown) => {
         this.handle = undefined;
         this.onError(error);
       });
-    this.batch = { lines, written: this.queue };
-    return this.queue;
+    this.queue = written;
+    this.batch = { lines, written };
+    return written;
   }
 
   /** Waits for pending records and closes the file. */
@@ -51,4 +56,8 @@ export class AuditLog {
     this.handle = undefined;
     await (await handle)?.close();
   }
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }

@@ -273,7 +273,7 @@ export function waitingText(approval: Approval): string {
 }
 
 /** A question withdrawn because its approval was resolved some other way. */
-export function withdrawnText(resolved: Approval): string {
+export function withdrawnText(resolved: Pick<Approval, 'id' | 'state'>): string {
   return `\n(approval ${clean(resolved.id)} is ${clean(resolved.state.status)}: this question is withdrawn)`;
 }
 

@@ -27,6 +27,10 @@ export class Connection implements RpcConnection {
   pendingCalls = 0;
   private readonly splitter: LineSplitter;
   private closed = false;
+  /** Frames written this turn, not yet handed to the socket (see writeLine). */
+  private outbox: string[] = [];
+  private outboxChars = 0;
+  private abortedAll = false;
 
   constructor(
     readonly id: number,
@@ -70,24 +74,38 @@ export class Connection implements RpcConnection {
     this.writeLine(`${encoded.ok ? encoded.text : this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`).text}\n`);
   }
 
-  /** Writes one serialised frame. Never throws: a socket that refuses it is dropped. */
+  /**
+   * Queues one serialised frame; the frames of one event-loop turn leave in one write (at
+   * the turn's end, setImmediate): under load an approver's event, answer and the next
+   * event cost one syscall, not three. Never throws: a socket that refuses it is dropped.
+   */
   writeLine(line: string): void {
     if (this.isGone) return;
-    try {
-      this.socket.write(line);
-    } catch (error) {
-      this.options.logger.warn({ client: this.id, err: String(error) }, 'a write to a client failed; dropping it');
-      this.drop();
-      return;
-    }
-    if (this.socket.writableLength > this.options.maxBacklogBytes) {
+    this.outbox.push(line);
+    this.outboxChars += line.length;
+    if (this.outbox.length === 1) setImmediate(this.flush);
+    if (this.socket.writableLength + this.outboxChars > this.options.maxBacklogBytes) {
       this.options.logger.warn(
-        { client: this.id, code: 'SLOW_CONSUMER', backlog: this.socket.writableLength },
+        { client: this.id, code: 'SLOW_CONSUMER', backlog: this.socket.writableLength + this.outboxChars },
         'dropping a client that stopped reading',
       );
       this.drop();
     }
   }
+
+  private readonly flush = (): void => {
+    if (this.outbox.length === 0) return;
+    const text = this.outbox.join('');
+    this.outbox = [];
+    this.outboxChars = 0;
+    if (this.isGone) return;
+    try {
+      this.socket.write(text);
+    } catch (error) {
+      this.options.logger.warn({ client: this.id, err: String(error) }, 'a write to a client failed; dropping it');
+      this.drop();
+    }
+  };
 
   /** Ends the connection after what was written is flushed; destroys it if that takes too long. */
   end(graceMs: number): Promise<void> {
@@ -98,17 +116,29 @@ export class Connection implements RpcConnection {
         clearTimeout(timer);
         resolve();
       });
+      this.flush();
       this.socket.end();
     });
   }
 
   drop(): void {
+    this.outbox = [];
+    this.outboxChars = 0;
     this.socket.destroy();
     this.onClose();
   }
 
   abortAll(): void {
+    this.abortedAll = true;
     for (const controller of this.inflight) controller.abort(new WispError('CANCELLED', 'the client disconnected'));
+  }
+
+  /** A request's controller, in flight until it is answered; aborted at once when abortAll already ran. */
+  newController(): AbortController {
+    const controller = new AbortController();
+    this.inflight.add(controller);
+    if (this.abortedAll) controller.abort(new WispError('CANCELLED', 'the client disconnected'));
+    return controller;
   }
 
   private get isGone(): boolean {

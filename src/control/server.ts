@@ -171,15 +171,22 @@ export class RpcServer {
   private run(connection: Connection, request: CheckedRequest, after: (() => void)[]): Response | undefined | Promise<Response | undefined> {
     const { id, entry, method } = request;
     const waits = entry.waits === true;
-    const controller = new AbortController();
-    connection.inflight.add(controller);
+    // Made when the handler first asks for its signal: most handlers answer at once and never do.
+    let controller: AbortController | undefined;
     if (waits) {
       connection.pendingCalls += 1;
       this.pendingCalls += 1;
     }
-    const ctx: CallContext = { signal: controller.signal, connection, afterResponse: (fn) => after.push(fn) };
+    const ctx: CallContext = {
+      get signal() {
+        controller ??= connection.newController();
+        return controller.signal;
+      },
+      connection,
+      afterResponse: (fn) => after.push(fn),
+    };
     const settle = (outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Response | undefined => {
-      connection.inflight.delete(controller);
+      if (controller !== undefined) connection.inflight.delete(controller);
       if (waits) {
         connection.pendingCalls -= 1;
         this.pendingCalls -= 1;

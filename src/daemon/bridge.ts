@@ -4,7 +4,7 @@ import type { ApprovalAnnouncement } from '../approvals/index.js';
 import { STEPS, attemptView, type InstallEvent } from '../install/index.js';
 import type { McpEvent, RegistryChange } from '../mcp/index.js';
 import type { SessionEvent } from '../sessions/index.js';
-import { approvalView } from './views.js';
+import { approvalOutcome, approvalView } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
 
 /**
@@ -62,8 +62,9 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
     case 'call.failed':
       return { type: 'tool.call.failed', call: event.call, code: event.code, message: event.message, durationMs: event.durationMs };
     case 'approval.requested':
-    case 'approval.resolved':
       return { type: event.kind, approval: approvalView(event.approval) };
+    case 'approval.resolved':
+      return { type: event.kind, approval: approvalOutcome(event.approval) };
     case 'session.created':
       return { type: 'session.created', session: event.session };
     case 'session.deleted':

@@ -1,4 +1,4 @@
-import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ConnectionState, type Service, type ToolInfo } from '../core/index.js';
+import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ApprovalOutcome, type ConnectionState, type Service, type ToolInfo } from '../core/index.js';
 import type { Approval, Approvals } from '../approvals/index.js';
 import type { CatalogTool, StoredService } from '../mcp/index.js';
 import type { InstallPlan, Runtime } from '../install/index.js';
@@ -39,6 +39,18 @@ export function approvalView(approval: Approval): ApprovalView {
     requester: { ...approval.requester },
     binding: { ...approval.binding },
     summary: { ...approval.summary },
+    createdAt: approval.createdAt,
+    state: { ...approval.state },
+  };
+}
+
+/** What became of an approval: its view without the summary (see the approval.resolved event). */
+export function approvalOutcome(approval: Approval): ApprovalOutcome {
+  return {
+    id: approval.id,
+    kind: approval.kind,
+    requester: { ...approval.requester },
+    binding: { ...approval.binding },
     createdAt: approval.createdAt,
     state: { ...approval.state },
   };

@@ -188,7 +188,8 @@ export class Connection {
     this.transportLost = false;
     this.observed = transport;
     transport.onmessage = (message) => {
-      if (!isJSONRPCErrorResponse(message)) return;
+      // Most messages are results: only a message with an error is checked as one.
+      if (!('error' in message) || !isJSONRPCErrorResponse(message)) return;
       this.remoteErrors.push(remoteKey(message.error.code, message.error.message));
       if (this.remoteErrors.length > 64) this.remoteErrors.shift();
     };

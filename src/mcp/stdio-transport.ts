@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../core/index.js';
 import { LineSplitter, groupRunning } from '../util/index.js';
 import type { TransportFailure } from './failure.js';
@@ -240,12 +240,11 @@ export class StdioTransport implements Transport {
       this.fail('PROTOCOL_ERROR', `the server wrote something other than JSON-RPC to stdout: ${JSON.stringify(redacted.slice(0, 80))}`);
       return;
     }
-    const message = JSONRPCMessageSchema.safeParse(parsed);
-    if (!message.success) {
+    if (!isJsonRpcMessage(parsed)) {
       this.fail('PROTOCOL_ERROR', 'the server wrote a JSON value that is not a JSON-RPC message');
       return;
     }
-    this.onmessage?.(message.data);
+    this.onmessage?.(parsed);
   }
 
   /** A misbehaving server: remember why, stop it, and report the close. */
@@ -261,6 +260,39 @@ export class StdioTransport implements Transport {
     this.closedReported = true;
     this.onclose?.();
   }
+}
+
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const NOTIFICATION_KEYS = new Set(['jsonrpc', 'method', 'params']);
+const RESULT_KEYS = new Set(['jsonrpc', 'id', 'result']);
+const ERROR_KEYS = new Set(['jsonrpc', 'id', 'error']);
+
+function onlyKeys(value: object, allowed: ReadonlySet<string>): boolean {
+  for (const key in value) if (!allowed.has(key)) return false;
+  return true;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The JSON-RPC envelope the SDK accepts (its four strict message shapes), checked by hand:
+ * the SDK checks every message it is given again with its own schemas (and the result with
+ * the request's result schema), so a zod parse here too cost each call a second full parse.
+ */
+export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
+  if (!isObject(value) || value.jsonrpc !== '2.0') return false;
+  const id = value.id;
+  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+  if (typeof value.method === 'string') {
+    if (value.params !== undefined && !isObject(value.params)) return false;
+    return 'id' in value ? validId && onlyKeys(value, REQUEST_KEYS) : onlyKeys(value, NOTIFICATION_KEYS);
+  }
+  if ('result' in value) return validId && isObject(value.result) && onlyKeys(value, RESULT_KEYS);
+  const error = value.error;
+  if (!isObject(error) || typeof error.message !== 'string' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return false;
+  return (id === undefined || validId) && onlyKeys(value, ERROR_KEYS);
 }
 
 function spawnError(error: NodeJS.ErrnoException, command: string): WispError {

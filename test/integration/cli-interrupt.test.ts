@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
-import type { Approval, WispEvent } from '../../src/core/index.js';
+import type { Approval, ApprovalOutcome, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { LocalRegistry } from '../../fixtures/npm/registry.mjs';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
@@ -59,7 +59,7 @@ async function expectCancelled(terminal: Terminal): Promise<string> {
 }
 
 /** The next approval asked for the echo tool, and the event that resolves it. */
-function nextEchoApproval(): { requested: Promise<Approval>; resolved: Promise<Approval> } {
+function nextEchoApproval(): { requested: Promise<Approval>; resolved: Promise<ApprovalOutcome> } {
   const requested = events
     .next((e) => e.type === 'approval.requested' && e.approval.summary.toolName === 'echo')
     .then((e) => (e as Extract<WispEvent, { type: 'approval.requested' }>).approval);

@@ -74,7 +74,10 @@ describe('tool calls with approvals', () => {
     await human.call('approvals.respond', { id: approval.id, decision: 'approve' });
     const result = await pending;
     expect(result).toMatchObject({ approvalId: approval.id, text: 'canary-argument-value', truncated: false, content: [{ type: 'text', text: 'canary-argument-value' }] });
-    expect(await resolvedForAsker).toMatchObject({ approval: { id: approval.id, state: { status: 'approved' } } });
+    const resolved = await resolvedForAsker;
+    expect(resolved).toMatchObject({ approval: { id: approval.id, kind: 'tool_call', binding: approval.binding, state: { status: 'approved' } } });
+    // What was shown came once, with approval.requested: the outcome does not repeat the arguments.
+    expect(JSON.stringify(resolved)).not.toContain('canary-argument-value');
 
     // The first answer won; a later one is refused, and the approval cannot be used again.
     await expect(asker.call('approvals.respond', { id: approval.id, decision: 'deny' })).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING' });

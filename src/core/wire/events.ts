@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { event } from './define.js';
 import { InstallAttempt, InstallStep } from './install-shapes.js';
-import { Approval, CallRef, ConnectionState, ErrorCodeSchema, Requester, Service, SessionInfo, Task } from './shapes.js';
+import { Approval, ApprovalOutcome, CallRef, ConnectionState, ErrorCodeSchema, Requester, Service, SessionInfo, Task } from './shapes.js';
 
 export const events = {
   'service.registered': event('service.registered', 'A service was registered (disabled).', { service: Service }),
@@ -25,7 +25,9 @@ export const events = {
     redirectUri: Type.String({ description: 'The loopback listener (127.0.0.1) that receives the callback.' }),
   }),
   'approval.requested': event('approval.requested', 'A call waits for a human: any attached client may answer.', { approval: Approval }),
-  'approval.resolved': event('approval.resolved', 'An approval was approved, denied, cancelled or made stale.', { approval: Approval }),
+  'approval.resolved': event('approval.resolved', 'An approval was approved, denied, cancelled or made stale. Without the summary (approval.requested carried it; approvals.get has it).', {
+    approval: ApprovalOutcome,
+  }),
   'tool.call.started': event('tool.call.started', 'An approved call was sent to its server.', { call: CallRef }),
   'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
     call: CallRef,

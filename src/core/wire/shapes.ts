@@ -183,17 +183,20 @@ export const ApprovalState = Type.Union([
 ]);
 export type ApprovalState = Static<typeof ApprovalState>;
 
+const approvalKind = Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation'), Type.Literal('install')], {
+  description: 'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools; install: an npm install plan (installs.start or the model\'s mcp_install_npm).',
+});
+const approvalBinding = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()]), {
+  description:
+    'What the approval is bound to; a use that differs in any key is refused. tool_call: serviceId, generation, toolListVersion, toolName, ' +
+    'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest. install: planDigest.',
+});
+
 export const Approval = Type.Object({
   id: Type.String(),
-  kind: Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation'), Type.Literal('install')], {
-    description: 'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools; install: an npm install plan (installs.start or the model\'s mcp_install_npm).',
-  }),
+  kind: approvalKind,
   requester: Requester,
-  binding: Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()]), {
-    description:
-      'What the approval is bound to; a use that differs in any key is refused. tool_call: serviceId, generation, toolListVersion, toolName, ' +
-      'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest. install: planDigest.',
-  }),
+  binding: approvalBinding,
   summary: Type.Object({
     serviceName: Type.String(),
     toolName: Type.String(),
@@ -206,6 +209,13 @@ export const Approval = Type.Object({
   state: ApprovalState,
 });
 export type Approval = Static<typeof Approval>;
+
+/** What became of an approval, without what was shown (its summary: the arguments may be large); the summary came with approval.requested and stays in approvals.get. */
+export const ApprovalOutcome = Type.Object(
+  { id: Type.String(), kind: approvalKind, requester: Requester, binding: approvalBinding, createdAt: Timestamp, state: ApprovalState },
+  { description: 'An approval without its summary.' },
+);
+export type ApprovalOutcome = Static<typeof ApprovalOutcome>;
 /** tool_call: a third-party tool; host_tool: a read of the daemon's state for the model; registration and activation: the model's host tools that change it; install: an npm install. */
 export type ApprovalKind = Approval['kind'];
 /** What an approval is bound to: exactly what the human was shown, compared key by key. */

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RpcServer, type CallContext, type RpcLogger } from '../../../src/control/index.js';
 import { RawClient, tempDir } from '../../helpers/wispd.js';
 
@@ -128,4 +128,67 @@ describe('RpcServer', () => {
     expect(await client.waitFor(1)).toEqual([{ jsonrpc: '2.0', id: 7, result: 2 }]);
     client.close();
   });
+
+  it('sends what one turn writes to a client (events, then the answer) in one write, in order', async () => {
+    const ref: { server?: RpcServer } = {};
+    const { server, socket } = await serve({
+      subscribe: { paramsSchema: Type.Object({}), handle: (_p: unknown, ctx: CallContext) => ((ctx.connection.subscribed = true), {}) },
+      burst: {
+        paramsSchema: Type.Object({}),
+        handle: () => {
+          for (let n = 1; n <= 3; n++) ref.server?.broadcast('event', { n });
+          return 'done';
+        },
+      },
+    });
+    ref.server = server;
+    const client = await RawClient.connect(socket);
+    client.request(1, 'subscribe');
+    await client.waitFor(1);
+    const writes = vi.spyOn(net.Socket.prototype, 'write');
+    try {
+      client.request(2, 'burst');
+      const received = await client.waitFor(5);
+      expect(received.slice(1)).toEqual([
+        { jsonrpc: '2.0', method: 'event', params: { n: 1 } },
+        { jsonrpc: '2.0', method: 'event', params: { n: 2 } },
+        { jsonrpc: '2.0', method: 'event', params: { n: 3 } },
+        { jsonrpc: '2.0', id: 2, result: 'done' },
+      ]);
+      // The client's own request was one write; the server's four frames, one more.
+      const fromServer = writes.mock.contexts.filter((socketWritten) => socketWritten !== client.socket);
+      expect(fromServer).toHaveLength(1);
+    } finally {
+      writes.mockRestore();
+    }
+    client.close();
+  });
+
+  it('gives a handler that first asks for its signal after its client left an aborted signal', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let reached!: (signal: AbortSignal) => void;
+    const seen = new Promise<AbortSignal>((resolve) => (reached = resolve));
+    const { server, socket } = await serve({
+      late: {
+        paramsSchema: Type.Object({}),
+        handle: async (_p: unknown, ctx: CallContext) => {
+          await released;
+          reached(ctx.signal);
+          return null;
+        },
+      },
+    });
+    const client = await RawClient.connect(socket);
+    client.request(1, 'late');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    client.close();
+    await client.closed;
+    // The server has seen the close on its side before the handler goes on.
+    while (server.clientCount > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    release();
+    const signal = await seen;
+    expect(signal.aborted).toBe(true);
+  });
 });
+
