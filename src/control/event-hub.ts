@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LIMITS } from '../core/index.js';
+import { Queue } from '../util/index.js';
 import type { EventPayload, WispEvent } from '../core/index.js';
 
 export interface Replay {
@@ -32,7 +33,7 @@ const ENVELOPE_BYTES = 64;
 export class EventHub {
   readonly runId = randomUUID();
   private seq = 0;
-  private readonly history: { event: WispEvent; bytes: number }[] = [];
+  private readonly history = new Queue<{ event: WispEvent; bytes: number }>();
   private heldBytes = 0;
   private readonly listeners = new Set<EventListener>();
   /** Events emitted by a listener wait here, so every listener sees every event in seq order. */
@@ -57,9 +58,11 @@ export class EventHub {
     return { count: this.history.length, bytes: this.heldBytes };
   }
 
+  /** Takes `payload` over (it is stamped with seq and at, not copied): pass a fresh object. */
   emit(payload: EventPayload): WispEvent {
     this.seq += 1;
-    const event = { ...payload, seq: this.seq, at: this.now().toISOString() };
+    // The payload is the caller's fresh object: stamped in place (a copy by spread cost more than the rest of emit).
+    const event: WispEvent = Object.assign(payload, { seq: this.seq, at: this.now().toISOString() });
     const serialized = serialize(event, this.limits.maxEventBytes);
     if (serialized !== null) {
       this.history.push({ event, bytes: serialized.bytes });
@@ -94,8 +97,9 @@ export class EventHub {
     if (since === undefined) return { events: [], missed: false };
     const otherRun = runId !== undefined && runId !== this.runId;
     const from = otherRun ? 0 : since;
-    const events = this.history.filter((held) => held.event.seq > from).map((held) => held.event);
-    const oldestHeld = this.history[0]?.event.seq ?? this.seq + 1;
+    const events: WispEvent[] = [];
+    for (const held of this.history) if (held.event.seq > from) events.push(held.event);
+    const oldestHeld = this.history.peek()?.event.seq ?? this.seq + 1;
     const missed = otherRun || oldestHeld > from + 1;
     return { events, missed: missed && from < this.seq };
   }

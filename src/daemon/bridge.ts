@@ -132,18 +132,19 @@ function invalidateApprovals({ approvals }: Pick<DaemonParts, 'approvals'>, even
 /** Every decision on an approval is on record in the audit log. */
 function auditApproval(parts: Pick<DaemonParts, 'audit' | 'redactor'>, { approval }: ApprovalAnnouncement): void {
   const state = approval.state;
-  void parts.audit.append(parts.redactor.redactValue({
+  const record: Record<string, unknown> = {
     at: 'at' in state ? state.at : new Date().toISOString(),
     record: 'approval',
     approvalId: approval.id,
     decision: state.status,
-    ...('by' in state ? { by: state.by } : {}),
-    ...('reason' in state ? { reason: state.reason } : {}),
-    serviceId: approval.binding.serviceId,
-    service: approval.summary.serviceName,
-    tool: approval.summary.toolName,
-    argumentsDigest: approval.binding.argumentsDigest,
-    client: approval.requester.clientId,
-    session: approval.requester.sessionId,
-  }));
+  };
+  if ('by' in state) record.by = state.by;
+  if ('reason' in state) record.reason = state.reason;
+  record.serviceId = approval.binding.serviceId;
+  record.service = approval.summary.serviceName;
+  record.tool = approval.summary.toolName;
+  record.argumentsDigest = approval.binding.argumentsDigest;
+  record.client = approval.requester.clientId;
+  record.session = approval.requester.sessionId;
+  void parts.audit.append(parts.redactor.redactValue(record));
 }

@@ -86,6 +86,12 @@ export class Supervisor {
     return this.catalog.get(modelName);
   }
 
+  /** A service's active tool by its own name (no list is built: this is on every call's path). */
+  toolOf(serviceId: string, name: string): CatalogTool | undefined {
+    for (const tool of this.catalog.values()) if (tool.serviceId === serviceId && tool.name === name) return tool;
+    return undefined;
+  }
+
   logs(id: string): { stderr: string; droppedChars: number } {
     const entry = this.entries.get(id);
     if (entry === undefined) return { stderr: '', droppedChars: 0 };

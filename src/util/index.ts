@@ -9,3 +9,4 @@ export { nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
 export { processStartTime, pidExists, groupMembers, groupRunning, startedSince } from './process-identity.js';
 export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsSection } from './settings-file.js';
 export { compiledOnFirstUse, type Check } from './first-use.js';
+export { Queue } from './queue.js';
