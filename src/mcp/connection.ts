@@ -293,7 +293,8 @@ export class Connection {
         if (this.changing !== undefined || this.toolListVersion !== toolListVersion) {
           throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
         }
-        return scoped(linked.signal, (requestSignal) => client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: requestSignal }));
+        // `linked` is this call's own signal, unhooked when the call ends: the SDK's listener on it goes with it.
+        return client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: linked.signal });
       })) as CallToolResult;
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
