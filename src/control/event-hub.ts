@@ -3,8 +3,21 @@ import { LIMITS } from '../core/index.js';
 import { Queue } from '../util/index.js';
 import type { EventPayload, WispEvent } from '../core/index.js';
 
+/**
+ * An event as the history holds it: its serialisation only. Holding the event objects kept
+ * thousands of small objects alive, and every one was copied by the young-generation GC
+ * before it was promoted; a string is one object.
+ */
+export interface HeldEvent {
+  readonly seq: number;
+  readonly type: string;
+  /** The event's JSON. */
+  readonly text: string;
+  readonly bytes: number;
+}
+
 export interface Replay {
-  readonly events: readonly WispEvent[];
+  readonly events: readonly HeldEvent[];
   /** Some events after `since` are no longer held (or `since` belongs to another run). */
   readonly missed: boolean;
 }
@@ -33,7 +46,7 @@ const ENVELOPE_BYTES = 64;
 export class EventHub {
   readonly runId = randomUUID();
   private seq = 0;
-  private readonly history = new Queue<{ event: WispEvent; bytes: number }>();
+  private readonly history = new Queue<HeldEvent>();
   private heldBytes = 0;
   private readonly listeners = new Set<EventListener>();
   /** Events emitted by a listener wait here, so every listener sees every event in seq order. */
@@ -65,7 +78,7 @@ export class EventHub {
     const event: WispEvent = Object.assign(payload, { seq: this.seq, at: this.now().toISOString() });
     const serialized = serialize(event, this.limits.maxEventBytes);
     if (serialized !== null) {
-      this.history.push({ event, bytes: serialized.bytes });
+      this.history.push({ seq: event.seq, type: event.type, text: serialized.text, bytes: serialized.bytes });
       this.heldBytes += serialized.bytes;
       while (this.history.length > this.capacity || this.heldBytes > this.limits.maxBytes) {
         const dropped = this.history.shift();
@@ -97,9 +110,9 @@ export class EventHub {
     if (since === undefined) return { events: [], missed: false };
     const otherRun = runId !== undefined && runId !== this.runId;
     const from = otherRun ? 0 : since;
-    const events: WispEvent[] = [];
-    for (const held of this.history) if (held.event.seq > from) events.push(held.event);
-    const oldestHeld = this.history.peek()?.event.seq ?? this.seq + 1;
+    const events: HeldEvent[] = [];
+    for (const held of this.history) if (held.seq > from) events.push(held);
+    const oldestHeld = this.history.peek()?.seq ?? this.seq + 1;
     const missed = otherRun || oldestHeld > from + 1;
     return { events, missed: missed && from < this.seq };
   }

@@ -1,7 +1,7 @@
 import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
 import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
-import { encode, encodeResponse, errorBody, excerpt, internalError, isThenable, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
+import { encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
 import type { RpcConnection, RpcServerOptions } from './rpc-types.js';
 
 /** What a connection needs from its server. */
@@ -56,6 +56,16 @@ export class Connection implements RpcConnection {
   notify(method: string, params: unknown): void {
     if (this.isGone) return;
     const encoded = encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1);
+    if (!encoded.ok) {
+      this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
+      return;
+    }
+    this.writeLine(`${encoded.text}\n`);
+  }
+
+  notifySerialized(method: string, params: string): void {
+    if (this.isGone) return;
+    const encoded = frameOf(`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`, params, this.options.maxFrameBytes - 1);
     if (!encoded.ok) {
       this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
       return;

@@ -15,6 +15,8 @@ export interface RpcConnection {
   /** The event types this subscriber asked for; null: all of them. */
   eventTypes: ReadonlySet<string> | null;
   notify(method: string, params: unknown): void;
+  /** A notification whose params are already serialised (a held event). */
+  notifySerialized(method: string, params: string): void;
 }
 
 export interface CallContext {

@@ -16,7 +16,7 @@ export function eventHandlers({ events }: Pick<DaemonParts, 'events'>): Pick<Han
       const types = params.types === undefined ? null : new Set<string>(params.types);
       const replayed = types === null ? replay.events : replay.events.filter((event) => types.has(event.type));
       ctx.afterResponse(() => {
-        for (const event of replayed) ctx.connection.notify('event', event);
+        for (const event of replayed) ctx.connection.notifySerialized('event', event.text);
         ctx.connection.eventTypes = types;
         ctx.connection.subscribed = true;
       });
