@@ -1,3 +1,4 @@
+import { isoTime } from '../util/index.js';
 import { randomUUID } from 'node:crypto';
 import { LIMITS, WispError } from '../core/index.js';
 import { isOpen, nextApprovalState, type Approval, type ApprovalKind, type ApprovalSummary, type Binding, type Requester } from '../core/index.js';
@@ -65,7 +66,7 @@ export class Approvals {
       requester,
       binding,
       summary,
-      createdAt: this.now().toISOString(),
+      createdAt: isoTime(this.now()),
       state: { status: 'pending' },
     };
     this.open.set(approval.id, approval);
@@ -173,7 +174,7 @@ export class Approvals {
       binding: approval.binding,
       summary: approval.summary,
       createdAt: approval.createdAt,
-      state: nextApprovalState(approval.state, event, this.now().toISOString()),
+      state: nextApprovalState(approval.state, event, isoTime(this.now())),
     };
     if (isOpen(next.state)) this.open.set(next.id, next);
     else {

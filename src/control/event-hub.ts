@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LIMITS } from '../core/index.js';
-import { Queue } from '../util/index.js';
+import { Queue, isoTime } from '../util/index.js';
 import type { EventPayload, WispEvent } from '../core/index.js';
 
 /**
@@ -75,7 +75,7 @@ export class EventHub {
   emit(payload: EventPayload): WispEvent {
     this.seq += 1;
     // The payload is the caller's fresh object: stamped in place (a copy by spread cost more than the rest of emit).
-    const event: WispEvent = Object.assign(payload, { seq: this.seq, at: this.now().toISOString() });
+    const event: WispEvent = Object.assign(payload, { seq: this.seq, at: isoTime(this.now()) });
     const serialized = serialize(event, this.limits.maxEventBytes);
     if (serialized !== null) {
       this.history.push({ seq: event.seq, type: event.type, text: serialized.text, bytes: serialized.bytes });

@@ -1,3 +1,4 @@
+import { isoTime } from '../util/index.js';
 import type { EventPayload } from '../core/index.js';
 import { assertNever } from '../core/index.js';
 import type { ApprovalAnnouncement } from '../approvals/index.js';
@@ -133,7 +134,7 @@ function invalidateApprovals({ approvals }: Pick<DaemonParts, 'approvals'>, even
 function auditApproval(parts: Pick<DaemonParts, 'audit' | 'redactor'>, { approval }: ApprovalAnnouncement): void {
   const state = approval.state;
   const record: Record<string, unknown> = {
-    at: 'at' in state ? state.at : new Date().toISOString(),
+    at: 'at' in state ? state.at : isoTime(new Date()),
     record: 'approval',
     approvalId: approval.id,
     decision: state.status,

@@ -1,3 +1,4 @@
+import { isoTime } from '../util/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode } from '../core/index.js';
@@ -332,7 +333,7 @@ export class Supervisor {
   }
 
   private apply(entry: Entry, event: ConnectionEvent): void {
-    entry.state = transition(entry.state, event, this.options.now().toISOString());
+    entry.state = transition(entry.state, event, isoTime(this.options.now()));
     this.options.publish({ kind: 'connection.changed', service: { id: entry.id, name: entry.name }, state: entry.state });
   }
 }

@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
 import { LIMITS, WispError, type ToolCallResult } from '../core/index.js';
 import type { McpEvent } from './events.js';
-import { canonicalJson, nestsDeeperThan, sha256Hex } from '../util/index.js';
+import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex } from '../util/index.js';
 import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
@@ -300,7 +300,7 @@ function wireRef(ref: CallRef, approvalId: string) {
 /** A call's audit record: who, what and how it ended; never argument values or results. */
 function auditRecord(at: Date, ref: CallRef, approvalId: string, outcome: string, durationMs: number, truncated?: boolean): Record<string, unknown> {
   const record: Record<string, unknown> = {
-    at: at.toISOString(),
+    at: isoTime(at),
     record: 'tool.call',
     callId: ref.callId,
     approvalId,
