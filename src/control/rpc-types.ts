@@ -22,6 +22,8 @@ export interface RpcConnection {
 export interface CallContext {
   /** Aborted when the client disconnects or the daemon stops. */
   readonly signal: AbortSignal;
+  /** Aborts `signal` from inside (work this request waits on ended it), with `reason`. */
+  abort(reason: unknown): void;
   readonly connection: RpcConnection;
   /** Runs right after the response is written, in the same tick (for replay-then-subscribe). */
   afterResponse(fn: () => void): void;

@@ -182,6 +182,10 @@ export class RpcServer {
         controller ??= connection.newController();
         return controller.signal;
       },
+      abort: (reason) => {
+        controller ??= connection.newController();
+        controller.abort(reason);
+      },
       connection,
       afterResponse: (fn) => after.push(fn),
     };

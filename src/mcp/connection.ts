@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { LIMITS, WispError, type ErrorCode as WispCode } from '../core/index.js';
-import { linkedSignal } from '../util/index.js';
+import { linkedSignal, withOwnSignal } from '../util/index.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
@@ -79,6 +79,8 @@ export class Connection {
   private changeFailure: Failure | undefined;
   /** Aborted when the service is stopped: every call still running is cancelled (the SDK tells the server). */
   private readonly calls = new AbortController();
+  /** The aborts of running calls that brought their own signal (callTool): a stop calls each. */
+  private readonly callAborts = new Set<(reason: unknown) => void>();
   private server = { name: 'unknown', version: 'unknown' };
   /**
    * JSON-RPC errors the server sent, seen on the wire before the SDK turns them into an
@@ -250,6 +252,13 @@ export class Connection {
     return this.refreshing;
   }
 
+  /** A call's own signal, aborted through `abort` if the calls are cancelled (a stop) before it is disposed. */
+  private stoppedThrough(signal: AbortSignal, abort: (reason: unknown) => void): { signal: AbortSignal; dispose: () => boolean } {
+    if (this.calls.signal.aborted) abort(this.calls.signal.reason);
+    this.callAborts.add(abort);
+    return { signal, dispose: () => this.callAborts.delete(abort) };
+  }
+
   /** Whether the tool list is changing: declared changed, the new one not yet in. */
   get isChanging(): boolean {
     return this.changing !== undefined;
@@ -283,9 +292,10 @@ export class Connection {
    * Sends one tools/call, bound to the tool-list version its approval was given at. On
    * timeout or abort the SDK sends notifications/cancelled; the caller then closes this
    * connection. A stop (`cancelCalls`) cancels it the same way. Rejects with a Failure.
+   * `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made.
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number): Promise<CallToolResult> {
-    const linked = linkedSignal(signal, this.calls.signal);
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number, abort?: (reason: unknown) => void): Promise<CallToolResult> {
+    const linked = abort === undefined ? linkedSignal(signal, this.calls.signal) : this.stoppedThrough(signal, abort);
     try {
       return (await this.withSession(Date.now() + timeoutMs, linked.signal, (client) => {
         // Checked in the tick that writes the request (the SDK sends synchronously), so no
@@ -319,6 +329,7 @@ export class Connection {
    */
   cancelCalls(reason: string): void {
     this.calls.abort(reason);
+    for (const abort of [...this.callAborts]) abort(reason);
     this.endChanging(new Failure('CANCELLED', `cancelled: ${reason}`));
   }
 
@@ -403,7 +414,7 @@ export class Connection {
       // A signal of its own per request: the SDK leaves a listener on the one it is given.
       const params = cursor === undefined ? {} : { cursor };
       const result = await this.withSession(deadline, signal, (client) =>
-        scoped(signal, (requestSignal) => client.listTools(params, { timeout: remaining(deadline), signal: requestSignal })),
+        withOwnSignal(signal, (requestSignal) => client.listTools(params, { timeout: remaining(deadline), signal: requestSignal })),
       );
       tools.push(...result.tools);
       if (tools.length > LIMITS.maxToolsPerService) {
@@ -466,19 +477,6 @@ export class Connection {
       return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
     }
     return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
-  }
-}
-
-/**
- * One SDK request with a signal of its own (the SDK leaves an abort listener on the signal
- * it is given), unhooked from `signal` once the request ends: see util/linked-signal.ts.
- */
-async function scoped<T>(signal: AbortSignal, request: (requestSignal: AbortSignal) => Promise<T>): Promise<T> {
-  const linked = linkedSignal(signal);
-  try {
-    return await request(linked.signal);
-  } finally {
-    linked.dispose();
   }
 }
 

@@ -267,13 +267,14 @@ export class Supervisor {
    * Sends a call on the connection the tool came from. Refused unless that exact connection
    * generation is still the active one.
    */
-  async callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  /** `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort). */
+  async callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void): Promise<CallToolResult> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;
     if (entry?.state.status !== 'active' || entry.generation !== tool.generation || connection === undefined) {
       throw new WispError('SERVICE_NOT_ACTIVE', `${tool.serviceName} is no longer active on the connection this tool came from`);
     }
-    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal, tool.toolListVersion);
+    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal, tool.toolListVersion, abort);
   }
 
   /** Whether the tool list of the connection `tool` came from is changing (declared changed, the new one not in). */

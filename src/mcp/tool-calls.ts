@@ -18,6 +18,12 @@ export interface CallRequest {
   readonly arguments: Record<string, unknown>;
   readonly requester: Requester;
   readonly signal: AbortSignal;
+  /**
+   * Aborts `signal`, when it belongs to this call alone (a socket request's): the call then
+   * follows a stop of its service through it, and needs no signal of its own (an
+   * AbortController costs about 4 us on Node 20). Without it, a linked one is made.
+   */
+  readonly abort?: ((reason: unknown) => void) | undefined;
   /** Told the approval's id once it is requested (a task shows it as awaiting_approval). */
   readonly onApprovalRequested?: ((approvalId: string) => void) | undefined;
 }
@@ -85,7 +91,7 @@ export class ToolCalls {
     } catch (error) {
       return this.fail(call, error instanceof WispError ? error : new WispError('APPROVAL_STALE', String(error)));
     }
-    return this.execute(call, tool, args, request.signal);
+    return this.execute(call, tool, args, request.signal, request.abort);
   }
 
   /** What is refused before anyone is asked: nesting too deep, an unknown tool, arguments too large or not matching the schema. */
@@ -163,13 +169,13 @@ export class ToolCalls {
   }
 
   /** The call, once; its result normalised. A timeout or cancel closes the connection. */
-  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
+  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void): Promise<ToolCallResult> {
     const { supervisor } = this.options;
     const approvalId = call.approvalId;
     this.options.publish({ kind: 'call.started', call: wireRef(call.ref, approvalId) });
     let raw;
     try {
-      raw = await supervisor.callTool(tool, args, signal);
+      raw = await supervisor.callTool(tool, args, signal, abort);
     } catch (error) {
       const failure =
         error instanceof Failure

@@ -23,3 +23,16 @@ export function linkedSignal(...sources: AbortSignal[]): { signal: AbortSignal; 
     },
   };
 }
+
+/**
+ * One request with a signal of its own (the MCP SDK leaves an abort listener on the signal
+ * it is given), unhooked from `signal` once the request ends.
+ */
+export async function withOwnSignal<T>(signal: AbortSignal, request: (own: AbortSignal) => Promise<T>): Promise<T> {
+  const linked = linkedSignal(signal);
+  try {
+    return await request(linked.signal);
+  } finally {
+    linked.dispose();
+  }
+}

@@ -13,6 +13,7 @@ export function toolHandlers({ supervisor, toolCalls }: Pick<DaemonParts, 'super
         arguments: params.arguments,
         requester: { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null },
         signal: ctx.signal,
+        abort: (reason) => ctx.abort(reason),
       }),
   };
 }
