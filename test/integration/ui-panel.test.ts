@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ const shots = path.join(repoRoot, 'test-results', 'ui');
 const HTML_TITLE = '<img src=x onerror=alert(1)>';
 const HTML_DESCRIPTION = '<img src=x onerror=alert(2)><script>alert(3)</script> Reads a file.';
 
-describe.skipIf(chromiumPath === undefined)('wispctl ui: the web panel in a browser', () => {
+describe.skipIf(chromiumPath === undefined)('wispctl ui: the web panel in a browser', { timeout: 60_000 }, () => {
   const home = tempDir();
   let daemon: RunningDaemon;
   let client: WispClient;
@@ -186,7 +187,9 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: the web panel in a brow
     const caller = callFromCli('echo', 'echo', { text: 'race' });
     const cards = [page, second].map((p) => p.locator('article.card', { hasText: '"race"' }));
     await Promise.all(cards.map((card) => card.getByRole('button', { name: /^Approve/ }).waitFor({ timeout: 20_000 })));
-    await Promise.all(cards.map((card) => card.getByRole('button', { name: /^Approve/ }).click()));
+    // Both clicks leave at once; a page whose card was withdrawn before its click landed lost too.
+    const clickApprove = "[...document.querySelectorAll('article.card')].find((a) => a.textContent.includes('\"race\"'))?.querySelector('button.approve')?.click()";
+    await Promise.all([page, second].map((p) => p.evaluate(clickApprove)));
     expect((await caller).stdout.trim()).toBe('race');
     const outcomes = await Promise.all(cards.map(async (card) => {
       await card.locator('.outcome', { hasText: /here|elsewhere/ }).waitFor();
@@ -252,8 +255,34 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: the web panel in a brow
     expect((await client.call('services.list')).services.map((s) => s.name)).toEqual(['hostile']);
   });
 
-  it('stops on Ctrl-C with exit 130', async () => {
-    const other = await startPanelProcess(daemon.socket);
+  it('notifies on the desktop once asked to, through the browser\'s Notification API', async () => {
+    const watched = await context.newPage();
+    // Counts what the page shows through the real Notification (it still shows them).
+    await watched.addInitScript('{ const Real = window.Notification; window.shown = []; window.Notification = class extends Real { constructor(title, options) { super(title, options); window.shown.push([title, options.body]); } }; }');
+    await context.grantPermissions(['notifications'], { origin: panel.base });
+    await watched.goto(`${panel.base}/#/approvals`);
+    await watched.getByRole('button', { name: 'Notify me when an approval arrives' }).click();
+    await watched.getByText('Desktop notifications are on for this page.').waitFor();
+    const caller = callFromCli('hostile', 'show_html', { text: 'notify me' });
+    // The card and the notification come from the same event.
+    const card = watched.locator('article.card', { hasText: 'notify me' });
+    await card.waitFor({ timeout: 20_000 });
+    expect(await watched.evaluate<string[][]>('window.shown')).toEqual([['Wisp: an approval waits', 'hostile: show_html']]);
+    await card.getByRole('button', { name: /^Deny/ }).click();
+    expect((await caller).stderr).toContain('APPROVAL_DENIED');
+    await watched.close();
+  });
+
+  it('listens on the --port given, and stops on Ctrl-C with exit 130', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const other = await startPanelProcess(daemon.socket, ['--port', String(port)]);
+    expect(other.port).toBe(port);
+    expect((await plainRequest(port, { path: '/' })).status).toBe(401);
     other.child.kill('SIGINT');
     expect(await other.exited).toBe(130);
     expect(other.stderr()).toContain('panel stopped');
