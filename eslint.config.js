@@ -1,7 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from './layers.js';
+import { CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from './layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test-results/', 'bench/results/', 'coverage/', '.cache/'] },
@@ -36,6 +36,11 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', setInterval: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', performance: 'readonly', setImmediate: 'readonly', TextDecoder: 'readonly', fetch: 'readonly' } },
   },
   {
+    // The web panel's browser app: plain ES modules run by the browser, not by Node.
+    files: ['src/ui/static/**/*.js'],
+    languageOptions: { parserOptions: { projectService: false, project: false }, globals: { window: 'readonly', document: 'readonly', location: 'readonly', fetch: 'readonly', EventSource: 'readonly', Notification: 'readonly', console: 'readonly' } },
+  },
+  {
     // The fixture package bin published by the install tests is CommonJS, as many real ones are.
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', exports: 'writable' } },
@@ -53,7 +58,7 @@ export default tseslint.config(
               regex: `^(\\.\\./)+(?!(${allowed})$)(${Object.keys(LAYERS).filter((a) => a !== area).join('|')})/`,
               message: `src/${area} may import only ${allowedTargets(area).join(', ') || 'nothing outside itself'} (layers.js)`,
             },
-            ...(area === 'cli' ? [{ regex: `^(${CLI_FORBIDDEN_PACKAGES.join('|')})(/.*)?$`, message: 'wispctl must not load daemon dependencies' }] : []),
+            ...(CLIENT_AREAS.includes(area) ? [{ regex: `^(${CLI_FORBIDDEN_PACKAGES.join('|')})(/.*)?$`, message: 'wispctl must not load daemon dependencies' }] : []),
           ],
         }],
       },

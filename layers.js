@@ -22,7 +22,8 @@ export const LAYERS = {
   sessions: ['core', 'util', 'approvals', 'mcp', 'model'],
   control: ['core', 'util'],
   daemon: ['core', 'util', 'secrets', 'approvals', 'model', 'install', 'mcp', 'sessions', 'control'],
-  cli: ['core', 'control'],
+  ui: ['core', 'control'],
+  cli: ['core', 'control', 'ui'],
 };
 
 /** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
@@ -33,9 +34,14 @@ export const DOORS = {
 /** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */
 export const NARROW_DOORS = {
   cli: { core: ['index.js'], control: ['client.js', 'paths.js'] },
+  // The web panel is a client of the socket like wispctl, which starts it (`wispctl ui`).
+  ui: { core: ['index.js'], control: ['client.js', 'paths.js'] },
 };
 
-/** Packages wispctl must never load: they belong to the daemon. */
+/** The areas that are socket clients started by wispctl: they must stay light (CLI_FORBIDDEN_PACKAGES). */
+export const CLIENT_AREAS = ['cli', 'ui'];
+
+/** Packages wispctl (cli, and the web panel it starts: ui) must never load: they belong to the daemon. */
 export const CLI_FORBIDDEN_PACKAGES = ['ajv', 'pino', 'pino-pretty', '@modelcontextprotocol/sdk', '@sinclair/typebox', 're2js', 'undici'];
 
 /**

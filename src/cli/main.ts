@@ -11,6 +11,7 @@ import * as mcp from './commands/mcp.js';
 import * as model from './commands/model.js';
 import * as sessions from './commands/sessions.js';
 import * as status from './commands/status.js';
+import * as ui from './commands/ui.js';
 import { cliContext, type CliContext, type CliIo } from './context.js';
 import { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './prompt.js';
 import { errorLines, terminalText } from './render.js';
@@ -18,7 +19,7 @@ import { errorLines, terminalText } from './render.js';
 export type { CliIo } from './context.js';
 
 /** The command groups, in the order `wispctl --help` lists them. */
-const GROUPS: readonly { register: (program: Command, ctx: CliContext) => void }[] = [status, events, mcp, chat, sessions, model, install, approvals, call, daemon];
+const GROUPS: readonly { register: (program: Command, ctx: CliContext) => void }[] = [status, events, mcp, chat, sessions, model, install, approvals, ui, call, daemon];
 
 const defaultIo: CliIo = {
   out: (text) => process.stdout.write(`${text}\n`),

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from '../../layers.js';
+import { CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from '../../layers.js';
 
 const src = new URL('../../src/', import.meta.url).pathname;
 
@@ -73,7 +73,7 @@ describe('layering (the graph declared in layers.js)', () => {
   });
 
   it('wispctl imports none of the daemon\'s packages', () => {
-    for (const file of files(path.join(src, 'cli'))) {
+    for (const file of CLIENT_AREAS.flatMap((area) => files(path.join(src, area)))) {
       const bad = specifiers(file).filter((spec) => CLI_FORBIDDEN_PACKAGES.some((name) => spec === name || spec.startsWith(`${name}/`)));
       expect(bad, path.relative(src, file)).toEqual([]);
     }

@@ -1,0 +1,65 @@
+import type { Command } from 'commander';
+import { WispError } from '../../core/index.js';
+import { parseNonNegative } from '../args.js';
+import type { CliContext } from '../context.js';
+import { EXIT_INTERRUPTED } from '../prompt.js';
+
+const HELP = `
+The panel is a small web server in this process, on 127.0.0.1 (and ::1) only, connected to
+the daemon's socket as one client: Services (status, add, trust and activate, disable,
+remove, stderr, tools) and Approvals (answer any client's pending approvals, live).
+
+It prints a URL with a one-time token on stdout and opens it in your browser when there is
+a desktop. The token is exchanged for a cookie (HttpOnly, SameSite=Strict) at the first
+visit and stops working; every other request without that cookie is refused. Keep the URL
+to yourself until then: anyone who opens it first gets the panel. It stops on Ctrl-C
+(exit 130) and when the daemon stops (exit 3).
+`;
+
+interface UiOptions {
+  port?: number;
+  open: boolean;
+}
+
+/** wispctl ui: the local web panel (src/ui), for as long as this command runs. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('ui')
+    .description('serve the local web panel (services, approvals) and open it in the browser')
+    .option('--port <n>', 'listen on this port (default: a free one)', (v) => parsePort(v))
+    .option('--no-open', 'do not open a browser; just print the URL')
+    .addHelpText('after', HELP)
+    .action((opts: UiOptions) => runPanel(ctx, opts));
+}
+
+function parsePort(value: string): number {
+  const port = parseNonNegative(value, '--port');
+  if (port < 1 || port > 65535) throw new WispError('INVALID_PARAMS', '--port must be between 1 and 65535');
+  return port;
+}
+
+async function runPanel(ctx: CliContext, opts: UiOptions): Promise<void> {
+  // Loaded here, so that no other command pays for node:http.
+  const { startPanel, openBrowser } = await import('../../ui/index.js');
+  const panel = await startPanel({ socket: ctx.paths().socket, port: opts.port ?? 0 });
+  ctx.print({ url: panel.url, addresses: panel.addresses }, () => panel.url);
+  ctx.io.err(`wisp panel on ${panel.addresses.join(' and ')} for ${ctx.paths().socket}: the URL above works once. Ctrl-C stops it.`);
+  if (opts.open) {
+    const opened = await openBrowser(panel.url);
+    if (!opened) ctx.io.err('no browser was opened (no desktop here, or no opener): open the URL above yourself');
+  }
+  const interrupted = new AbortController();
+  const onSigint = (): void => {
+    interrupted.abort();
+    void panel.close();
+  };
+  process.once('SIGINT', onSigint);
+  const how = await panel.ended;
+  process.off('SIGINT', onSigint);
+  if (interrupted.signal.aborted) {
+    ctx.io.err('panel stopped');
+    process.exitCode = EXIT_INTERRUPTED;
+    return;
+  }
+  throw new WispError('DAEMON_NOT_RUNNING', `the daemon went away (${how.reason}): the panel stopped`);
+}

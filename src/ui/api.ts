@@ -1,0 +1,112 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { WispClient } from '../control/client.js';
+import { WispError, type ErrorCode } from '../core/index.js';
+import { SECURITY_HEADERS } from './guard.js';
+
+/**
+ * `POST /api/call {method, params}`: the pages' one way to the daemon. Only the methods the
+ * pages use are forwarded; anything else (daemon.shutdown, secrets, model keys, installs
+ * until their page exists) is refused here, whatever the page asks.
+ */
+export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
+  'daemon.status',
+  'services.list',
+  'services.get',
+  'services.register',
+  'services.delete',
+  'services.activate',
+  'services.disable',
+  'services.refreshTools',
+  'services.logs',
+  'tools.list',
+  'approvals.list',
+  'approvals.respond',
+]);
+
+/** Largest request body: the biggest thing a page sends is a registration (256 args). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** An answer of the API: JSON, never cached. */
+export function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+function refuse(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
+  json(res, status, { ok: false, error: { code, message } });
+}
+
+/** Reads a JSON body of at most MAX_BODY_BYTES; answers the refusal itself and resolves undefined. */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  return new Promise((resolve) => {
+    const type = req.headers['content-type'] ?? '';
+    // A form or a "simple" cross-site request cannot send this type without a preflight.
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      refuse(res, 415, 'INVALID_REQUEST', 'the body must be application/json');
+      resolve(undefined);
+      return;
+    }
+    const declared = Number(req.headers['content-length'] ?? '0');
+    const tooLarge = (): void => {
+      res.setHeader('Connection', 'close');
+      refuse(res, 413, 'LIMIT_EXCEEDED', `the body is over ${MAX_BODY_BYTES} bytes`);
+      req.resume();
+      resolve(undefined);
+    };
+    if (declared > MAX_BODY_BYTES) return tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        done = true;
+        tooLarge();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (done) return;
+      done = true;
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        refuse(res, 400, 'PARSE_ERROR', 'the body is not JSON');
+        resolve(undefined);
+      }
+    });
+    req.on('error', () => resolve(undefined));
+  });
+}
+
+/** What a page sees of a daemon error: its code, message and schema failures. */
+function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown } {
+  if (error instanceof WispError) {
+    const errors = error.details.errors;
+    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}) };
+  }
+  return { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Handles one `POST /api/call` (the door checks have passed). */
+export async function handleCall(req: IncomingMessage, res: ServerResponse, client: WispClient): Promise<void> {
+  const body = await readBody(req, res);
+  if (body === undefined) return;
+  const { method, params } = (typeof body === 'object' && body !== null ? body : {}) as { method?: unknown; params?: unknown };
+  if (typeof method !== 'string' || (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))) {
+    refuse(res, 400, 'INVALID_REQUEST', 'expected {"method": string, "params"?: object}');
+    return;
+  }
+  if (!ALLOWED_METHODS.has(method)) {
+    refuse(res, 403, 'METHOD_NOT_FOUND', `the panel does not forward ${method.slice(0, 64)}`);
+    return;
+  }
+  try {
+    const result = await (client.call as (m: string, p: unknown) => Promise<unknown>)(method, params ?? {});
+    json(res, 200, { ok: true, result });
+  } catch (error) {
+    json(res, 200, { ok: false, error: errorBody(error) });
+  }
+}

@@ -1,0 +1,68 @@
+import type { ServerResponse } from 'node:http';
+import type { WispEvent } from '../core/index.js';
+import { SECURITY_HEADERS } from './guard.js';
+
+/** The event types the pages use (Services, Approvals); later pages add theirs. */
+export const PANEL_EVENT_TYPES = [
+  'service.registered',
+  'service.updated',
+  'service.deleted',
+  'service.state',
+  'service.tools',
+  'approval.requested',
+  'approval.resolved',
+  'daemon.stopping',
+] as const;
+
+/** At most this many pages follow the stream at once. */
+const MAX_STREAMS = 32;
+/** A page that stops reading is dropped once this much is waiting for it. */
+const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
+/** A comment this often keeps idle connections from being closed by anything in between. */
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * `GET /api/events`: the daemon's events as Server-Sent Events, one stream per open page.
+ * The panel holds one subscription to the daemon and fans it out here.
+ */
+export class EventStreams {
+  private readonly streams = new Set<ServerResponse>();
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor() {
+    this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /** Opens a stream on res; false when too many are open (the caller answers). */
+  open(res: ServerResponse): boolean {
+    if (this.streams.size >= MAX_STREAMS) return false;
+    res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    // The first bytes tell the page the stream is open, so it loads lists after this point.
+    res.write('retry: 3000\n: open\n\n');
+    this.streams.add(res);
+    res.on('close', () => this.streams.delete(res));
+    return true;
+  }
+
+  send(event: WispEvent): void {
+    // JSON.stringify escapes line breaks, so one event is one data line.
+    this.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+  }
+
+  /** Ends every stream (the panel is stopping). */
+  close(): void {
+    clearInterval(this.heartbeat);
+    for (const res of this.streams) res.end();
+    this.streams.clear();
+  }
+
+  private write(text: string): void {
+    for (const res of this.streams) {
+      if (res.writableLength > MAX_UNREAD_BYTES) {
+        res.destroy();
+        this.streams.delete(res);
+      } else res.write(text);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+// The panel's shell: the nav, the link and daemon status, and the page for the address's hash.
+import { html, render, useEffect, useState } from './vendor/preact-htm.js';
+import { ApprovalsPage } from './approvals.js';
+import { ServicesPage } from './services.js';
+import { connect, useStore } from './store.js';
+
+/** The pages, in nav order. Installs, Sources, Chat and Events come in later slices. */
+const PAGES = [
+  { path: 'services', title: 'Services', view: ServicesPage },
+  { path: 'approvals', title: 'Approvals', view: ApprovalsPage },
+];
+
+function currentPath() {
+  const path = location.hash.replace(/^#\/?/, '');
+  return PAGES.some((p) => p.path === path) ? path : 'services';
+}
+
+function LinkBanner({ link }) {
+  if (link === 'open' || link === 'connecting') return null;
+  const text = link === 'ended' ? 'The daemon is stopping: this panel has ended. Start the daemon and wispctl ui again.' : 'Lost the connection to the panel (did wispctl ui stop?). Retrying…';
+  return html`<p class="banner" role="alert">${text}</p>`;
+}
+
+function Nav({ path, pending }) {
+  return html`<nav aria-label="Pages"><ul>
+    ${PAGES.map((p) => html`<li key=${p.path}><a href=${`#/${p.path}`} aria-current=${p.path === path ? 'page' : undefined}>
+      ${p.title}${p.path === 'approvals' && pending > 0 ? html` <span class="badge" aria-label=${`${pending} pending`}>${pending}</span>` : ''}
+    </a></li>`)}
+  </ul></nav>`;
+}
+
+function App() {
+  const store = useStore();
+  const [path, setPath] = useState(currentPath());
+  useEffect(() => {
+    const onHash = () => setPath(currentPath());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  const page = PAGES.find((p) => p.path === path) ?? PAGES[0];
+  const pending = [...store.approvals.values()].filter((e) => e.resolved === null).length;
+  useEffect(() => {
+    document.title = `${pending > 0 ? `(${pending}) ` : ''}${page.title} · Wisp panel`;
+  }, [pending, page]);
+  const Page = page.view;
+  return html`
+    <header>
+      <h1>Wisp panel</h1>
+      <${Nav} path=${path} pending=${pending} />
+      <p class="daemon" aria-live="polite">${store.daemon !== null ? `wispd ${store.daemon.version}, pid ${store.daemon.pid}` : 'connecting to the daemon…'}</p>
+    </header>
+    <${LinkBanner} link=${store.link} />
+    <main><${Page} /></main>`;
+}
+
+connect();
+const root = document.getElementById('app');
+// Preact adds to what is there: the loading line goes first.
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -1,0 +1,72 @@
+// Approvals: every pending approval from any client, live. What the daemon vouches for comes
+// first (service, the bound tool, the exact arguments), the server's claims apart and
+// labelled; the question names the bound tool again, last thing before the buttons.
+import { html } from './vendor/preact-htm.js';
+import { KIND_TEXT, approvalQuestion, pretty, registeredTool, resolvedText, serverClaims } from './format.js';
+import { enableNotifications, respond, useStore } from './store.js';
+
+function Claims({ approval }) {
+  const rows = serverClaims(approval);
+  if (rows.length === 0) return null;
+  return html`<div class="claims" role="group" aria-label="from the server, not verified">
+    <p class="claims-label">from the server, not verified:</p>
+    <dl class="fields">${rows.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>
+  </div>`;
+}
+
+function Outcome({ entry }) {
+  if (entry.answering) return html`<p class="outcome" role="status">Sending your answer…</p>`;
+  if (entry.resolved === null) return null;
+  return html`<p class="outcome" role="status">${resolvedText(entry.resolved, entry.here)}</p>`;
+}
+
+function ApprovalCard({ entry }) {
+  const { approval } = entry;
+  const s = approval.summary;
+  const titleId = `q-${approval.id}`;
+  const tool = registeredTool(approval);
+  const open = entry.resolved === null && !entry.answering;
+  return html`<article class=${`card ${entry.resolved === null ? 'pending' : 'resolved'}`} aria-labelledby=${titleId} data-approval=${approval.id}>
+    <p class="kind">approval ${approval.id}: ${KIND_TEXT[approval.kind] ?? approval.kind}</p>
+    <dl class="fields">
+      <div><dt>service</dt><dd>${s.serviceName}</dd></div>
+      <div><dt>tool</dt><dd><code>${tool}</code></dd></div>
+      ${approval.kind !== 'tool_call' && s.title !== null ? html`<div><dt>what</dt><dd>${s.title}</dd></div>` : null}
+      <div><dt>arguments</dt><dd><pre class="json" aria-label="arguments">${pretty(s.arguments)}</pre></dd></div>
+      <div><dt>asked by</dt><dd>${approval.requester.clientId}${approval.requester.sessionId !== null ? `, session ${approval.requester.sessionId}` : ''}</dd></div>
+    </dl>
+    <${Claims} approval=${approval} />
+    <h3 id=${titleId} class="question">${approvalQuestion(approval)}</h3>
+    ${open
+      ? html`<div class="actions">
+          <button type="button" class="approve" aria-label=${`Approve: ${approvalQuestion(approval)}`} onClick=${() => respond(approval.id, 'approve')}>Approve</button>
+          <button type="button" class="deny" aria-label=${`Deny: ${approvalQuestion(approval)}`} onClick=${() => respond(approval.id, 'deny')}>Deny</button>
+        </div>`
+      : null}
+    ${entry.error !== null ? html`<p class="error" role="alert">${entry.error}</p>` : null}
+    <${Outcome} entry=${entry} />
+  </article>`;
+}
+
+function NotifyToggle({ on }) {
+  if (typeof Notification === 'undefined') return null;
+  if (on) return html`<p class="note" role="status">Desktop notifications are on for this page.</p>`;
+  if (Notification.permission === 'denied') return html`<p class="note">Desktop notifications are blocked for this page in the browser's settings.</p>`;
+  return html`<button type="button" onClick=${enableNotifications}>Notify me when an approval arrives</button>`;
+}
+
+export function ApprovalsPage() {
+  const store = useStore();
+  const entries = [...store.approvals.values()];
+  const pending = entries.filter((e) => e.resolved === null || e.answering);
+  const resolved = entries.filter((e) => e.resolved !== null && !e.answering).reverse();
+  return html`<section aria-labelledby="approvals-title">
+    <h2 id="approvals-title">Approvals</h2>
+    <${NotifyToggle} on=${store.notify} />
+    <p class="note">Any client may answer; the first answer wins. Titles and hints are what the server claims: they are shown, never obeyed.</p>
+    <div aria-live="polite">
+      ${pending.length === 0 ? html`<p class="empty">no open approvals</p>` : pending.map((e) => html`<${ApprovalCard} key=${e.approval.id} entry=${e} />`)}
+    </div>
+    ${resolved.length > 0 ? html`<h2>Answered</h2>${resolved.map((e) => html`<${ApprovalCard} key=${e.approval.id} entry=${e} />`)}` : null}
+  </section>`;
+}

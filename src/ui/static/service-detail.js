@@ -1,0 +1,134 @@
+// One service: what it is, what will run if trusted, its actions, stderr tail and tools.
+import { html, useEffect, useState } from './vendor/preact-htm.js';
+import { describeConnection, describeOrigin, errorText, hintsOf, pretty } from './format.js';
+import { call } from './store.js';
+
+function Fields({ rows }) {
+  return html`<dl class="fields">${rows.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>`;
+}
+
+function ArgList({ args }) {
+  return args.length === 0 ? '(none)' : html`<ol class="arglist">${args.map((a, i) => html`<li key=${i}><code>${a}</code></li>`)}</ol>`;
+}
+
+function environmentText(service) {
+  return service.env.length === 0
+    ? '(no variables of its own; the minimal inherited set only)'
+    : `the minimal inherited set, plus ${service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`;
+}
+
+/**
+ * Trust and activate: exactly what will run, from the daemon's record, and the version shown;
+ * services.activate is bound to that version, so an edit in between is refused (APPROVAL_STALE).
+ */
+function TrustView({ service: live, onClose }) {
+  // What is shown is pinned when the view opens; the answer is bound to its version.
+  const [service] = useState(live);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const remote = service.transport === 'http';
+  const activate = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const { service: after } = await call('services.activate', { id: service.id, configVersion: service.configVersion });
+      if (after.connection.status === 'failed') setError(describeConnection(after.connection));
+      else onClose();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rows = remote
+    ? [['url', service.url ?? ''], ['headers', service.headers.map((h) => `${h.name} (${h.storage})`).join(', ') || '(none)'], ['origin', describeOrigin(service.origin)]]
+    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['environment', environmentText(service)], ['origin', describeOrigin(service.origin)]];
+  return html`<section class="trust" role="region" aria-labelledby="trust-title">
+    <h4 id="trust-title">Trust and activate ${service.name}</h4>
+    <p class="warning">${remote ? `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.` : `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`}</p>
+    <${Fields} rows=${rows} />
+    <p>You are trusting configuration version ${service.configVersion}; if it is edited before you answer, nothing starts.</p>
+    ${live.configVersion !== service.configVersion ? html`<p class="error" role="alert">${service.name} was edited since this was shown (now version ${live.configVersion}): cancel and look again.</p>` : null}
+    ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
+    <div class="actions">
+      <button type="button" class="approve" disabled=${busy} onClick=${activate}>${remote ? `Trust and connect to ${service.name}` : `Trust and start ${service.command}`}</button>
+      <button type="button" onClick=${onClose}>Cancel</button>
+    </div>
+  </section>`;
+}
+
+function Logs({ service }) {
+  const [logs, setLogs] = useState(null);
+  const load = () => call('services.logs', { id: service.id }).then(setLogs, (err) => setLogs({ error: errorText(err) }));
+  if (logs === null) return html`<button type="button" onClick=${load}>Show the stderr tail</button>`;
+  if (logs.error !== undefined) return html`<p class="error">${logs.error}</p>`;
+  return html`<section aria-labelledby="logs-title"><h4 id="logs-title">stderr tail (held in memory only) <button type="button" onClick=${load}>Reload</button></h4>
+    ${logs.droppedChars > 0 ? html`<p>[${logs.droppedChars} older characters dropped]</p>` : null}
+    <pre class="logs">${logs.stderr === '' ? '(nothing written)' : logs.stderr}</pre></section>`;
+}
+
+function Tools({ service }) {
+  const [tools, setTools] = useState(null);
+  const version = service.connection.status === 'active' ? service.connection.toolListVersion : 0;
+  useEffect(() => {
+    if (version === 0) return;
+    (async () => {
+      const all = [];
+      let cursor = null;
+      do {
+        const page = await call('tools.list', { serviceId: service.id, ...(cursor !== null ? { cursor } : {}) });
+        all.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      setTools(all);
+    })().catch((err) => setTools({ error: errorText(err) }));
+  }, [service.id, version]);
+  if (version === 0) return html`<p class="note">Tools are listed while the service is active.</p>`;
+  if (tools === null) return html`<p>Loading the tools…</p>`;
+  if (!Array.isArray(tools)) return html`<p class="error">${tools.error}</p>`;
+  return html`<section aria-labelledby="tools-title"><h4 id="tools-title">Tools (${tools.length})</h4>
+    ${tools.map((t) => html`<details class="tool" key=${t.modelName} data-tool=${t.name}>
+      <summary><code>${t.name}</code> <span class="model-name">${t.modelName}</span></summary>
+      <div class="claims" role="group" aria-label="from the server, not verified">
+        <p class="claims-label">from the server, not verified:</p>
+        <${Fields} rows=${[['title', t.title ?? '(none)'], ['description', t.description], ['hints', hintsOf(t.annotations)]]} />
+      </div>
+      <p>input schema:</p><pre class="json">${pretty(t.inputSchema)}</pre>
+    </details>`)}
+  </section>`;
+}
+
+export function ServiceDetail({ service, onRemoved }) {
+  const [trusting, setTrusting] = useState(false);
+  const [confirmRemove, setConfirmRemove] = useState(false);
+  const [error, setError] = useState(null);
+  const c = service.connection;
+  const act = (method) => call(method, { id: service.id }).then(() => setError(null), (err) => setError(errorText(err)));
+  const remove = () => call('services.delete', { id: service.id }).then(onRemoved, (err) => setError(errorText(err)));
+  const where = service.transport === 'http'
+    ? [['url', service.url ?? '']]
+    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', service.env.map((v) => `${v.name} (${v.storage})`).join(', ') || '(none)']];
+  return html`<section class="detail" aria-labelledby="detail-title">
+    <h3 id="detail-title">${service.name}</h3>
+    <${Fields} rows=${[
+      ['state', describeConnection(c)],
+      ...(c.status === 'active' ? [['server', `${c.server.name} ${c.server.version} (what the server says)`]] : []),
+      ['origin', describeOrigin(service.origin)],
+      ...where,
+      ['version', String(service.configVersion)],
+      ['id', service.id],
+    ]} />
+    <div class="actions">
+      ${c.status === 'disabled' || c.status === 'failed' ? html`<button type="button" onClick=${() => setTrusting(true)}>Trust and activate…</button>` : null}
+      ${c.status !== 'disabled' ? html`<button type="button" onClick=${() => act('services.disable')}>Disable</button>` : null}
+      ${c.status === 'active' ? html`<button type="button" onClick=${() => act('services.refreshTools')}>Refresh tools</button>` : null}
+      ${confirmRemove
+        ? html`<span role="group" aria-label="confirm removal">Remove ${service.name}? <button type="button" class="deny" onClick=${remove}>Yes, remove</button> <button type="button" onClick=${() => setConfirmRemove(false)}>Keep it</button></span>`
+        : html`<button type="button" onClick=${() => setConfirmRemove(true)}>Remove…</button>`}
+    </div>
+    ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
+    ${trusting ? html`<${TrustView} service=${service} onClose=${() => setTrusting(false)} />` : null}
+    <${Logs} service=${service} />
+    <${Tools} service=${service} />
+  </section>`;
+}

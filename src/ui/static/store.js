@@ -1,0 +1,176 @@
+// The page's state and its two ways to the panel server: POST /api/call (forwarded to the
+// daemon, allow-listed there) and GET /api/events (the daemon's events, live). Both carry the
+// HttpOnly session cookie by themselves (same origin).
+import { useEffect, useState } from './vendor/preact-htm.js';
+
+/** A daemon or panel error: `code` from the daemon's catalog. */
+export class PanelError extends Error {
+  constructor(error) {
+    super(error.message);
+    this.code = error.code;
+    this.errors = error.errors;
+  }
+}
+
+export async function call(method, params = {}) {
+  let response;
+  try {
+    response = await fetch('/api/call', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ method, params }),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new PanelError({ code: 'DAEMON_NOT_RUNNING', message: 'the panel does not answer (wispctl ui stopped?)' });
+  }
+  const body = await response.json().catch(() => ({ ok: false, error: { code: 'INTERNAL_ERROR', message: `the panel answered ${response.status}` } }));
+  if (!body.ok) throw new PanelError(body.error);
+  return body.result;
+}
+
+/** How many resolved approvals a page keeps showing. */
+const KEEP_RESOLVED = 50;
+
+export const state = {
+  /** connecting | open | lost | ended */
+  link: 'connecting',
+  daemon: null,
+  services: [],
+  servicesLoaded: false,
+  /** id -> { approval, resolved: state | null, here: boolean, answering: boolean, error: string | null } */
+  approvals: new Map(),
+  notify: false,
+};
+
+const listeners = new Set();
+export function changed() {
+  for (const listener of listeners) listener();
+}
+
+/** Re-renders the calling component whenever the state changes. */
+export function useStore() {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const listener = () => setTick((n) => n + 1);
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }, []);
+  return state;
+}
+
+function upsertService(service) {
+  const i = state.services.findIndex((s) => s.id === service.id);
+  if (i === -1) state.services = [...state.services, service];
+  else state.services = state.services.map((s) => (s.id === service.id ? service : s));
+}
+
+export async function loadServices() {
+  state.services = (await call('services.list')).services;
+  state.servicesLoaded = true;
+  changed();
+}
+
+function addApproval(approval) {
+  if (state.approvals.has(approval.id)) return false;
+  state.approvals.set(approval.id, { approval, resolved: approval.state.status === 'pending' ? null : approval.state, here: false, answering: false, error: null });
+  return true;
+}
+
+async function loadApprovals() {
+  let cursor = null;
+  do {
+    const page = await call('approvals.list', cursor !== null ? { cursor } : {});
+    for (const approval of page.approvals) addApproval(approval);
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  changed();
+}
+
+function forgetOldResolved() {
+  const resolved = [...state.approvals.values()].filter((entry) => entry.resolved !== null);
+  for (const entry of resolved.slice(0, Math.max(0, resolved.length - KEEP_RESOLVED))) state.approvals.delete(entry.approval.id);
+}
+
+function notifyApproval(approval) {
+  if (!state.notify || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+  const note = new Notification('Wisp: an approval waits', { body: `${approval.summary.serviceName}: ${approval.summary.toolName}`, tag: approval.id });
+  note.onclick = () => {
+    window.focus();
+    location.hash = '#/approvals';
+  };
+}
+
+function onEvent(event) {
+  switch (event.type) {
+    case 'service.registered':
+    case 'service.updated':
+      upsertService(event.service);
+      break;
+    case 'service.deleted':
+      state.services = state.services.filter((s) => s.id !== event.service.id);
+      break;
+    case 'service.state': {
+      const service = state.services.find((s) => s.id === event.service.id);
+      if (service !== undefined) upsertService({ ...service, connection: event.connection, enabled: event.connection.status !== 'disabled' });
+      break;
+    }
+    case 'approval.requested':
+      if (addApproval(event.approval)) notifyApproval(event.approval);
+      break;
+    case 'approval.resolved': {
+      const entry = state.approvals.get(event.approval.id);
+      if (entry !== undefined) entry.resolved = event.approval.state;
+      forgetOldResolved();
+      break;
+    }
+    case 'daemon.stopping':
+      state.link = 'ended';
+      break;
+    default:
+      return;
+  }
+  changed();
+}
+
+/** Follows the events, and (re)loads the lists each time the stream opens, so nothing falls between. */
+export function connect() {
+  const source = new EventSource('/api/events');
+  source.addEventListener('open', () => {
+    state.link = 'open';
+    changed();
+    Promise.all([loadServices(), loadApprovals(), call('daemon.status').then((status) => (state.daemon = status))]).then(changed, () => undefined);
+  });
+  source.addEventListener('message', (message) => onEvent(JSON.parse(message.data)));
+  source.addEventListener('error', () => {
+    if (state.link !== 'ended') state.link = 'lost';
+    changed();
+  });
+}
+
+/** Answers an approval from this page; the first answer from any client wins. */
+export async function respond(id, decision) {
+  const entry = state.approvals.get(id);
+  if (entry === undefined || entry.answering || entry.resolved !== null) return;
+  entry.answering = true;
+  entry.error = null;
+  changed();
+  try {
+    const { approval } = await call('approvals.respond', { id, decision });
+    entry.here = true;
+    entry.resolved = approval.state;
+  } catch (error) {
+    // Someone else answered first: the resolved event says how; until then, say that much.
+    if (error.code === 'APPROVAL_NOT_PENDING') entry.resolved ??= { status: 'answered' };
+    else entry.error = `${error.message} (${error.code})`;
+  } finally {
+    entry.answering = false;
+    changed();
+  }
+}
+
+export async function enableNotifications() {
+  if (typeof Notification === 'undefined') return;
+  state.notify = (await Notification.requestPermission()) === 'granted';
+  changed();
+}

@@ -1,0 +1,47 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { browserOpener } from '../../../src/ui/index.js';
+import { repoRoot } from '../../helpers/wispd.js';
+
+/** Every file the browser loads: src/ui/static plus the vendored Preact + htm (scripts/copy-ui.js). */
+function clientFiles(): { name: string; body: Buffer }[] {
+  const dir = path.join(repoRoot, 'src', 'ui', 'static');
+  const own = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .map((file) => ({ name: path.relative(dir, file), body: readFileSync(file) }));
+  const vendor = path.join(repoRoot, 'node_modules', 'htm', 'preact', 'standalone.module.js');
+  return [...own, { name: 'vendor/preact-htm.js', body: readFileSync(vendor) }];
+}
+
+describe('the web panel\'s browser app', () => {
+  it('is at most 100 KB gzipped, all files together', () => {
+    const gzipped = clientFiles().reduce((sum, file) => sum + gzipSync(file.body, { level: 9 }).length, 0);
+    expect(gzipped).toBeGreaterThan(5_000);
+    expect(gzipped).toBeLessThanOrEqual(100 * 1024);
+  });
+
+  it('loads nothing from elsewhere and has no inline script, no inline style and no HTML sink', () => {
+    for (const { name, body } of clientFiles().filter((f) => !f.name.startsWith('vendor/'))) {
+      const text = body.toString('utf8');
+      expect(text, name).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+      expect(text, name).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|dangerouslySetInnerHTML|document\.write|eval\(|new Function/);
+      if (name.endsWith('.html')) expect(text, name).not.toMatch(/<script(?![^>]*\bsrc=)|<style|\sstyle=|\son[a-z]+=/i);
+      if (name.endsWith('.js')) expect(text, name).not.toMatch(/from '(?!\.\/)/);
+    }
+  });
+});
+
+describe('opening a browser', () => {
+  it('uses open on macOS, xdg-open only where a display is named, and nothing otherwise', () => {
+    expect(browserOpener('darwin', {})).toBe('open');
+    expect(browserOpener('linux', { DISPLAY: ':0' })).toBe('xdg-open');
+    expect(browserOpener('linux', { WAYLAND_DISPLAY: 'wayland-0' })).toBe('xdg-open');
+    expect(browserOpener('linux', {})).toBeNull();
+    expect(browserOpener('linux', { DISPLAY: '' })).toBeNull();
+    expect(browserOpener('freebsd', {})).toBeNull();
+    expect(browserOpener('win32', { DISPLAY: ':0' })).toBeNull();
+  });
+});
