@@ -10,11 +10,11 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { WispClient } from '../dist/control/client.js';
-import { RUNS, cpuMs, deadline, exited, percentiles, server, startDaemon, startRelay, stats } from './common.mjs';
+import { RUNS, cpuMs, envInt, deadline, exited, percentiles, server, startDaemon, startRelay, stats } from './common.mjs';
 import { MCP_HUB_VERSION, startMcpHub } from './mcp-hub.mjs';
 
-export const SEQ = Number(process.env.BENCH_SEQ ?? 500);
-export const PAR = Number(process.env.BENCH_PAR ?? 2000);
+export const SEQ = envInt('BENCH_SEQ', 500);
+export const PAR = envInt('BENCH_PAR', 2000);
 export const CONCURRENCY = 16;
 // Generous: a phase takes well under a second; a stuck subject fails the run instead of hanging it.
 const PHASE_MS = 120_000;

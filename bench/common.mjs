@@ -7,8 +7,17 @@ import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export const server = path.join(root, 'fixtures', 'servers', 'scenario-server.mjs');
+/** A positive integer from the environment: a typo must stop the run, not turn every figure into NaN. */
+export function envInt(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}=${raw}: expected a positive integer`);
+  return n;
+}
+
 /** Rounds for every interleaved comparison; the issue asks for at least 10. */
-export const RUNS = Number(process.env.BENCH_RUNS ?? 12);
+export const RUNS = envInt('BENCH_RUNS', 12);
 
 export function quantile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))];

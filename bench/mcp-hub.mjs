@@ -8,6 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
+import { track } from './common.mjs';
 
 export const MCP_HUB_VERSION = '4.2.1';
 
@@ -68,11 +69,11 @@ export async function startMcpHub({ config, dir, port, timeoutMs = 30_000 }) {
   const configFile = path.join(dir, 'mcp-hub.json');
   writeFileSync(configFile, JSON.stringify(config));
   const listenPort = port ?? (await freePort());
-  const child = spawn(process.execPath, [cli, '--port', String(listenPort), '--config', configFile], {
+  const child = track(spawn(process.execPath, [cli, '--port', String(listenPort), '--config', configFile], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: path.join(home, 'data'), XDG_STATE_HOME: path.join(home, 'state'), XDG_CONFIG_HOME: path.join(home, 'config') },
-  });
+  }));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (text) => (stderr = (stderr + text).slice(-4000)));
   let exited = null;
