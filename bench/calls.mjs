@@ -120,7 +120,7 @@ export async function toolCalls(dir) {
   );
   return {
     name: 'tool calls',
-    note: `scenario-server's echo behind each subject; ${RUNS} rounds after one warm-up round, the subjects interleaved in rotating order; each round, per subject, ${SEQ} sequential calls (p50, p99) then ${PAR} calls with ${CONCURRENCY} in flight (calls/s; CPU per call = utime+stime of the daemon process from /proc during that phase, the server child not counted). direct: one SDK Client in the bench process (${CONCURRENCY} in flight on it); relay: bench/relay.mjs; wispd: tools.call, an approver connection subscribed to approval.requested answering each; mcp-hub ${MCP_HUB_VERSION}: POST /api/servers/tools over a keep-alive undici Pool of ${CONCURRENCY} connections, no approval step. Every answer is checked`,
+    note: `scenario-server's echo behind each subject; ${RUNS} rounds after one warm-up round, the subjects interleaved in rotating order; each round, per subject, ${SEQ} sequential calls (p50, p99) then ${PAR} calls with ${CONCURRENCY} in flight (calls/s; CPU per call = utime+stime of the daemon process from /proc/PID/stat during that phase, the server child not counted; counted in 10 ms ticks, so one round's figure is good to about ${Math.round(10_000 / PAR)} us). direct: one SDK Client in the bench process (${CONCURRENCY} in flight on it); relay: bench/relay.mjs; wispd: tools.call, an approver connection subscribed to approval.requested answering each; mcp-hub ${MCP_HUB_VERSION}: POST /api/servers/tools over a keep-alive undici Pool of ${CONCURRENCY} connections, no approval step. Every answer is checked`,
     rounds: RUNS,
     seq: SEQ,
     par: PAR,
