@@ -90,6 +90,7 @@ export function markdown(report) {
     '# Benchmark results',
     '',
     `Measured ${report.at} on ${report.platform}, ${report.cpus} CPUs, Node ${report.node}; ${report.runs} interleaved rounds. Reproduce with \`npm run bench\`.`,
+    `Load average (1, 5, 15 min) ${report.loadAvgBefore.map((x) => x.toFixed(2)).join(', ')} before the run, ${report.loadAvgAfter.map((x) => x.toFixed(2)).join(', ')} after it (that one includes the bench's own processes).`,
     'Every figure is taken in the same run as its baseline; ratios are taken per round, then the median (with the 25th-75th percentile spread).',
     '',
     '## Targets (issue 14)',

@@ -62,7 +62,7 @@ process.on('exit', () => {
 
 let status = 0;
 try {
-  const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS };
+  const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS, loadAvgBefore: os.loadavg() };
   // Tool calls first: the figures the issue is about, taken before the other parts heat the machine.
   if (wanted('calls')) report.toolCalls = await step('calls', toolCalls);
   const results = [];
@@ -73,6 +73,8 @@ try {
   if (results.length > 0) report.results = results;
   if (wanted('stream')) report.stream = await step('stream', modelStream);
   if (wanted('memory')) report.memory = await step('memory', memory);
+  // The load averages bracket the run: figures from a machine busy with other work are not final.
+  report.loadAvgAfter = os.loadavg();
   report.targets = targets(report);
   const md = markdown(report);
   if (only) {
