@@ -1,0 +1,133 @@
+// bench/results/latest.md: the issue's targets (figure, target, measured, met) first, then the detail tables.
+
+const MB = 1024;
+const spread = (s, digits = 2, scale = 1) => (s ? `${(s.median * scale).toFixed(digits)} (${(s.p25 * scale).toFixed(digits)}-${(s.p75 * scale).toFixed(digits)})` : 'n/a');
+const ms = (s) => spread(s, 3);
+
+/** The Targets table of issue 14: each row is a same-run figure (a median over rounds) against its target. */
+export function targets(report) {
+  const { toolCalls: calls, memory } = report;
+  const rows = [];
+  const ratioRow = (figure, s, op, limit) => rows.push({ figure, target: `${op === 'max' ? 'at most' : 'at least'} ${limit}x`, measured: s ? `${s.median.toFixed(2)}x (${s.p25.toFixed(2)}-${s.p75.toFixed(2)})` : 'n/a', met: s ? (op === 'max' ? s.median <= limit : s.median >= limit) : false });
+  if (calls) {
+    ratioRow('wispd / minimal relay, seq p50', calls.ratios.wispdRelay.p50, 'max', 1.3);
+    ratioRow('wispd / minimal relay, seq p99', calls.ratios.wispdRelay.p99, 'max', 1.5);
+    ratioRow('wispd / minimal relay, throughput at 16 in flight', calls.ratios.wispdRelay.rate, 'min', 0.6);
+    ratioRow('wispd / mcp-hub, seq p50', calls.ratios.wispdHub.p50, 'max', 0.5);
+    ratioRow('wispd / mcp-hub, throughput', calls.ratios.wispdHub.rate, 'min', 2);
+    const cpu = calls.subjects.wispd.cpuUsPerCall;
+    rows.push({ figure: 'daemon CPU per call at 16 in flight', target: 'at most 50 us', measured: cpu ? `${spread(cpu, 0)} us` : 'n/a (no /proc)', met: cpu ? cpu.median <= 50 : false });
+  }
+  const byName = (name) => report.results?.find((r) => r.name === name)?.ratio;
+  // Only the parts that ran (BENCH_ONLY) get a row.
+  const cli = byName('wispctl status, wall time');
+  if (cli) ratioRow('`wispctl status` / minimal node client', cli, 'max', 1.25);
+  const cold = byName('cold start to socket ready, 16 services configured');
+  if (cold) ratioRow('cold start (16 services) / bare node listener', cold, 'max', 3);
+  if (memory) {
+    const w = memory.wispd;
+    const mb = (kb) => (kb / MB).toFixed(1);
+    rows.push({
+      figure: `RSS idle / 96 tools / after ${memory.calls.toLocaleString('en')} calls`,
+      target: 'at most 65 / 75 / 80 MB',
+      measured: `${mb(w.idleKb)} / ${mb(w.loadedKb)} / ${mb(w.afterCallsKb)} MB (mcp-hub ${mb(memory.mcpHub.idleKb)} / ${mb(memory.mcpHub.loadedKb)} / ${mb(memory.mcpHub.afterCallsKb)})`,
+      met: w.idleKb <= 65 * MB && w.loadedKb <= 75 * MB && w.afterCallsKb <= 80 * MB,
+    });
+    rows.push({ figure: 'heap flat (after a full GC, block to block)', target: 'flat', measured: `${(memory.heap.growthAfterFirstBlock / 1048576).toFixed(2)} MB growth after the first block`, met: memory.heap.flat });
+  }
+  return rows;
+}
+
+function callTables(calls) {
+  const names = Object.keys(calls.subjects);
+  const label = { direct: 'direct SDK `callTool`', relay: 'minimal relay (bench/relay.mjs)', wispd: 'wispd `tools.call`', 'mcp-hub': 'mcp-hub 4.2.1 REST (no approval)' };
+  const r = (s) => spread(s, 2);
+  return [
+    '## Tool calls',
+    '',
+    'Medians over rounds, with the 25th-75th percentile spread.',
+    '',
+    '| subject | seq p50 (ms) | seq p99 (ms) | calls/s at 16 in flight | daemon CPU per call (us) |',
+    '|---|---|---|---|---|',
+    ...names.map((n) => {
+      const s = calls.subjects[n];
+      return `| ${label[n] ?? n} | ${ms(s.p50)} | ${ms(s.p99)} | ${spread(s.rate, 0)} | ${s.cpuUsPerCall ? spread(s.cpuUsPerCall, 0) : 'n/a (in the bench process)'} |`;
+    }),
+    '',
+    '| ratio (per round, then median) | seq p50 | seq p99 | throughput | CPU per call |',
+    '|---|---|---|---|---|',
+    `| wispd / minimal relay | ${r(calls.ratios.wispdRelay.p50)} | ${r(calls.ratios.wispdRelay.p99)} | ${r(calls.ratios.wispdRelay.rate)} | ${r(calls.ratios.wispdRelay.cpu)} |`,
+    `| wispd / mcp-hub | ${r(calls.ratios.wispdHub.p50)} | ${r(calls.ratios.wispdHub.p99)} | ${r(calls.ratios.wispdHub.rate)} | ${r(calls.ratios.wispdHub.cpu)} |`,
+    '',
+    `- ${calls.note}.`,
+    '',
+  ];
+}
+
+function memoryTable(memory) {
+  const mb = (kb) => (kb / MB).toFixed(1);
+  const w = memory.wispd;
+  const h = memory.mcpHub;
+  return [
+    '## Memory (RSS)',
+    '',
+    `| state | wispd (MB) | mcp-hub (MB) | wispd / mcp-hub | wispd / bare Node (${mb(memory.bareNodeKb)} MB) |`,
+    '|---|---|---|---|---|',
+    ...[['idle', 'idleKb'], ['16 services, 96 active tools', 'loadedKb'], [`after ${memory.calls} calls`, 'afterCallsKb']].map(
+      ([state, k]) => `| ${state} | ${mb(w[k])} | ${mb(h[k])} | ${(w[k] / h[k]).toFixed(2)} | ${(w[k] / memory.bareNodeKb).toFixed(2)} |`,
+    ),
+    '',
+    `- ${memory.note}.`,
+    `- Heap after a full GC, in a daemon run in-process with \`--expose-gc\` (bench/heap-check.mjs), after each block of ${memory.heap.block} approved calls: ${memory.heap.heapUsedAfterGc.map((b) => (b / 1048576).toFixed(1)).join(' / ')} MB. The first block fills the bounded histories (events, resolved approvals); "flat" means the heap grows by at most 0.5 MB over the blocks after it (here ${(memory.heap.growthAfterFirstBlock / 1048576).toFixed(2)} MB): RSS growth beyond that is V8 keeping the heap it grew while calls were in flight, not a leak.`,
+    '',
+  ];
+}
+
+export function markdown(report) {
+  const f = (n) => n.toFixed(1);
+  const rows = targets(report);
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Measured ${report.at} on ${report.platform}, ${report.cpus} CPUs, Node ${report.node}; ${report.runs} interleaved rounds. Reproduce with \`npm run bench\`.`,
+    `Load average (1, 5, 15 min) ${report.loadAvgBefore.map((x) => x.toFixed(2)).join(', ')} before the run, ${report.loadAvgAfter.map((x) => x.toFixed(2)).join(', ')} after it (that one includes the bench's own processes).`,
+    'Every figure is taken in the same run as its baseline; ratios are taken per round, then the median (with the 25th-75th percentile spread).',
+    '',
+    '## Targets (issue 14)',
+    '',
+    '| figure | target | measured median (p25-p75) | met |',
+    '|---|---|---|---|',
+    ...rows.map((t) => `| ${t.figure} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : 'no'} |`),
+    '',
+  ];
+  if (report.toolCalls) lines.push(...callTables(report.toolCalls));
+  if (report.results) {
+    lines.push(
+      '## Start-up, CLI, activation, installs',
+      '',
+      '| measurement | subject median (p25-p75) ms | baseline median (p25-p75) ms | ratio median (p25-p75) |',
+      '|---|---|---|---|',
+      ...report.results.map((r) => `| ${r.name} | ${spread(r.subject, 1)} | ${spread(r.baseline, 1)} | ${spread(r.ratio, 2)} |`),
+      '',
+      ...report.results.map((r) => `- **${r.name}**: ${r.note}.`),
+      '',
+    );
+  }
+  if (report.stream) {
+    const s = report.stream;
+    lines.push(
+      '## Model stream relay',
+      '',
+      '| measurement | through the daemon | direct | ratio |',
+      '|---|---|---|---|',
+      `| chunk written -> delta received, p50 (ms) | ${s.subject.p50.toFixed(2)} | ${s.baseline.p50.toFixed(2)} | ${s.ratio.p50.toFixed(2)} |`,
+      `| chunk written -> delta received, p99 (ms) | ${s.subject.p99.toFixed(2)} | ${s.baseline.p99.toFixed(2)} | ${s.ratio.p99.toFixed(2)} |`,
+      `| deltas per second | ${f(s.throughput.daemonPerSecond)} | ${f(s.throughput.directPerSecond)} | ${s.throughput.ratio.toFixed(2)} |`,
+      '',
+      `- ${s.note}.`,
+      '',
+    );
+  }
+  if (report.memory) lines.push(...memoryTable(report.memory));
+  return lines.join('\n');
+}
