@@ -27,7 +27,7 @@ async function socketSubject(name, started, serviceId, setup) {
   });
   const id = serviceId ?? (await setup(approver));
   // Only approvals: what an approver needs (wispd filters by type since events.subscribe took a list; the relay sends nothing else).
-  await approver.call('events.subscribe', { types: ['approval.requested'] });
+  await approver.call('events.subscribe', { types: ['approval.requested', 'approval.resolved'] });
   const callers = await Promise.all(Array.from({ length: CONCURRENCY }, () => WispClient.connect(started.socket)));
   return {
     name,

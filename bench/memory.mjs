@@ -30,7 +30,7 @@ async function wispdMemory(dataDir) {
   client.onEvent((event) => {
     if (event.type === 'approval.requested') void client.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
   });
-  await client.call('events.subscribe', { types: ['approval.requested'] });
+  await client.call('events.subscribe', { types: ['approval.requested', 'approval.resolved'] });
   const caller = await WispClient.connect(daemon.socket);
   await deadline((async () => {
     for (let i = 0; i < CALLS; i++) {
