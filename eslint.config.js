@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import { CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from './layers.js';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'test-results/', 'bench/results/', 'coverage/', '.cache/'] },
+  { ignores: ['dist/', 'node_modules/', 'test-results/', 'bench/results/', 'coverage/', '.cache/', 'src/**/*.generated.js'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

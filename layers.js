@@ -27,7 +27,8 @@ export const LAYERS = {
 
 /** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
 export const DOORS = {
-  core: ['index.js', 'wire/index.js'],
+  // The params checks generated from the wire schemas (scripts/validators.mjs): no TypeBox, no ajv compiler.
+  core: ['index.js', 'wire/index.js', 'wire/params-checks.generated.js'],
 };
 
 /** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */

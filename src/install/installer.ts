@@ -1,8 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Ajv } from 'ajv';
 import { WispError } from '../core/index.js';
-import { checkDirectory, compiledOnFirstUse, readSafe } from '../util/index.js';
+import { checkDirectory, readSafe, schemaCheck } from '../util/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { AttemptRun, AttemptRecord, startedRecord, type SucceededRecord } from './attempt-run.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
@@ -44,7 +43,7 @@ export class Installer {
   private readonly plans = new Map<string, InstallPlan>();
   private readonly running = new Map<string, AbortController>();
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly validate = compiledOnFirstUse(() => new Ajv({ strict: false }).compile<AttemptRecord>(AttemptRecord));
+  private readonly validate = schemaCheck<AttemptRecord>(AttemptRecord, 'loose');
 
   constructor(private readonly options: InstallerOptions) {}
 

@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
 import { LIMITS, type InstallSettingsView } from '../core/index.js';
-import { compiledOnFirstUse, type SettingsFile, type SettingsSection } from '../util/index.js';
+import { schemaCheck, type SettingsFile, type SettingsSection } from '../util/index.js';
 import { DEFAULT_RUNTIME_DIRS } from './runtime.js';
 
 /** Install settings: where Node and npm are looked for, the one registry, a CA bundle, the time limit (the wire's InstallSettingsView). */
@@ -28,7 +27,7 @@ export class InstallSettingsStore {
 
   /** `runtimeDirs`: where Node and npm are looked for unless settings.json says otherwise (default: the fixed system list). */
   constructor(file: SettingsFile, runtimeDirs: readonly string[] = DEFAULT_RUNTIME_DIRS) {
-    this.section = file.section({ key: 'installs', check: compiledOnFirstUse(() => new Ajv({ allErrors: true, strict: true }).compile<InstallsSection>(InstallsSection)) });
+    this.section = file.section({ key: 'installs', check: schemaCheck<InstallsSection>(InstallsSection, 'strict') });
     this.defaults = { runtimeDirs: [...runtimeDirs], registry: null, caFile: null, timeoutMs: LIMITS.installTimeoutMs };
   }
 

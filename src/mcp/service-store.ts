@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
 import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN, type RegistryLoadError } from '../core/index.js';
 import { readSafe } from '../util/index.js';
+import { checks } from './registry-check.generated.js';
 import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**
@@ -96,7 +96,7 @@ const StoredService = Type.Object(
 );
 export type StoredService = Static<typeof StoredService>;
 
-const RegistryDocument = Type.Object(
+export const RegistryDocument = Type.Object(
   {
     schemaVersion: Type.Literal(SCHEMA_VERSION),
     services: Type.Array(StoredService, { maxItems: LIMITS.maxServices }),
@@ -117,7 +117,9 @@ export interface LoadResult {
 /** Reads and writes mcp-servers.json. Every write is atomic; a bad file is moved aside, never overwritten. */
 export class ServiceStore {
   readonly file: string;
-  private readonly validate = new Ajv({ allErrors: true, strict: true }).compile<RegistryDocument>(RegistryDocument);
+  // Generated at build time (scripts/validators.mjs): every start with services runs it, and
+  // compiling it with ajv cost each start tens of milliseconds.
+  private readonly validate = (value: unknown): value is RegistryDocument => checks.registryDocument(value);
 
   constructor(
     dataDir: string,
@@ -142,7 +144,7 @@ export class ServiceStore {
       return { services: [], problem: await this.moveAside('REGISTRY_UNREADABLE', `not valid JSON: ${String(error)}`), sweptTempFiles };
     }
     if (!this.validate(parsed)) {
-      const why = (this.validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ');
+      const why = (checks.registryDocument.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ');
       return { services: [], problem: await this.moveAside('REGISTRY_INVALID', `fails the schema: ${why}`), sweptTempFiles };
     }
     const duplicate = findDuplicate(parsed.services);

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
-import { compiledOnFirstUse, type SettingsFile, type SettingsSection } from '../util/index.js';
+import { schemaCheck, type SettingsFile, type SettingsSection } from '../util/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
 /** The `model` section of settings.json: model settings, and where the key is kept (never the key itself). Persisted: additive changes only. */
@@ -24,7 +23,7 @@ export class ModelSettingsStore {
   private readonly section: SettingsSection<ModelSection>;
 
   constructor(file: SettingsFile) {
-    this.section = file.section({ key: 'model', check: compiledOnFirstUse(() => new Ajv({ allErrors: true, strict: true }).compile<ModelSection>(ModelSection)), initial: {} });
+    this.section = file.section({ key: 'model', check: schemaCheck<ModelSection>(ModelSection, 'strict'), initial: {} });
   }
 
   get settings(): ModelSettings {

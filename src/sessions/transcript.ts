@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { ChatMessage, Task } from '../core/wire/index.js';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
-import { checkDirectory, openSafe, readSafe } from '../util/index.js';
+import { checkDirectory, compileSchema, openSafe, readSafe } from '../util/index.js';
 
 /**
  * The lines of a session's transcript file (sessions/<id>.jsonl), one schema per type. Every
@@ -30,8 +30,7 @@ export class TranscriptFiles {
   private compiled: Map<unknown, ValidateFunction<TranscriptRecord>> | undefined;
   private get validators(): Map<unknown, ValidateFunction<TranscriptRecord>> {
     if (this.compiled === undefined) {
-      const ajv = new Ajv({ strict: false });
-      this.compiled = new Map(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile<TranscriptRecord>(schema)]));
+      this.compiled = new Map(Object.entries(RecordSchemas).map(([type, schema]) => [type, compileSchema<TranscriptRecord>(schema, 'loose')]));
     }
     return this.compiled;
   }
