@@ -1,6 +1,5 @@
 import type { MethodEntry, MethodTraits } from '../../control/index.js';
 import type { MethodName } from '../../core/index.js';
-import { methods } from '../../core/wire/index.js';
 import { checks } from '../../core/wire/params-checks.generated.js';
 import type { Redactor } from '../../secrets/index.js';
 import { redactedHandler } from '../redacted.js';
@@ -57,7 +56,8 @@ const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodTraits, 'handle'>>> =
 /** The socket server's method table: each method's params check (generated at build time), its handler behind the redactor, its traits. */
 export function methodTable(table: Handlers, redactor: Redactor): Record<string, MethodEntry> {
   const entries: Record<string, MethodEntry> = {};
-  for (const name of Object.keys(methods) as MethodName[]) {
+  // The generated checks name every method (test/unit/core/generated-validators.test.ts).
+  for (const name of Object.keys(checks) as MethodName[]) {
     entries[name] = { paramsCheck: checks[name], handle: redactedHandler(table[name] as MethodEntry['handle'], redactor), ...METHOD_TRAITS[name] };
   }
   return entries;
