@@ -4,39 +4,15 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_FORBIDDEN_PACKAGES } from '../../layers.js';
+import { RECORDER } from '../helpers/load-recorder.js';
 import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Issue 13: wispctl starts light. The real built bin/wispctl.js runs in a child process with
- * a module-load recorder preloaded (node --import): every URL the ESM loader resolves, plus,
- * at exit, every file in the CommonJS cache (Node 20's hooks do not see require()). None of
+ * a module-load recorder preloaded (node --import, helpers/load-recorder.ts). None of
  * them may belong to a package only the daemon needs (TypeBox, ajv, the MCP SDK, pino, re2js,
  * undici: layers.js CLI_FORBIDDEN_PACKAGES).
  */
-
-/** The recorder: the preload registers itself as the hooks module (run on the loader thread). */
-const RECORDER = `
-import { appendFileSync } from 'node:fs';
-import { createRequire, register } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { isMainThread } from 'node:worker_threads';
-
-let record = '';
-export function initialize(data) {
-  record = data.record;
-}
-export async function resolve(specifier, context, next) {
-  const resolved = await next(specifier, context);
-  appendFileSync(record, resolved.url + '\\n');
-  return resolved;
-}
-if (isMainThread && record === '') {
-  const file = process.env.WISP_LOAD_RECORD;
-  register(import.meta.url, { data: { record: file } });
-  const cache = createRequire(import.meta.url).cache;
-  process.once('exit', () => appendFileSync(file, Object.keys(cache).map((p) => pathToFileURL(p).href + '\\n').join('')));
-}
-`;
 
 const home = tempDir();
 const recorder = path.join(home.path, 'recorder.mjs');
