@@ -29,6 +29,9 @@ export const LAYERS = {
 export const DOORS = {
   // The params checks generated from the wire schemas (scripts/validators.mjs): no TypeBox, no ajv compiler.
   core: ['index.js', 'wire/index.js', 'wire/params-checks.generated.js'],
+  // Two leaf modules the socket client needs, without the rest of util (files, processes,
+  // settings): wispctl loads the client, and every file it loads costs its start.
+  util: ['index.js', 'line-splitter.js', 'version.js'],
 };
 
 /** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */

@@ -66,6 +66,9 @@ describe('what wispctl loads when it starts', () => {
     expect(run.loaded.some((url) => url.startsWith(`${nodeModules}/commander/`))).toBe(true);
     expect(forbidden(run.loaded)).toEqual([]);
     expect(run.loaded.length).toBeLessThan(100);
+    // Issue 14: only its own command group, and no prompt (readline) module.
+    expect(run.loaded.filter((url) => url.startsWith(`${distCli}/commands/`))).toEqual([`${distCli}/commands/status.js`]);
+    expect(run.loaded).not.toContain(`${distCli}/prompt.js`);
   });
 
   it('--help and mcp list load none of them either', async () => {
