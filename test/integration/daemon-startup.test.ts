@@ -10,7 +10,8 @@ import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir } from '../help
  * Issue 14: wispd starts light. A daemon with 16 services configured (none active: services
  * are never activated at start), model and install settings and a session on disk, started
  * with a module-load recorder (helpers/load-recorder.ts) and asked a few things, has loaded
- * none of what only an activation, a login, an install, a task or rpc.discover needs.
+ * none of what only an activation, a login, an install, a task, a keychain access or rpc.discover
+ * needs.
  */
 
 const home = tempDir();
@@ -36,6 +37,7 @@ const LATE = [
   'semver/', // an install
   'undici/', // a model request
   'pino-pretty/', // pretty logs only
+  '@napi-rs/keyring', // the first keychain access (and its native module)
 ];
 
 function late(loaded: readonly string[]): string[] {
