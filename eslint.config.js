@@ -36,8 +36,9 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', setInterval: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', performance: 'readonly', setImmediate: 'readonly', TextDecoder: 'readonly', fetch: 'readonly' } },
   },
   {
-    // The fixture package bin published by the install tests is CommonJS, as many real ones are.
-    files: ['**/*.cjs'],
+    // The fixture package bin published by the install tests is CommonJS, as many real ones
+    // are; so are our own bins (bin/package.json), for wispctl's start-up.
+    files: ['**/*.cjs', 'bin/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', exports: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

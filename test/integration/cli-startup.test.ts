@@ -49,12 +49,22 @@ function recordedRun(args: string[]): Promise<{ code: number | null; stdout: str
   });
 }
 
-const nodeModules = pathToFileURL(path.join(repoRoot, 'node_modules')).href;
-const distCli = pathToFileURL(path.join(repoRoot, 'dist', 'cli')).href;
+const rootUrl = pathToFileURL(repoRoot).href;
+const bundleUrl = pathToFileURL(path.join(repoRoot, 'dist', 'wispctl')).href;
+/** The bundle's files and the modules in each (scripts/bundle-cli.js writes it at build). */
+const bundled = JSON.parse(readFileSync(path.join(repoRoot, 'dist', 'wispctl', 'modules.json'), 'utf8')) as Record<string, string[]>;
 
-/** The forbidden packages among the loaded files. */
+/** The modules behind the loaded files, from the repository root: a bundle file stands for the modules in it. */
+function sourcesOf(loaded: readonly string[]): string[] {
+  return loaded.flatMap((url) => {
+    if (url.startsWith(`${bundleUrl}/`)) return bundled[url.slice(bundleUrl.length + 1)] ?? [];
+    return url.startsWith(rootUrl) ? [decodeURIComponent(url.slice(rootUrl.length).replace(/^\//, ''))] : [];
+  });
+}
+
+/** The forbidden packages among the modules behind the loaded files. */
 function forbidden(loaded: readonly string[]): string[] {
-  return loaded.filter((url) => CLI_FORBIDDEN_PACKAGES.some((name) => url.startsWith(`${nodeModules}/${name}/`)));
+  return sourcesOf(loaded).filter((source) => CLI_FORBIDDEN_PACKAGES.some((name) => source.startsWith(`node_modules/${name}/`)));
 }
 
 describe('what wispctl loads when it starts', () => {
@@ -62,20 +72,30 @@ describe('what wispctl loads when it starts', () => {
     const run = await recordedRun(['status']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^wispd \S+ running \(pid \d+/);
-    expect(run.loaded).toContain(`${distCli}/main.js`);
-    expect(run.loaded.some((url) => url.startsWith(`${nodeModules}/commander/`))).toBe(true);
+    const sources = sourcesOf(run.loaded);
+    expect(sources).toContain('dist/cli/main.js');
+    expect(sources).toContain('node_modules/commander/index.js');
     expect(forbidden(run.loaded)).toEqual([]);
-    expect(run.loaded.length).toBeLessThan(100);
-    // Issue 14: only its own command group, and no prompt (readline) module.
-    expect(run.loaded.filter((url) => url.startsWith(`${distCli}/commands/`))).toEqual([`${distCli}/commands/status.js`]);
-    expect(run.loaded).not.toContain(`${distCli}/prompt.js`);
+    // Issue 14: one bundle (scripts/bundle-cli.js), of which only the entry and the status
+    // command's own files; no package file at run time; no prompt (readline) module.
+    expect(run.loaded.filter((url) => url.startsWith(`${rootUrl}node_modules/`))).toEqual([]);
+    expect(run.loaded.filter((url) => url.startsWith(`${bundleUrl}/`)).length).toBeLessThanOrEqual(3);
+    expect(run.loaded).toContain(`${bundleUrl}/main.cjs`);
+    expect(sources.filter((source) => source.startsWith('dist/cli/commands/'))).toEqual(['dist/cli/commands/status.js']);
+    expect(sources).not.toContain('dist/cli/prompt.js');
+  });
+
+  it('the bundle holds commander and none of the daemon\'s packages', () => {
+    const modules = Object.values(bundled).flat();
+    expect(modules).toContain('node_modules/commander/index.js');
+    expect(modules.filter((source) => source.startsWith('node_modules/') && !source.startsWith('node_modules/commander/'))).toEqual([]);
   });
 
   it('--help and mcp list load none of them either', async () => {
     for (const args of [['--help'], ['mcp', 'list']]) {
       const run = await recordedRun(args);
       expect(run.code, args.join(' ')).toBe(0);
-      expect(run.loaded).toContain(`${distCli}/main.js`);
+      expect(sourcesOf(run.loaded)).toContain('dist/cli/main.js');
       expect(forbidden(run.loaded), args.join(' ')).toEqual([]);
     }
   });
