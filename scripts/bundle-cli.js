@@ -16,10 +16,26 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = path.join(root, 'dist', 'wispctl');
 const BUNDLED_PACKAGES = ['commander'];
 
+/**
+ * commander requires node:child_process when it loads, for executable subcommands, which
+ * wispctl has none of; loading it costs a command several milliseconds (more than our own
+ * code does). Here it is required when first used. A commander whose line differs fails the build.
+ */
+const lazyChildProcess = {
+  name: 'commander-lazy-child-process',
+  transform(code, id) {
+    if (!id.endsWith(path.join('node_modules', 'commander', 'lib', 'command.js'))) return null;
+    const eager = "const childProcess = require('node:child_process');";
+    if (!code.includes(eager)) throw new Error(`${id} no longer has the line ${eager}: look at scripts/bundle-cli.js`);
+    return code.replace(eager, "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };");
+  },
+};
+
 rmSync(outDir, { recursive: true, force: true });
 const result = await build({
   input: path.join(root, 'dist', 'cli', 'main.js'),
   platform: 'node',
+  plugins: [lazyChildProcess],
   // What every command needs goes into the entry file itself.
   preserveEntrySignatures: 'allow-extension',
   external: (id) => {
@@ -27,7 +43,7 @@ const result = await build({
     if (id.startsWith('.') || path.isAbsolute(id) || BUNDLED_PACKAGES.some((name) => id === name || id.startsWith(`${name}/`))) return false;
     throw new Error(`wispctl imports ${id}: only node: built-ins and ${BUNDLED_PACKAGES.join(', ')} may be bundled into it`);
   },
-  output: { dir: outDir, format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name]-[hash].cjs', sourcemap: true },
+  output: { dir: outDir, format: 'cjs', entryFileNames: '[name].cjs', chunkFileNames: '[name]-[hash].cjs' },
   logLevel: 'warn',
 });
 const modules = Object.fromEntries(
