@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import { CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from './layers.js';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'test-results/', 'bench/results/', 'coverage/', '.cache/'] },
+  { ignores: ['dist/', 'node_modules/', 'test-results/', 'bench/results/', 'coverage/', '.cache/', 'src/**/*.generated.js'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
@@ -41,8 +41,9 @@ export default tseslint.config(
     languageOptions: { parserOptions: { projectService: false, project: false }, globals: { window: 'readonly', document: 'readonly', location: 'readonly', fetch: 'readonly', EventSource: 'readonly', Notification: 'readonly', console: 'readonly' } },
   },
   {
-    // The fixture package bin published by the install tests is CommonJS, as many real ones are.
-    files: ['**/*.cjs'],
+    // The fixture package bin published by the install tests is CommonJS, as many real ones
+    // are; so are our own bins (bin/package.json), for wispctl's start-up.
+    files: ['**/*.cjs', 'bin/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', exports: 'writable' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

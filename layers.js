@@ -28,7 +28,11 @@ export const LAYERS = {
 
 /** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
 export const DOORS = {
-  core: ['index.js', 'wire/index.js'],
+  // The params checks generated from the wire schemas (scripts/validators.mjs): no TypeBox, no ajv compiler.
+  core: ['index.js', 'wire/index.js', 'wire/params-checks.generated.js'],
+  // Two leaf modules the socket client needs, without the rest of util (files, processes,
+  // settings): wispctl loads the client, and every file it loads costs its start.
+  util: ['index.js', 'line-splitter.js', 'version.js'],
 };
 
 /** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */

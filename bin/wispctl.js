@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js';
-
-await main(process.argv);
+// CommonJS (bin/package.json), and wispctl as one bundle (scripts/bundle-cli.js): every
+// command starts a process, and an ESM entry or dozens of module files cost each one more
+// than all it then does.
+require('../dist/wispctl/main.cjs').main(process.argv);

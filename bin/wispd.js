@@ -1,4 +1,3 @@
 #!/usr/bin/env node
-import { main } from '../dist/daemon/main.js';
-
-await main(process.argv);
+// CommonJS, as every file of bin/ (bin/package.json, for wispctl's sake); the daemon is ESM.
+import('../dist/daemon/main.js').then(({ main }) => main(process.argv));

@@ -1,25 +1,59 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../control/client.js';
 import { ERROR_CATALOG, EXIT, WispError, exitStatusFor } from '../core/index.js';
-import * as approvals from './commands/approvals.js';
-import * as call from './commands/call.js';
-import * as chat from './commands/chat.js';
-import * as daemon from './commands/daemon.js';
-import * as events from './commands/events.js';
-import * as install from './commands/install.js';
-import * as mcp from './commands/mcp.js';
-import * as model from './commands/model.js';
-import * as sessions from './commands/sessions.js';
-import * as status from './commands/status.js';
-import * as ui from './commands/ui.js';
 import { cliContext, type CliContext, type CliIo } from './context.js';
-import { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './prompt.js';
+import { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './cancelled.js';
 import { errorLines, terminalText } from './render.js';
 
 export type { CliIo } from './context.js';
 
-/** The command groups, in the order `wispctl --help` lists them. */
-const GROUPS: readonly { register: (program: Command, ctx: CliContext) => void }[] = [status, events, mcp, chat, sessions, model, install, approvals, ui, call, daemon];
+interface CommandGroup {
+  /** The top-level commands the group registers (test/unit/cli/groups.test.ts holds it to that). */
+  readonly commands: readonly string[];
+  readonly load: () => Promise<{ register: (program: Command, ctx: CliContext) => void }>;
+}
+
+/**
+ * The command groups, in the order `wispctl --help` lists them. A command loads its own group
+ * only: loading every group (their renderers, prompts, the service manager) was most of what
+ * a short command like `wispctl status` spent before reaching the daemon.
+ */
+export const GROUPS: readonly CommandGroup[] = [
+  { commands: ['status'], load: () => import('./commands/status.js') },
+  { commands: ['events'], load: () => import('./commands/events.js') },
+  { commands: ['mcp'], load: () => import('./commands/mcp.js') },
+  { commands: ['send', 'chat'], load: () => import('./commands/chat.js') },
+  { commands: ['sessions'], load: () => import('./commands/sessions.js') },
+  { commands: ['model'], load: () => import('./commands/model.js') },
+  { commands: ['install'], load: () => import('./commands/install.js') },
+  { commands: ['approvals', 'approve', 'deny'], load: () => import('./commands/approvals.js') },
+  { commands: ['ui'], load: () => import('./commands/ui.js') },
+  { commands: ['call'], load: () => import('./commands/call.js') },
+  { commands: ['daemon'], load: () => import('./commands/daemon.js') },
+];
+
+/** The global options that take a value (the program's own, below). */
+const VALUE_OPTIONS = new Set(['--socket', '--data-dir']);
+
+/**
+ * The groups a command line needs: the one owning its command word, or every group when
+ * there is none or it is not one of ours (help, a typo: commander then lists or suggests from
+ * all of them) or anything before it is not a global option we know.
+ */
+export function groupsFor(argv: readonly string[]): readonly CommandGroup[] {
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (VALUE_OPTIONS.has(arg)) i += 1;
+    else if (arg === '--json' || [...VALUE_OPTIONS].some((name) => arg.startsWith(`${name}=`))) continue;
+    else if (arg.startsWith('-')) return GROUPS;
+    else {
+      const owner = GROUPS.find((group) => group.commands.includes(arg));
+      return owner !== undefined ? [owner] : GROUPS;
+    }
+  }
+  return GROUPS;
+}
 
 const defaultIo: CliIo = {
   out: (text) => process.stdout.write(`${text}\n`),
@@ -31,7 +65,7 @@ function errorCodeHelp(): string {
   return `\nExit statuses: 0 ok, 1 failure, 2 bad usage or input, 3 no daemon, 4 not found, 5 conflict, 6 limit reached, 7 refused, 130 interrupted (Ctrl-C).\nError codes (docs/errors.md explains each):\n${rows.join('\n')}\n`;
 }
 
-function buildProgram(io: CliIo): Command {
+async function buildProgram(io: CliIo, argv: readonly string[]): Promise<Command> {
   const program = new Command('wispctl')
     .description('Control wispd, the Wisp Host daemon, over its socket.')
     .version(packageVersion())
@@ -43,7 +77,8 @@ function buildProgram(io: CliIo): Command {
     .addHelpText('after', errorCodeHelp())
     .showHelpAfterError();
   const ctx = cliContext(program, io);
-  for (const group of GROUPS) group.register(program, ctx);
+  const modules = await Promise.all(groupsFor(argv).map((group) => group.load()));
+  for (const group of modules) group.register(program, ctx);
   return program;
 }
 
@@ -66,7 +101,7 @@ export async function main(argv: readonly string[], rawIo: CliIo = defaultIo): P
   // The last guard: whatever a renderer forgot, nothing unsafe reaches the terminal.
   const io: CliIo = { out: (text) => rawIo.out(terminalText(text)), err: (text) => rawIo.err(terminalText(text)) };
   try {
-    await buildProgram(io).parseAsync([...argv]);
+    await (await buildProgram(io, argv)).parseAsync([...argv]);
   } catch (error) {
     report(error, io);
   } finally {

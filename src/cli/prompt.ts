@@ -11,19 +11,8 @@ import { approvalQuestion, errorLine, waitingText, withdrawnText } from './rende
  * daemon, so it never stays pending behind a CLI that has gone.
  */
 
-/** The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it. */
-export const EXIT_INTERRUPTED = 130;
-
-/** The one line a cancelled prompt leaves on stderr. */
-export const CANCELLED = 'cancelled';
-
-/** A prompt left without an answer: Ctrl-C (`interrupt`) or the end of input, Ctrl-D (`eof`). */
-export class PromptCancelled extends Error {
-  constructor(readonly how: 'interrupt' | 'eof') {
-    super(CANCELLED);
-    this.name = 'PromptCancelled';
-  }
-}
+export { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './cancelled.js';
+import { PromptCancelled } from './cancelled.js';
 
 /** y, Y, yes, YES... ; anything else (an empty line included) is no. */
 function isYes(answer: string): boolean {

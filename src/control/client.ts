@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { LineSplitter } from '../util/index.js';
+import { LineSplitter } from '../util/line-splitter.js';
 import { WispError, isErrorCode } from '../core/index.js';
 import { LIMITS } from '../core/index.js';
 import type { MethodName, Params, Result, WispEvent } from '../core/index.js';
@@ -126,4 +126,4 @@ function toWispError(raw: unknown): WispError {
     ? new WispError(code, message, details)
     : new WispError('INTERNAL_ERROR', message, { ...details, remoteCode: code });
 }
-export { packageVersion } from '../util/index.js';
+export { packageVersion } from '../util/version.js';

@@ -1,3 +1,4 @@
+import type { ValidateFunction } from 'ajv';
 import type { ErrorCode } from '../core/index.js';
 
 /** The shapes the socket server shares with the daemon that gives it its methods. */
@@ -29,8 +30,15 @@ export interface CallContext {
   afterResponse(fn: () => void): void;
 }
 
-export interface MethodEntry {
-  readonly paramsSchema: object;
+/**
+ * How a method's params are checked: a JSON Schema, compiled on the method's first call, or a
+ * check generated from it at build time (scripts/validators.mjs), so that nothing is compiled.
+ */
+export type ParamsRule = { readonly paramsSchema: object; readonly paramsCheck?: undefined } | { readonly paramsCheck: ValidateFunction; readonly paramsSchema?: undefined };
+
+export type MethodEntry = ParamsRule & MethodTraits;
+
+export interface MethodTraits {
   /** The code for a param nesting deeper than maxArgumentDepth (default INVALID_PARAMS). */
   readonly tooDeep?: ErrorCode;
   /** The result never changes while the server runs: it is serialised once, then reused. */

@@ -1,12 +1,13 @@
 import net from 'node:net';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { LIMITS, WispError } from '../core/index.js';
+import { compileSchema } from '../util/index.js';
 import { Connection } from './rpc-connection.js';
 import { encode, errorBody, frameOf, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
 import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-request.js';
 import type { CallContext, RpcServerOptions } from './rpc-types.js';
 
-export type { CallContext, MethodEntry, RpcConnection, RpcLogger, RpcServerOptions } from './rpc-types.js';
+export type { CallContext, MethodEntry, MethodTraits, RpcConnection, RpcLogger, RpcServerOptions } from './rpc-types.js';
 
 /**
  * JSON-RPC 2.0 over a Unix socket, one message per line. Our own rather than a JSON-RPC
@@ -232,12 +233,11 @@ export class RpcServer {
 }
 
 /**
- * Each method's params check, compiled when the method is first called: compiling all of
- * them in the constructor cost every cold start tens of milliseconds, for methods most runs
- * never see. One ajv instance for all of them.
+ * Each method's params check: the one generated at build time when the method has one, else
+ * its schema compiled when the method is first called (compiling all of them in the
+ * constructor cost every cold start tens of milliseconds, for methods most runs never see).
  */
 class ParamsChecks {
-  private ajv: Ajv | undefined;
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(private readonly methods: RpcServerOptions['methods']) {}
@@ -247,7 +247,7 @@ class ParamsChecks {
     if (known !== undefined) return known;
     const entry = Object.hasOwn(this.methods, method) ? this.methods[method] : undefined;
     if (entry === undefined) return undefined;
-    const validate = (this.ajv ??= new Ajv({ allErrors: true, strict: true })).compile(entry.paramsSchema);
+    const validate = entry.paramsCheck ?? compileSchema(entry.paramsSchema, 'strict');
     this.compiled.set(method, validate);
     return validate;
   }

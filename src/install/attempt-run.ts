@@ -1,19 +1,13 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
-import { InstallAttempt } from '../core/wire/index.js';
-import { ATTEMPT_STARTED, WispError, nextAttemptState, type AttemptError, type EndStatus, type Step } from '../core/index.js';
+import { ATTEMPT_STARTED, WispError, nextAttemptState, type AttemptError, type EndStatus, type InstallAttempt, type Step } from '../core/index.js';
 import type { LockProblem } from './lockfile.js';
 import { commonFlags, npmEnvironment, runNpm, type NpmSandbox } from './npm-runner.js';
 import type { InstallPlan } from './plan.js';
 import type { Runtime } from './runtime.js';
 
-/**
- * `<digest>.json` beside the plan directory: the attempt as the protocol shows it (one
- * object per status), plus a schema version. Persisted: additive changes only.
- */
-export const AttemptRecord = Type.Intersect([Type.Object({ schemaVersion: Type.Literal(1) }), InstallAttempt]);
-export type AttemptRecord = Static<typeof AttemptRecord>;
+export type { AttemptRecord } from './attempt-record-schema.js';
+import type { AttemptRecord } from './attempt-record-schema.js';
 export type RunningRecord = Extract<AttemptRecord, { status: 'running' }>;
 export type SucceededRecord = Extract<AttemptRecord, { status: 'succeeded' }>;
 export type EndedRecord = Extract<AttemptRecord, { status: EndStatus }>;

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Ajv } from 'ajv';
 import { WispError } from '../core/index.js';
-import { checkDirectory, compiledOnFirstUse, readSafe } from '../util/index.js';
+import { checkDirectory, readSafe } from '../util/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
-import { AttemptRun, AttemptRecord, startedRecord, type SucceededRecord } from './attempt-run.js';
+import { AttemptRun, startedRecord, type AttemptRecord, type SucceededRecord } from './attempt-run.js';
+import { checks } from './attempt-check.generated.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { defaultRegistry, prepareSandbox, type NpmSandbox } from './npm-runner.js';
 import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
@@ -44,7 +44,7 @@ export class Installer {
   private readonly plans = new Map<string, InstallPlan>();
   private readonly running = new Map<string, AbortController>();
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly validate = compiledOnFirstUse(() => new Ajv({ strict: false }).compile<AttemptRecord>(AttemptRecord));
+  private readonly validate = checks.attemptRecord;
 
   constructor(private readonly options: InstallerOptions) {}
 

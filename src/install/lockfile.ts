@@ -1,4 +1,4 @@
-import semver from 'semver';
+import { semver } from './semver.js';
 import type { AttemptError } from '../core/index.js';
 
 /**
@@ -38,10 +38,10 @@ export function isAcceptableSpec(spec: unknown): boolean {
     const rest = spec.slice(4);
     const at = rest.lastIndexOf('@');
     if (at <= 0) return false;
-    return isPackageName(rest.slice(0, at)) && semver.validRange(rest.slice(at + 1)) !== null;
+    return isPackageName(rest.slice(0, at)) && semver().validRange(rest.slice(at + 1)) !== null;
   }
   if (/^[a-z+]+:/i.test(spec) || spec.includes('/')) return false; // URLs, git, file:, github shorthand, paths
-  return semver.validRange(spec) !== null;
+  return semver().validRange(spec) !== null;
 }
 
 export function isPackageName(name: string): boolean {
@@ -94,7 +94,7 @@ export function verifyLockfile(lock: unknown, expected: { name: string; version:
     }
     const name = packageNameOf(path, entry);
     if (!isPackageName(name)) add(where, `has an invalid package name ${JSON.stringify(name)}`);
-    if (typeof entry.version !== 'string' || semver.valid(entry.version) === null) {
+    if (typeof entry.version !== 'string' || semver().valid(entry.version) === null) {
       add(where, `has no exact version (${JSON.stringify(entry.version)})`);
       continue;
     }

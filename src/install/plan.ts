@@ -1,5 +1,5 @@
 import path from 'node:path';
-import semver from 'semver';
+import { semver } from './semver.js';
 import { LIMITS, WispError, type InstallPlanView } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { isPackageName } from './lockfile.js';
@@ -29,7 +29,7 @@ export function checkPlanInput(input: PlanInput): void {
     throw new WispError('INVALID_PLAN', message, { field });
   };
   if (!isPackageName(input.package)) bad('package', `${JSON.stringify(input.package)} is not a full npm package name (like name or @scope/name)`);
-  if (semver.valid(input.version) === null || semver.clean(input.version) !== input.version) {
+  if (semver().valid(input.version) === null || semver().clean(input.version) !== input.version) {
     bad('version', `${JSON.stringify(input.version)} is not an exact version (like 1.2.3): ranges, tags, URLs, git and file specs are refused`);
   }
   if (!BIN_NAME.test(input.bin) || input.bin.includes('..')) bad('bin', `${JSON.stringify(input.bin)} is not a bin name`);

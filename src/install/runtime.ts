@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
-import semver from 'semver';
+import { semver } from './semver.js';
 import { WispError, type InstallPlanView } from '../core/index.js';
 
 /** Where Node and npm are looked for: never the user's shell or PATH. A setting, so tests can add one. */
@@ -61,7 +61,7 @@ export async function findRuntime(dirs: readonly string[] = DEFAULT_RUNTIME_DIRS
     if (!(await executable(node)) || !(await executable(npm))) continue;
     const found = await npmBehind(npm);
     if (found === undefined) continue;
-    if ((semver.major(found.version, true) || 0) < MIN_NPM_MAJOR) {
+    if ((semver().major(found.version, true) || 0) < MIN_NPM_MAJOR) {
       tooOld.push(`${npm} is npm ${found.version}`);
       continue;
     }

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { WispError, type ConnectionState } from '../core/index.js';
+import { LOGIN_TIMEOUT_MS } from './login-checks.js';
 import { OAUTH_ITEMS, VaultOAuthProvider, listenForCallback, probeChallenge, type OAuthVault } from './oauth.js';
 import type { StoredService } from './service-store.js';
-
-/** How long a login waits for its callback. */
-export const LOGIN_TIMEOUT_MS = 600_000;
 
 export interface LoginOptions {
   /** The service's OAuth items (the keychain, bound to its URL). */
@@ -20,17 +18,6 @@ export interface LoginOptions {
   readonly announce: (authorizationUrl: string, redirectUri: string) => void;
   readonly signal: AbortSignal;
   readonly timeoutMs?: number;
-}
-
-/** A login is for a remote service that uses OAuth, as it was shown (configVersion). */
-export function checkLoginTarget(config: StoredService, configVersion: number): void {
-  if (config.transport !== 'http' || config.url == null) throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
-  if (config.oauth?.enabled !== true) {
-    throw new WispError('INVALID_CONFIG', `${config.name} does not use OAuth: register it with --oauth (or "oauth": {"enabled": true} in its config file)`, { field: 'oauth' });
-  }
-  if (config.configVersion !== configVersion) {
-    throw new WispError('APPROVAL_STALE', `${config.name} changed since it was shown (configVersion ${config.configVersion}); show it again`, { configVersion: config.configVersion });
-  }
 }
 
 /**
@@ -77,14 +64,6 @@ export async function savedLogin(config: StoredService, vault: OAuthVault): Prom
   if (tokens === null || redirect === null) return undefined;
   // A refresh that fails wants a new login: the activation then ends in needs_auth.
   return new VaultOAuthProvider(vault, { ...config.oauth, clientSecret: await clientSecret(config, vault) }, redirect, () => undefined);
-}
-
-/** A service's login, gone from the vault (logout); with `everything`, its client secret too (the service deleted). */
-export async function forgetLogin(config: StoredService, vault: OAuthVault, everything = false): Promise<void> {
-  if (config.oauth == null) return;
-  for (const name of Object.values(OAUTH_ITEMS)) {
-    if (name !== OAUTH_ITEMS.clientSecret || everything) await vault.delete(name);
-  }
 }
 
 /** A pre-registered client's secret, when one was given (only then is the vault asked). */

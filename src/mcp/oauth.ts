@@ -5,21 +5,8 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { WispError } from '../core/index.js';
 
-/** Where a service's OAuth state lives: the OS keychain, one entry per item, never a file. */
-export interface OAuthVault {
-  get(name: string): Promise<string | null>;
-  set(name: string, value: string): Promise<void>;
-  delete(name: string): Promise<void>;
-}
-
-export const OAUTH_ITEMS = {
-  tokens: 'oauth:tokens',
-  client: 'oauth:client',
-  verifier: 'oauth:verifier',
-  redirect: 'oauth:redirect',
-  /** A pre-registered client's secret (confidential clients): set by the user, never shown. */
-  clientSecret: 'oauth:client-secret',
-} as const;
+export { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
+import { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
 
 export interface OAuthSettings {
   readonly clientId: string | null;

@@ -2,7 +2,7 @@ import { isoTime } from '../util/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode } from '../core/index.js';
-import { Connection, type ConnectionHooks } from './connection.js';
+import type { Connection, ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from '../core/index.js';
 import { AuthRequired, Failure } from './failure.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
@@ -127,6 +127,9 @@ export class Supervisor {
     // Secrets are read only now, after the checks, and only for a service that has variables.
     const env = await loadEnv();
     const authProvider = config.transport === 'http' ? await loadAuth() : undefined;
+    // Loaded with the first activation: the MCP SDK, zod and the schema compilers behind it
+    // are most of the daemon's start-up cost, and no service is active when it starts.
+    const { Connection } = await import('./connection.js');
     if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed' && statusOf(entry) !== 'needs_auth') {
       throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
     }

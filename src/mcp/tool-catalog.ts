@@ -4,7 +4,10 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { checkSchemaCost } from './schema-cost.js';
+import { modelToolName } from './tool-names.js';
 import { RegExpBudgetExceeded, RegExpMeter, linearRegExpEngine } from './linear-regexp.js';
+
+export { modelToolName } from './tool-names.js';
 
 /** Checks arguments against a tool's input schema; `errors` says why after a false. */
 export interface ArgumentValidator {
@@ -31,16 +34,6 @@ export interface CatalogTool {
   readonly validate: ArgumentValidator;
   /** Digest of the whole definition as the server sent it: equal digests, the same tool in every detail. */
   readonly definitionDigest: string;
-}
-
-/**
- * The model-facing name: stable across restarts and re-activations (it depends only on
- * the service's UUID and the original tool name), and valid for model APIs
- * (^[A-Za-z0-9_-]{1,64}$) whatever characters the server used.
- */
-export function modelToolName(serviceId: string, toolName: string): string {
-  const service = serviceId.replace(/[^0-9a-f]/gi, '').slice(0, 12).toLowerCase();
-  return `mcp_${service}_${sha256Hex(toolName).slice(0, 16)}`;
 }
 
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;

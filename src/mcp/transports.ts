@@ -9,6 +9,8 @@ import type { Redact, StderrTail } from './stderr-tail.js';
 import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
 import type { StoredService } from './service-store.js';
 
+export { transportLink } from './link.js';
+
 /** What to connect to: one service, as launched (`${VAR}` templates filled in), with its secrets. */
 export interface ServiceLaunch {
   readonly config: StoredService;
@@ -121,26 +123,6 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
     sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
     authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
     stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
-  };
-}
-
-/**
- * A link over a transport that is neither a child process nor a remote server (an
- * in-process server): its close counts as the server's exit, stop closes it.
- */
-export function transportLink(transport: Transport): ServiceLink {
-  let stopped: Promise<void> | undefined;
-  return {
-    kind: 'local',
-    transport,
-    pid: null,
-    failure: undefined,
-    exitInfo: '',
-    challengedScope: null,
-    explain: () => undefined,
-    sessionLost: () => false,
-    authorizationServer: () => Promise.resolve(null),
-    stop: () => (stopped ??= transport.close()),
   };
 }
 

@@ -1,22 +1,8 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
-import { compiledOnFirstUse, type SettingsFile, type SettingsSection } from '../util/index.js';
+import type { SettingsFile, SettingsSection } from '../util/index.js';
+import type { ModelSection } from './settings-schema.js';
+import { checks } from './settings-check.generated.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
-/** The `model` section of settings.json: model settings, and where the key is kept (never the key itself). Persisted: additive changes only. */
-const ModelSection = Type.Object(
-  {
-    baseUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
-    model: Type.Optional(Type.String({ minLength: 1 })),
-    firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
-    idleTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
-    maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
-    deferToolsAbove: Type.Optional(Type.Integer({ minimum: 0, maximum: 128 })),
-    keyStorage: Type.Optional(Type.Union([Type.Literal('keychain'), Type.Literal('session'), Type.Null()])),
-  },
-  { additionalProperties: false },
-);
-type ModelSection = Static<typeof ModelSection>;
 export type KeyStorage = 'keychain' | 'session' | null;
 
 /** The model settings, kept in the `model` section of settings.json (every file has one). */
@@ -24,7 +10,7 @@ export class ModelSettingsStore {
   private readonly section: SettingsSection<ModelSection>;
 
   constructor(file: SettingsFile) {
-    this.section = file.section({ key: 'model', check: compiledOnFirstUse(() => new Ajv({ allErrors: true, strict: true }).compile<ModelSection>(ModelSection)), initial: {} });
+    this.section = file.section({ key: 'model', check: checks.modelSection, initial: {} });
   }
 
   get settings(): ModelSettings {

@@ -1,5 +1,17 @@
-import { AsyncEntry } from '@napi-rs/keyring';
+import { createRequire } from 'node:module';
+import type * as Keyring from '@napi-rs/keyring';
 import { keychainUnavailable, type SecretStore, type StoredSecret } from './secret-store.js';
+
+let loaded: typeof Keyring | undefined;
+
+/**
+ * The native keyring module, loaded on the first keychain access (synchronously: it is
+ * CommonJS), not at start: a daemon that reads no secret never needs it. Called inside
+ * run(), so a module that cannot be loaded is KEYCHAIN_UNAVAILABLE like any other failure.
+ */
+function keyring(): typeof Keyring {
+  return (loaded ??= createRequire(import.meta.url)('@napi-rs/keyring') as typeof Keyring);
+}
 
 /** The keychain "service" every entry is filed under; the account is `<service id>/<VAR>`. */
 export const KEYCHAIN_SERVICE = 'wisp-host';
@@ -31,8 +43,8 @@ export class KeychainSecretStore implements SecretStore {
     await this.run(() => this.entry(serviceId, name).deletePassword());
   }
 
-  private entry(serviceId: string, name: string): AsyncEntry {
-    return new AsyncEntry(KEYCHAIN_SERVICE, `${serviceId}/${name}`, { linux: { store: 'secret-service' } });
+  private entry(serviceId: string, name: string): Keyring.AsyncEntry {
+    return new (keyring().AsyncEntry)(KEYCHAIN_SERVICE, `${serviceId}/${name}`, { linux: { store: 'secret-service' } });
   }
 
   private async run<T>(operation: () => Promise<T>): Promise<T> {

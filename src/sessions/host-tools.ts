@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ApprovalKind, Binding } from '../approvals/index.js';
 import { WispError, type ConnectionState } from '../core/index.js';
 import type { ToolDefinition } from '../model/index.js';
-import { canonicalJson, sha256Hex } from '../util/index.js';
+import { canonicalJson, compileSchema, sha256Hex } from '../util/index.js';
 import { failure } from './replies.js';
 
 /** What the daemon lets the model's host tools do; each call runs only after its own approval. */
@@ -73,9 +73,6 @@ interface HostToolSpec<S extends TObject> {
   readonly run: (args: Static<S>, ctx: HostToolContext) => Promise<unknown>;
 }
 
-/** Our own schemas, so strict (a typo in one is a bug); `required` may name properties declared beside an anyOf. */
-let compiler: Ajv | undefined;
-
 function defineHostTool<S extends TObject>(spec: HostToolSpec<S>): HostTool {
   let validate: ValidateFunction<Static<S>> | undefined;
   return {
@@ -83,7 +80,8 @@ function defineHostTool<S extends TObject>(spec: HostToolSpec<S>): HostTool {
     definition: { type: 'function', function: { name: spec.name, description: spec.description, parameters: spec.parameters } },
     async call(args, ctx) {
       // Compiled once, on first use: a daemon whose model never calls a host tool compiles nothing.
-      validate ??= (compiler ??= new Ajv({ allErrors: true, strict: true, strictRequired: false })).compile<Static<S>>(spec.parameters);
+      // Our own schemas, so strict (a typo in one is a bug); `required` may name properties declared beside an anyOf.
+      validate ??= compileSchema<Static<S>>(spec.parameters, 'strict-anyof');
       if (!validate(args)) return failure('INVALID_ARGUMENTS', `the arguments do not match the parameters of ${spec.name}: ${describe(validate.errors)}; nothing was run`);
       try {
         return JSON.stringify(await spec.run(args, ctx));

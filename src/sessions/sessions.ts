@@ -5,7 +5,7 @@ import type { StorageProblem } from '../util/index.js';
 import type { CatalogTool, ToolCalls } from '../mcp/index.js';
 import type { ChatMessage, ModelSettings } from '../model/index.js';
 import type { HostActions } from './host-tools.js';
-import { TaskRun, type Session } from './task-run.js';
+import type { Session } from './task-run.js';
 import type { SessionEvent } from './events.js';
 import type { TranscriptFiles, TranscriptRecord } from './transcript.js';
 
@@ -121,6 +121,9 @@ export class Sessions {
 
   /** Starts a task; it runs in the background and reports through events. */
   async send(id: string, text: string, clientId: string): Promise<Task> {
+    // Loaded with the first task: the model client and the host tools (their schemas are
+    // TypeBox's) are not needed before, and most daemon runs start no task.
+    const { TaskRun } = await import('./task-run.js');
     const session = this.find(id);
     if (session.running !== undefined) {
       throw new WispError('TASK_RUNNING', `session ${id} is already running task ${session.running.task.id}`, { taskId: session.running.task.id });

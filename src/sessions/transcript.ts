@@ -1,24 +1,11 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { ChatMessage, Task } from '../core/wire/index.js';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
 import { checkDirectory, openSafe, readSafe } from '../util/index.js';
+import type { TranscriptRecord } from './transcript-schema.js';
+import { checks } from './transcript-checks.generated.js';
 
-/**
- * The lines of a session's transcript file (sessions/<id>.jsonl), one schema per type. Every
- * line is checked against the schema of its type before use (unknown extra fields are
- * allowed: records only grow). Persisted: additive changes only.
- */
-const RecordSchemas = {
-  session: Type.Object({ type: Type.Literal('session'), id: Type.String(), title: Type.String(), createdAt: Type.String() }),
-  message: Type.Object({ type: Type.Literal('message'), taskId: Type.String(), at: Type.String(), message: ChatMessage }),
-  task: Type.Object({ type: Type.Literal('task'), at: Type.String(), task: Task }),
-};
-type RecordSchemas = typeof RecordSchemas;
-/** One line of a transcript file. */
-export type TranscriptRecord = { [K in keyof RecordSchemas]: Static<RecordSchemas[K]> }[keyof RecordSchemas];
+export type { TranscriptRecord } from './transcript-schema.js';
 
 /**
  * Appends records to a session's JSONL transcript. Each completed turn is written with one
@@ -26,16 +13,6 @@ export type TranscriptRecord = { [K in keyof RecordSchemas]: Static<RecordSchema
  * ignored when the file is read back.
  */
 export class TranscriptFiles {
-  // Compiled when the first transcript is read back: a daemon with none compiles nothing.
-  private compiled: Map<unknown, ValidateFunction<TranscriptRecord>> | undefined;
-  private get validators(): Map<unknown, ValidateFunction<TranscriptRecord>> {
-    if (this.compiled === undefined) {
-      const ajv = new Ajv({ strict: false });
-      this.compiled = new Map(Object.entries(RecordSchemas).map(([type, schema]) => [type, ajv.compile<TranscriptRecord>(schema)]));
-    }
-    return this.compiled;
-  }
-
   constructor(
     readonly dir: string,
     /** Applied to every record before it is written (known secret values redacted). */
@@ -94,7 +71,8 @@ export class TranscriptFiles {
           continue;
         }
         const type = typeof parsed === 'object' && parsed !== null ? (parsed as { type?: unknown }).type : undefined;
-        const validate = this.validators.get(type);
+        // Generated at build time (scripts/validators.mjs), one check per record type.
+        const validate = typeof type === 'string' && Object.hasOwn(checks, type) ? checks[type as keyof typeof checks] : undefined;
         if (validate === undefined) {
           problems.push({ file, problem: `line ${index + 1} is not a record of a known type: skipped`, movedTo: null });
           continue;

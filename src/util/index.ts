@@ -8,6 +8,7 @@ export { moveAside, jsonProblem, schemaProblem, type StorageProblem } from './pe
 export { nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
 export { processStartTime, pidExists, groupMembers, groupRunning, startedSince } from './process-identity.js';
 export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsSection } from './settings-file.js';
-export { compiledOnFirstUse, type Check } from './first-use.js';
+export type { Check } from './first-use.js';
+export { compileSchema, schemaCheck, type CompileMode } from './schema-compiler.js';
 export { Queue } from './queue.js';
 export { isoTime } from './iso-time.js';

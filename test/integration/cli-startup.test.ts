@@ -4,39 +4,15 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_FORBIDDEN_PACKAGES } from '../../layers.js';
+import { RECORDER } from '../helpers/load-recorder.js';
 import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Issue 13: wispctl starts light. The real built bin/wispctl.js runs in a child process with
- * a module-load recorder preloaded (node --import): every URL the ESM loader resolves, plus,
- * at exit, every file in the CommonJS cache (Node 20's hooks do not see require()). None of
+ * a module-load recorder preloaded (node --import, helpers/load-recorder.ts). None of
  * them may belong to a package only the daemon needs (TypeBox, ajv, the MCP SDK, pino, re2js,
  * undici: layers.js CLI_FORBIDDEN_PACKAGES).
  */
-
-/** The recorder: the preload registers itself as the hooks module (run on the loader thread). */
-const RECORDER = `
-import { appendFileSync } from 'node:fs';
-import { createRequire, register } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { isMainThread } from 'node:worker_threads';
-
-let record = '';
-export function initialize(data) {
-  record = data.record;
-}
-export async function resolve(specifier, context, next) {
-  const resolved = await next(specifier, context);
-  appendFileSync(record, resolved.url + '\\n');
-  return resolved;
-}
-if (isMainThread && record === '') {
-  const file = process.env.WISP_LOAD_RECORD;
-  register(import.meta.url, { data: { record: file } });
-  const cache = createRequire(import.meta.url).cache;
-  process.once('exit', () => appendFileSync(file, Object.keys(cache).map((p) => pathToFileURL(p).href + '\\n').join('')));
-}
-`;
 
 const home = tempDir();
 const recorder = path.join(home.path, 'recorder.mjs');
@@ -73,12 +49,22 @@ function recordedRun(args: string[]): Promise<{ code: number | null; stdout: str
   });
 }
 
-const nodeModules = pathToFileURL(path.join(repoRoot, 'node_modules')).href;
-const distCli = pathToFileURL(path.join(repoRoot, 'dist', 'cli')).href;
+const rootUrl = pathToFileURL(repoRoot).href;
+const bundleUrl = pathToFileURL(path.join(repoRoot, 'dist', 'wispctl')).href;
+/** The bundle's files and the modules in each (scripts/bundle-cli.js writes it at build). */
+const bundled = JSON.parse(readFileSync(path.join(repoRoot, 'dist', 'wispctl', 'modules.json'), 'utf8')) as Record<string, string[]>;
 
-/** The forbidden packages among the loaded files. */
+/** The modules behind the loaded files, from the repository root: a bundle file stands for the modules in it. */
+function sourcesOf(loaded: readonly string[]): string[] {
+  return loaded.flatMap((url) => {
+    if (url.startsWith(`${bundleUrl}/`)) return bundled[url.slice(bundleUrl.length + 1)] ?? [];
+    return url.startsWith(rootUrl) ? [decodeURIComponent(url.slice(rootUrl.length).replace(/^\//, ''))] : [];
+  });
+}
+
+/** The forbidden packages among the modules behind the loaded files. */
 function forbidden(loaded: readonly string[]): string[] {
-  return loaded.filter((url) => CLI_FORBIDDEN_PACKAGES.some((name) => url.startsWith(`${nodeModules}/${name}/`)));
+  return sourcesOf(loaded).filter((source) => CLI_FORBIDDEN_PACKAGES.some((name) => source.startsWith(`node_modules/${name}/`)));
 }
 
 describe('what wispctl loads when it starts', () => {
@@ -86,17 +72,30 @@ describe('what wispctl loads when it starts', () => {
     const run = await recordedRun(['status']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^wispd \S+ running \(pid \d+/);
-    expect(run.loaded).toContain(`${distCli}/main.js`);
-    expect(run.loaded.some((url) => url.startsWith(`${nodeModules}/commander/`))).toBe(true);
+    const sources = sourcesOf(run.loaded);
+    expect(sources).toContain('dist/cli/main.js');
+    expect(sources).toContain('node_modules/commander/index.js');
     expect(forbidden(run.loaded)).toEqual([]);
-    expect(run.loaded.length).toBeLessThan(100);
+    // Issue 14: one bundle (scripts/bundle-cli.js), of which only the entry and the status
+    // command's own files; no package file at run time; no prompt (readline) module.
+    expect(run.loaded.filter((url) => url.startsWith(`${rootUrl}node_modules/`))).toEqual([]);
+    expect(run.loaded.filter((url) => url.startsWith(`${bundleUrl}/`)).length).toBeLessThanOrEqual(3);
+    expect(run.loaded).toContain(`${bundleUrl}/main.cjs`);
+    expect(sources.filter((source) => source.startsWith('dist/cli/commands/'))).toEqual(['dist/cli/commands/status.js']);
+    expect(sources).not.toContain('dist/cli/prompt.js');
+  });
+
+  it('the bundle holds commander and none of the daemon\'s packages', () => {
+    const modules = Object.values(bundled).flat();
+    expect(modules).toContain('node_modules/commander/index.js');
+    expect(modules.filter((source) => source.startsWith('node_modules/') && !source.startsWith('node_modules/commander/'))).toEqual([]);
   });
 
   it('--help and mcp list load none of them either', async () => {
     for (const args of [['--help'], ['mcp', 'list']]) {
       const run = await recordedRun(args);
       expect(run.code, args.join(' ')).toBe(0);
-      expect(run.loaded).toContain(`${distCli}/main.js`);
+      expect(sourcesOf(run.loaded)).toContain('dist/cli/main.js');
       expect(forbidden(run.loaded), args.join(' ')).toEqual([]);
     }
   });

@@ -1,5 +1,5 @@
 import { PROTOCOL_VERSION } from '../../core/index.js';
-import { openRpcDocument } from '../../core/wire/index.js';
+import type { openRpcDocument } from '../../core/wire/index.js';
 import { clientId } from '../views.js';
 import type { DaemonControl, DaemonParts, Handlers } from './types.js';
 
@@ -35,6 +35,7 @@ export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handle
       ctx.afterResponse(() => control.stop('daemon.shutdown requested'));
       return { stopping: true as const };
     },
-    'rpc.discover': () => (discovery ??= openRpcDocument(parts.version)),
+    // The wire schemas (TypeBox) are loaded when a client first asks for them, not at start.
+    'rpc.discover': async () => (discovery ??= (await import('../../core/wire/index.js')).openRpcDocument(parts.version)),
   };
 }

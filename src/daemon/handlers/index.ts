@@ -1,6 +1,6 @@
-import type { MethodEntry } from '../../control/index.js';
+import type { MethodEntry, MethodTraits } from '../../control/index.js';
 import type { MethodName } from '../../core/index.js';
-import { methods } from '../../core/wire/index.js';
+import { checks } from '../../core/wire/params-checks.generated.js';
 import type { Redactor } from '../../secrets/index.js';
 import { redactedHandler } from '../redacted.js';
 import { approvalHandlers } from './approvals.js';
@@ -47,17 +47,18 @@ export function handlers(parts: DaemonParts, control: DaemonControl): Handlers {
 }
 
 /** How the socket server treats some methods (see MethodEntry). */
-const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodEntry, 'paramsSchema' | 'handle'>>> = {
+const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodTraits, 'handle'>>> = {
   'rpc.discover': { staticResult: true },
   'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true },
   'installs.start': { waits: true },
 };
 
-/** The socket server's method table: each method's params schema, its handler behind the redactor, its traits. */
+/** The socket server's method table: each method's params check (generated at build time), its handler behind the redactor, its traits. */
 export function methodTable(table: Handlers, redactor: Redactor): Record<string, MethodEntry> {
   const entries: Record<string, MethodEntry> = {};
-  for (const name of Object.keys(methods) as MethodName[]) {
-    entries[name] = { paramsSchema: methods[name].params, handle: redactedHandler(table[name] as MethodEntry['handle'], redactor), ...METHOD_TRAITS[name] };
+  // The generated checks name every method (test/unit/core/generated-validators.test.ts).
+  for (const name of Object.keys(checks) as MethodName[]) {
+    entries[name] = { paramsCheck: checks[name], handle: redactedHandler(table[name] as MethodEntry['handle'], redactor), ...METHOD_TRAITS[name] };
   }
   return entries;
 }

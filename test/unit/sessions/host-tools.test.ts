@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WispError } from '../../../src/core/index.js';
-import { HOST_TOOLS, hostTool, type HostActions, type HostApproval, type HostTool } from '../../../src/sessions/index.js';
+import { HOST_TOOLS, hostTool, type HostActions, type HostApproval, type HostTool } from '../../../src/sessions/host-tools.js';
 
 /** The daemon's side, as plain functions that record what they were asked to do. */
 function host(options: { deny?: boolean } = {}): { actions: HostActions; asked: HostApproval[]; done: string[]; call: (tool: HostTool, args: Record<string, unknown>) => Promise<unknown> } {

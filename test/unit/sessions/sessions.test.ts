@@ -4,7 +4,7 @@ import { MockDeepSeek, textEvents, toolCallEvents, type RecordedRequest } from '
 import { WispError } from '../../../src/core/index.js';
 import { modelToolName } from '../../../src/mcp/index.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from '../../../src/model/index.js';
-import { HOST_TOOLS } from '../../../src/sessions/index.js';
+import { HOST_TOOLS } from '../../../src/sessions/host-tools.js';
 import { InMemoryServers, storedService, tool, toolServer } from '../mcp/in-memory.js';
 import { harness, type Harness } from './harness.js';
 

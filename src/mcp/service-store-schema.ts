@@ -1,0 +1,101 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
+import { SCHEMA_VERSION } from './service-store.js';
+
+/**
+ * The schema of mcp-servers.json. Only its types are imported at run time: the check of a
+ * document is generated from it at build time (scripts/validators.mjs), so the daemon starts
+ * without TypeBox.
+ */
+
+/** A service registered by a verified npm install: the plan it came from. */
+export const InstallOrigin = Type.Object(
+  {
+    kind: Type.Literal('install'),
+    planDigest: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+    package: Type.String({ minLength: 1, maxLength: 214 }),
+    version: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+export type InstallOrigin = Static<typeof InstallOrigin>;
+
+/** A service synced from a config source (global settings, a plugin, a project's .mcp.json). */
+export const SourceOrigin = Type.Object(
+  {
+    kind: Type.Literal('source'),
+    source: Type.Union([Type.Literal('global'), Type.Literal('plugin'), Type.Literal('project')]),
+    file: Type.String({ minLength: 1, maxLength: 4096 }),
+    plugin: Type.Union([Type.String(), Type.Null()]),
+    /** Digest of the entry's content without secret values: a change disables the service. */
+    digest: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+  },
+  { additionalProperties: false },
+);
+export type SourceOrigin = Static<typeof SourceOrigin>;
+export type ServiceOrigin = InstallOrigin | SourceOrigin;
+
+const SecretRef = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 256 }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
+  { additionalProperties: false },
+);
+
+const StoredService = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128 }),
+    name: Type.String({ pattern: SERVICE_NAME_PATTERN }),
+    /** Absent: stdio (every service before remote ones existed). */
+    transport: Type.Optional(Type.Union([Type.Literal('stdio'), Type.Literal('http')])),
+    /** stdio: the program (never empty). http: empty. */
+    command: Type.String({ maxLength: LIMITS.maxCommandChars }),
+    /** http: the streamable HTTP endpoint. */
+    url: Type.Optional(Type.Union([Type.String({ pattern: '^https?://', maxLength: 4096 }), Type.Null()])),
+    /** http: OAuth (authorization code + PKCE); tokens live in the keychain, never here. */
+    oauth: Type.Optional(
+      Type.Union([
+        Type.Null(),
+        Type.Object(
+          { enabled: Type.Boolean(), clientId: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]), scopes: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]) },
+          { additionalProperties: false },
+        ),
+      ]),
+    ),
+    /** http: header names and where their values are kept (values are secrets). */
+    headers: Type.Optional(Type.Array(SecretRef, { maxItems: LIMITS.maxEnvVars })),
+    args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
+    cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
+    timeoutMs: Type.Optional(Type.Union([Type.Integer({ minimum: 100, maximum: 600_000 }), Type.Null()])),
+    /**
+     * Config sources: the daemon environment variables `${VAR}` templates in command, args
+     * and url refer to. The templates are stored; the values are taken at launch only.
+     */
+    fromEnvironment: Type.Optional(Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }), { maxItems: LIMITS.maxArgs })),
+    /** Names and storage only; never values. */
+    env: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { name: Type.String({ pattern: ENV_NAME_PATTERN }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
+          { additionalProperties: false },
+        ),
+        { maxItems: LIMITS.maxEnvVars },
+      ),
+    ),
+    /** Where the configuration came from; absent or null: registered by hand. */
+    origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin])),
+    enabled: Type.Boolean(),
+    configVersion: Type.Integer({ minimum: 1 }),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type StoredService = Static<typeof StoredService>;
+
+export const RegistryDocument = Type.Object(
+  {
+    schemaVersion: Type.Literal(SCHEMA_VERSION),
+    services: Type.Array(StoredService, { maxItems: LIMITS.maxServices }),
+  },
+  { additionalProperties: false },
+);
+export type RegistryDocument = Static<typeof RegistryDocument>;
