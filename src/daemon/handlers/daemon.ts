@@ -9,7 +9,8 @@ type Deps = Pick<DaemonParts, 'version' | 'paths' | 'now' | 'events' | 'store' |
 export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handlers, 'daemon.status' | 'daemon.shutdown' | 'rpc.discover'> {
   const { events, registry, supervisor } = parts;
   /** Built once: the document is a few hundred KB and never changes while we run. */
-  let discovery: ReturnType<typeof openRpcDocument> | undefined;
+  // The promise is kept, not the document: requests that arrive before the first is built share it.
+  let discovery: Promise<ReturnType<typeof openRpcDocument>> | undefined;
   return {
     'daemon.status': (_params, ctx) => ({
       version: parts.version,
@@ -36,6 +37,6 @@ export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handle
       return { stopping: true as const };
     },
     // The wire schemas (TypeBox) are loaded when a client first asks for them, not at start.
-    'rpc.discover': async () => (discovery ??= (await import('../../core/wire/index.js')).openRpcDocument(parts.version)),
+    'rpc.discover': () => (discovery ??= import('../../core/wire/index.js').then((wire) => wire.openRpcDocument(parts.version))),
   };
 }
