@@ -5,14 +5,19 @@ import { SECURITY_HEADERS } from './guard.js';
 
 /**
  * `POST /api/call {method, params}`: the pages' one way to the daemon. Only the methods the
- * pages use are forwarded; anything else (daemon.shutdown, secrets, model keys, installs
- * until their page exists) is refused here, whatever the page asks.
+ * pages use are forwarded; anything else (daemon.shutdown, model settings and keys, install
+ * settings, imports) is refused here, whatever the page asks.
  */
 export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'daemon.status',
   'services.list',
   'services.get',
   'services.register',
+  'services.registerRemote',
+  'services.update',
+  'services.setEnv',
+  'services.setHeaders',
+  'services.carryOverEnv',
   'services.delete',
   'services.activate',
   'services.disable',

@@ -6,8 +6,9 @@ import { EXIT_INTERRUPTED } from '../prompt.js';
 
 const HELP = `
 The panel is a small web server in this process, on 127.0.0.1 (and ::1) only, connected to
-the daemon's socket as one client: Services (status, add, trust and activate, disable,
-remove, stderr, tools) and Approvals (answer any client's pending approvals, live).
+the daemon's socket as one client: Services (status, add a local or remote server, edit,
+variables and headers write-only, trust and activate, disable, remove, stderr, tools) and
+Approvals (answer any client's pending approvals, live).
 
 It prints a URL with a one-time token on stdout and opens it in your browser when there is
 a desktop. The token is exchanged for a cookie (HttpOnly, SameSite=Strict) at the first

@@ -116,3 +116,13 @@ export function errorText(error) {
   const details = Array.isArray(error.errors) ? error.errors.map((e) => `; ${e.path}: ${e.message}`).join('') : '';
   return `${error.message}${details} (${error.code})`;
 }
+
+/** KEYCHAIN_UNAVAILABLE, with the way out: the daemon's message, then "this run only". */
+export function keychainAdvice(error) {
+  return `The keychain is not available here: ${error.message} (${error.code}). Choose "this run only" to keep the value in the daemon's memory until it stops, and save again.`;
+}
+
+/** Before carrying saved variables over to an edited program: which values go to what (wispctl's carryOverText). */
+export function carryOverText(service) {
+  return `${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].join(' ')} (cwd ${service.cwd ?? 'daemon default'})`;
+}
