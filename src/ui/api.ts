@@ -26,6 +26,10 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'tools.list',
   'approvals.list',
   'approvals.respond',
+  'installs.plan',
+  'installs.start',
+  'installs.list',
+  'installs.get',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */
@@ -86,11 +90,11 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
   });
 }
 
-/** What a page sees of a daemon error: its code, message and schema failures. */
-function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown } {
+/** What a page sees of a daemon error: its code, message, schema failures and install problems. */
+function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown; problems?: unknown } {
   if (error instanceof WispError) {
-    const errors = error.details.errors;
-    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}) };
+    const { errors, problems } = error.details;
+    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}), ...(Array.isArray(problems) ? { problems } : {}) };
   }
   return { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) };
 }

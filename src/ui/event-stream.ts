@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { WispEvent } from '../core/index.js';
 import { SECURITY_HEADERS } from './guard.js';
 
-/** The event types the pages use (Services, Approvals); later pages add theirs. */
+/** The event types the pages use (Services, Approvals, Installs); later pages add theirs. */
 export const PANEL_EVENT_TYPES = [
   'service.registered',
   'service.updated',
@@ -11,6 +11,8 @@ export const PANEL_EVENT_TYPES = [
   'service.tools',
   'approval.requested',
   'approval.resolved',
+  'install.progress',
+  'install.finished',
   'daemon.stopping',
 ] as const;
 
