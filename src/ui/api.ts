@@ -11,7 +11,6 @@ import { SECURITY_HEADERS } from './guard.js';
 export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'daemon.status',
   'services.list',
-  'services.get',
   'services.register',
   'services.registerRemote',
   'services.update',

@@ -32,6 +32,8 @@ export async function call(method, params = {}) {
 
 /** How many resolved approvals a page keeps showing. */
 const KEEP_RESOLVED = 50;
+/** How many events the Events page keeps. */
+const KEEP_EVENTS = 500;
 
 export const state = {
   /** connecting | open | lost | ended */
@@ -44,6 +46,8 @@ export const state = {
   notify: false,
   /** plan digest -> the last install.progress of it ({ index, total, step, status }) */
   installProgress: new Map(),
+  /** The events since this page opened, oldest first, at most KEEP_EVENTS. */
+  events: [],
   /** Bumped on every install.finished, so the attempts list reloads. */
   installsFinished: 0,
 };
@@ -127,6 +131,7 @@ function notifyApproval(approval) {
 }
 
 function onEvent(event) {
+  state.events = [...state.events.slice(-(KEEP_EVENTS - 1)), event];
   switch (event.type) {
     case 'service.registered':
     case 'service.updated':
@@ -162,7 +167,7 @@ function onEvent(event) {
       state.link = 'ended';
       break;
     default:
-      return;
+      break;
   }
   changed();
 }
