@@ -29,6 +29,10 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'installs.start',
   'installs.list',
   'installs.get',
+  'sources.list',
+  'sources.reload',
+  'sources.addProject',
+  'sources.removeProject',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */

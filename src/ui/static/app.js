@@ -4,13 +4,15 @@ import { ApprovalsPage } from './approvals.js';
 import { EventsPage } from './events.js';
 import { InstallsPage } from './installs.js';
 import { ServicesPage } from './services.js';
+import { SourcesPage } from './sources.js';
 import { connect, useStore } from './store.js';
 
-/** The pages, in nav order. Sources and Chat come next. */
+/** The pages, in nav order. Chat comes next. */
 const PAGES = [
   { path: 'services', title: 'Services', view: ServicesPage },
   { path: 'approvals', title: 'Approvals', view: ApprovalsPage },
   { path: 'installs', title: 'Installs', view: InstallsPage },
+  { path: 'sources', title: 'Sources', view: SourcesPage },
   { path: 'events', title: 'Events', view: EventsPage },
 ];
 
