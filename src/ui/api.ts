@@ -33,6 +33,11 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'sources.reload',
   'sources.addProject',
   'sources.removeProject',
+  'sessions.list',
+  'sessions.create',
+  'sessions.get',
+  'sessions.send',
+  'sessions.cancel',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { WispEvent } from '../core/index.js';
 import { SECURITY_HEADERS } from './guard.js';
 
-/** The event types the pages use (Services, Approvals, Installs, Events); Chat will add its own. */
+/** The event types the pages use (Services, Approvals, Installs, Chat, Events). */
 export const PANEL_EVENT_TYPES = [
   'service.registered',
   'service.updated',
@@ -15,6 +15,10 @@ export const PANEL_EVENT_TYPES = [
   'tool.call.started',
   'tool.call.finished',
   'tool.call.failed',
+  'session.created',
+  'session.deleted',
+  'task.state',
+  'model.delta',
   'install.progress',
   'install.finished',
   'storage.warning',

@@ -1,5 +1,6 @@
 // Events and the daemon's status in wispctl's words (src/cli/render/events.ts, daemon.ts).
 // Plain strings only: the pages render them as text.
+import { taskEndLine } from './chat-text.js';
 import { describeConnection, registeredTool } from './format.js';
 
 /**
@@ -18,6 +19,10 @@ export const EVENT_TYPES = [
   'tool.call.started',
   'tool.call.finished',
   'tool.call.failed',
+  'session.created',
+  'session.deleted',
+  'task.state',
+  'model.delta',
   'install.progress',
   'install.finished',
   'storage.warning',
@@ -53,6 +58,14 @@ export function eventDetail(e) {
       return `${call(e.call)} ok in ${e.durationMs} ms${e.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${call(e.call)} ${e.code}: ${e.message}`;
+    case 'session.created':
+      return `${e.session.id} ${e.session.title}`;
+    case 'session.deleted':
+      return e.sessionId;
+    case 'task.state':
+      return `${e.sessionId} task ${e.task.id} ${e.task.state.status === 'completed' ? `completed (${e.task.state.finishReason})` : taskEndLine(e.task.state)}`;
+    case 'model.delta':
+      return `${e.sessionId} ${e.kind} ${JSON.stringify(e.text)}`;
     case 'install.progress':
       return `${e.install.package}@${e.install.version} ${e.index}/${e.total} ${e.step} ${e.status}`;
     case 'install.finished':

@@ -130,8 +130,15 @@ function notifyApproval(approval) {
   };
 }
 
+/** Pages that keep state of their own (chat-store.js) follow the events here. */
+const eventHandlers = new Set();
+export function onDaemonEvent(handler) {
+  eventHandlers.add(handler);
+}
+
 function onEvent(event) {
   state.events = [...state.events.slice(-(KEEP_EVENTS - 1)), event];
+  for (const handler of eventHandlers) handler(event);
   switch (event.type) {
     case 'service.registered':
     case 'service.updated':
