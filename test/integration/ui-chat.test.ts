@@ -94,4 +94,16 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Chat', { timeout: 60_00
     expect(await page.getByRole('list', { name: 'transcript' }).innerText()).toContain('tool call: mcp_list_services {}');
     expect(s.dialogs).toEqual([]);
   });
+
+  it('cancels a running request from the page, and says how it ended', async () => {
+    const { page } = s;
+    mock.enqueue({ events: [...textEvents('this never ends', { pieces: 3 }).slice(0, 2), { stall: true }] });
+    await page.getByLabel('Your request').fill('Say something long.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByLabel('the answer as it streams').innerText(), { timeout: 20_000 }).toBe('this ');
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Cancel the request' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText(), { timeout: 20_000 }).toMatch(/^cancelled: .+/);
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(false);
+  });
 });

@@ -33,7 +33,7 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Services, adding remote
   const pageText = () => s.page.evaluate<string>("document.body.innerText + [...document.querySelectorAll('input')].map((i) => i.value).join(' ')");
   const stateOf = (name: string) => s.page.locator(`tr[data-service="${name}"] [data-cell="state"]`).textContent();
 
-  it('adds a remote server with a header kept for this run only, shows what it trusts, and connects with it', async () => {
+  it('adds a remote server: no keychain here, so its header is kept for this run only; shows what it trusts, and connects with it', async () => {
     const { page } = s;
     await page.getByRole('button', { name: 'Add a remote server' }).click();
     const form = page.getByRole('form', { name: 'Add a remote server' });
@@ -42,9 +42,16 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Services, adding remote
     await form.getByRole('button', { name: 'Add a header' }).click();
     await form.getByLabel('header 1 name').fill('Authorization');
     await form.getByLabel('header 1 value').fill(`Bearer ${TOKEN}`);
+    expect(await form.getByLabel('the keychain').isChecked()).toBe(true);
+    await form.getByRole('button', { name: 'Register' }).click();
+    // Registered, but this daemon has no keychain: the page says so and how to go on.
+    const refused = await form.getByRole('alert').innerText();
+    expect(refused).toContain('The keychain is not available here');
+    expect(refused).toContain('Choose "this run only"');
+    await form.getByText('remote is registered; its headers are not saved yet.').waitFor();
     await form.getByLabel(/this run only/).check();
     await s.shot('services-remote-form');
-    await form.getByRole('button', { name: 'Register' }).click();
+    await form.getByRole('button', { name: 'Save the headers' }).click();
 
     await expect.poll(() => stateOf('remote')).toBe('disabled');
     const detail = page.locator('section.detail');
