@@ -18,11 +18,16 @@ export async function loadSessions() {
   changed();
 }
 
+/** How many tasks' streamed answers a page keeps (the transcript has them all). */
+const KEEP_TASKS = 50;
+
 function task(taskId, sessionId) {
   let entry = chat.tasks.get(taskId);
   if (entry === undefined) {
     entry = { sessionId, text: '', calls: [], state: { status: 'running' } };
     chat.tasks.set(taskId, entry);
+    // A Map keeps insertion order: the first key is the oldest task.
+    if (chat.tasks.size > KEEP_TASKS) chat.tasks.delete(chat.tasks.keys().next().value);
   }
   return entry;
 }
