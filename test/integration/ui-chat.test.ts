@@ -95,6 +95,20 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Chat', { timeout: 60_00
     expect(s.dialogs).toEqual([]);
   });
 
+  it('follows a request sent by another client: its tool call is answered in the page', async () => {
+    const { page } = s;
+    const { session } = await s.client.call('sessions.create', { title: 'from a terminal' });
+    mock.enqueue({ events: toolCallEvents([{ id: 't1', name: echoName, arguments: '{"text":"asked elsewhere"}' }]) }, { events: textEvents('Echoed for the terminal.') });
+    await s.client.call('sessions.send', { id: session.id, text: 'Echo "asked elsewhere".' });
+    await s.events.waitFor((e) => e.type === 'approval.requested' && e.approval.requester.sessionId === session.id);
+    await page.getByRole('button', { name: 'from a terminal' }).click();
+    const card = page.locator('section.live article.card', { hasText: 'asked elsewhere' });
+    await card.getByRole('button', { name: 'Approve: Run echo (service tools)?' }).click();
+    await expect.poll(() => page.getByRole('list', { name: 'transcript' }).innerText(), { timeout: 20_000 }).toContain('model: Echoed for the terminal.');
+    expect(await page.getByRole('list', { name: 'transcript' }).innerText()).toContain('tool result: asked elsewhere');
+    await page.getByRole('button', { name: 'panel chat' }).click();
+  });
+
   it('cancels a running request from the page, and says how it ended', async () => {
     const { page } = s;
     mock.enqueue({ events: [...textEvents('this never ends', { pieces: 3 }).slice(0, 2), { stall: true }] });

@@ -71,7 +71,12 @@ function Conversation({ sessionId }) {
   /** Bumped on a send, so the request shows in the transcript at once. */
   const [sent, setSent] = useState(0);
   useEffect(() => {
-    call('sessions.get', { id: sessionId }).then(setData, (err) => setData({ error: errorText(err) }));
+    call('sessions.get', { id: sessionId }).then((got) => {
+      setData(got);
+      // A task already running (sent from a terminal, or before a reload) is followed here too.
+      const last = got.tasks.at(-1);
+      if (last !== undefined && (last.state.status === 'running' || last.state.status === 'awaiting_approval')) setTaskId((id) => id ?? last.id);
+    }, (err) => setData({ error: errorText(err) }));
   }, [sessionId, chat.ended, sent]);
   const t = taskId !== null ? chat.tasks.get(taskId) : undefined;
   const running = taskId !== null && (t === undefined || t.state.status === 'running' || t.state.status === 'awaiting_approval');
