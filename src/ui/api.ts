@@ -5,14 +5,18 @@ import { SECURITY_HEADERS } from './guard.js';
 
 /**
  * `POST /api/call {method, params}`: the pages' one way to the daemon. Only the methods the
- * pages use are forwarded; anything else (daemon.shutdown, secrets, model keys, installs
- * until their page exists) is refused here, whatever the page asks.
+ * pages use are forwarded; anything else (daemon.shutdown, model settings and keys, install
+ * settings, imports) is refused here, whatever the page asks.
  */
 export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'daemon.status',
   'services.list',
-  'services.get',
   'services.register',
+  'services.registerRemote',
+  'services.update',
+  'services.setEnv',
+  'services.setHeaders',
+  'services.carryOverEnv',
   'services.delete',
   'services.activate',
   'services.disable',
@@ -21,6 +25,19 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'tools.list',
   'approvals.list',
   'approvals.respond',
+  'installs.plan',
+  'installs.start',
+  'installs.list',
+  'installs.get',
+  'sources.list',
+  'sources.reload',
+  'sources.addProject',
+  'sources.removeProject',
+  'sessions.list',
+  'sessions.create',
+  'sessions.get',
+  'sessions.send',
+  'sessions.cancel',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */
@@ -81,11 +98,11 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
   });
 }
 
-/** What a page sees of a daemon error: its code, message and schema failures. */
-function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown } {
+/** What a page sees of a daemon error: its code, message, schema failures and install problems. */
+function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown; problems?: unknown } {
   if (error instanceof WispError) {
-    const errors = error.details.errors;
-    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}) };
+    const { errors, problems } = error.details;
+    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}), ...(Array.isArray(problems) ? { problems } : {}) };
   }
   return { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) };
 }

@@ -2,15 +2,27 @@ import type { ServerResponse } from 'node:http';
 import type { WispEvent } from '../core/index.js';
 import { SECURITY_HEADERS } from './guard.js';
 
-/** The event types the pages use (Services, Approvals); later pages add theirs. */
+/** The event types the pages use (Services, Approvals, Installs, Chat, Events). */
 export const PANEL_EVENT_TYPES = [
   'service.registered',
   'service.updated',
   'service.deleted',
   'service.state',
   'service.tools',
+  'service.login',
   'approval.requested',
   'approval.resolved',
+  'tool.call.started',
+  'tool.call.finished',
+  'tool.call.failed',
+  'session.created',
+  'session.deleted',
+  'task.state',
+  'model.delta',
+  'install.progress',
+  'install.finished',
+  'storage.warning',
+  'daemon.recovered',
   'daemon.stopping',
 ] as const;
 

@@ -6,8 +6,11 @@ import { EXIT_INTERRUPTED } from '../prompt.js';
 
 const HELP = `
 The panel is a small web server in this process, on 127.0.0.1 (and ::1) only, connected to
-the daemon's socket as one client: Services (status, add, trust and activate, disable,
-remove, stderr, tools) and Approvals (answer any client's pending approvals, live).
+the daemon's socket as one client: Services (status, add a local or remote server, edit,
+variables and headers write-only, trust and activate, disable, remove, stderr, tools),
+Approvals (answer any client's pending approvals, live), Installs (plan, approve, a
+progress bar, the attempts), Sources (merged config entries; reload, add a project), Chat
+(sessions, the streaming answer, approvals inline) and Events (status and events, live).
 
 It prints a URL with a one-time token on stdout and opens it in your browser when there is
 a desktop. The token is exchanged for a cookie (HttpOnly, SameSite=Strict) at the first
@@ -25,7 +28,7 @@ interface UiOptions {
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('ui')
-    .description('serve the local web panel (services, approvals) and open it in the browser')
+    .description('serve the local web panel (services, approvals, installs, sources, chat, events) and open it in the browser')
     .option('--port <n>', 'listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--no-open', 'do not open a browser; just print the URL')
     .addHelpText('after', HELP)

@@ -1,13 +1,21 @@
 // The panel's shell: the nav, the link and daemon status, and the page for the address's hash.
 import { html, render, useEffect, useState } from './vendor/preact-htm.js';
 import { ApprovalsPage } from './approvals.js';
+import { ChatPage } from './chat.js';
+import { EventsPage } from './events.js';
+import { InstallsPage } from './installs.js';
 import { ServicesPage } from './services.js';
+import { SourcesPage } from './sources.js';
 import { connect, useStore } from './store.js';
 
-/** The pages, in nav order. Installs, Sources, Chat and Events come in later slices. */
+/** The pages, in nav order. */
 const PAGES = [
   { path: 'services', title: 'Services', view: ServicesPage },
   { path: 'approvals', title: 'Approvals', view: ApprovalsPage },
+  { path: 'installs', title: 'Installs', view: InstallsPage },
+  { path: 'sources', title: 'Sources', view: SourcesPage },
+  { path: 'chat', title: 'Chat', view: ChatPage },
+  { path: 'events', title: 'Events', view: EventsPage },
 ];
 
 function currentPath() {

@@ -20,7 +20,7 @@ function Outcome({ entry }) {
   return html`<p class="outcome" role="status">${resolvedText(entry.resolved, entry.here)}</p>`;
 }
 
-function ApprovalCard({ entry }) {
+export function ApprovalCard({ entry }) {
   const { approval } = entry;
   const s = approval.summary;
   const titleId = `q-${approval.id}`;

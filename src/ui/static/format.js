@@ -116,3 +116,63 @@ export function errorText(error) {
   const details = Array.isArray(error.errors) ? error.errors.map((e) => `; ${e.path}: ${e.message}`).join('') : '';
   return `${error.message}${details} (${error.code})`;
 }
+
+/** KEYCHAIN_UNAVAILABLE, with the way out: the daemon's message, then "this run only". */
+export function keychainAdvice(error) {
+  return `The keychain is not available here: ${error.message} (${error.code}). Choose "this run only" to keep the value in the daemon's memory until it stops, and save again.`;
+}
+
+/** Before carrying saved variables over to an edited program: which values go to what (wispctl's carryOverText). */
+export function carryOverText(service) {
+  return `${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].join(' ')} (cwd ${service.cwd ?? 'daemon default'})`;
+}
+
+/** The plan as `wispctl install` shows it (planText), line by line. */
+export function planLines(plan) {
+  return [
+    `Install ${plan.package}@${plan.version} (npm ${plan.runtime.npmVersion}, node ${plan.runtime.nodeVersion})`,
+    `  from:       ${plan.registry}`,
+    `  into:       ${plan.directory}`,
+    `  then run:   ${[plan.bin, ...plan.args].join(' ')} (registered disabled)`,
+    '  it will:',
+    ...plan.will.map((line) => `    - ${line}`),
+    '  it will not:',
+    ...plan.wont.map((line) => `    - ${line}`),
+  ];
+}
+
+export function installQuestion(plan) {
+  return `Install ${plan.package}@${plan.version}?`;
+}
+
+/** A step of a running install: `3/6 verify` (the CLI's progress bar, without the bar). */
+export function progressLine(progress) {
+  return `${progress.index}/${progress.total} ${progress.step.replace('_', ' ')}`;
+}
+
+/** After an install (installedText); the last line points to this panel rather than to wispctl. */
+export function installedLines(service, attempt, reused) {
+  return [
+    `${reused ? 'already installed' : 'installed'} ${attempt.package}@${attempt.version} (${attempt.lockedPackages} packages verified)`,
+    ...(attempt.installScripts.length > 0 ? [`install scripts declared, NOT run: ${attempt.installScripts.join(', ')}`] : []),
+    `registered ${service.name} (disabled): ${[service.command, ...service.args].join(' ')}`,
+    'trust and start it on the Services page',
+  ];
+}
+
+/** One attempt, as `wispctl install show` prints it (attemptText). */
+export function attemptLines(a) {
+  return [
+    `${a.package}@${a.version}: ${a.status}${a.step !== null ? ` (last step: ${a.step})` : ''}`,
+    `digest:     ${a.digest}`,
+    `registry:   ${a.registry}`,
+    `directory:  ${a.directory}`,
+    `bin, args:  ${[a.bin, ...a.args].join(' ')}`,
+    `runtime:    node ${a.runtime.nodeVersion}, npm ${a.runtime.npmVersion}`,
+    `started:    ${a.startedAt}${a.endedAt !== null ? `, ended ${a.endedAt}` : ''}`,
+    `packages:   ${a.lockedPackages}${a.installScripts.length > 0 ? `; install scripts declared, NOT run: ${a.installScripts.join(', ')}` : ''}`,
+    ...(a.serviceName !== null ? [`service:    ${a.serviceName} (${a.serviceId})`] : []),
+    ...(a.error !== null ? [`error:      ${a.error.code}: ${a.error.message}`, ...(a.error.problems ?? []).map((p) => `  ${p.path}: ${p.problem}`)] : []),
+    ...(a.logTail.trim() !== '' ? ['npm output (tail):', ...a.logTail.trimEnd().split('\n').map((l) => `  ${l}`)] : []),
+  ];
+}

@@ -1,6 +1,8 @@
 // One service: what it is, what will run if trusted, its actions, stderr tail and tools.
 import { html, useEffect, useState } from './vendor/preact-htm.js';
-import { describeConnection, describeOrigin, errorText, hintsOf, pretty } from './format.js';
+import { carryOverText, describeConnection, describeOrigin, errorText, hintsOf, pretty } from './format.js';
+import { Secrets } from './secrets.js';
+import { EditForm } from './service-forms.js';
 import { call } from './store.js';
 
 function Fields({ rows }) {
@@ -26,20 +28,32 @@ function TrustView({ service: live, onClose }) {
   const [service] = useState(live);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  /** After an edit, saved variables wait for a yes before they go to the new program. */
+  const [rebind, setRebind] = useState(false);
   const remote = service.transport === 'http';
-  const activate = async () => {
+  const run = async (steps) => {
     setBusy(true);
     setError(null);
     try {
-      const { service: after } = await call('services.activate', { id: service.id, configVersion: service.configVersion });
-      if (after.connection.status === 'failed') setError(describeConnection(after.connection));
-      else onClose();
+      await steps();
     } catch (err) {
       setError(errorText(err));
+      if (err.code === 'SECRET_BINDING_CHANGED') setRebind(true);
     } finally {
       setBusy(false);
     }
   };
+  const started = (after) => {
+    if (after.connection.status === 'failed') setError(describeConnection(after.connection));
+    else onClose();
+  };
+  const activate = () => run(async () => started((await call('services.activate', { id: service.id, configVersion: service.configVersion })).service));
+  // carryOverEnv is bound to the version shown; what it returns is that version, re-bound.
+  const carryOver = () => run(async () => {
+    const { service: rebound } = await call('services.carryOverEnv', { id: service.id, configVersion: service.configVersion });
+    setRebind(false);
+    started((await call('services.activate', { id: service.id, configVersion: rebound.configVersion })).service);
+  });
   const rows = remote
     ? [['url', service.url ?? ''], ['headers', service.headers.map((h) => `${h.name} (${h.storage})`).join(', ') || '(none)'], ['origin', describeOrigin(service.origin)]]
     : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['environment', environmentText(service)], ['origin', describeOrigin(service.origin)]];
@@ -50,6 +64,12 @@ function TrustView({ service: live, onClose }) {
     <p>You are trusting configuration version ${service.configVersion}; if it is edited before you answer, nothing starts.</p>
     ${live.configVersion !== service.configVersion ? html`<p class="error" role="alert">${service.name} was edited since this was shown (now version ${live.configVersion}): cancel and look again.</p>` : null}
     ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
+    ${rebind
+      ? html`<div class="rebind" role="group" aria-label="carry the saved values over">
+          <p>${carryOverText(service)}</p>
+          <button type="button" disabled=${busy} onClick=${carryOver}>Let the saved values go to this program, and start it</button>
+        </div>`
+      : null}
     <div class="actions">
       <button type="button" class="approve" disabled=${busy} onClick=${activate}>${remote ? `Trust and connect to ${service.name}` : `Trust and start ${service.command}`}</button>
       <button type="button" onClick=${onClose}>Cancel</button>
@@ -100,6 +120,7 @@ function Tools({ service }) {
 
 export function ServiceDetail({ service, onRemoved }) {
   const [trusting, setTrusting] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [confirmRemove, setConfirmRemove] = useState(false);
   const [error, setError] = useState(null);
   const c = service.connection;
@@ -122,12 +143,16 @@ export function ServiceDetail({ service, onRemoved }) {
       ${c.status === 'disabled' || c.status === 'failed' ? html`<button type="button" onClick=${() => setTrusting(true)}>Trust and activate…</button>` : null}
       ${c.status !== 'disabled' ? html`<button type="button" onClick=${() => act('services.disable')}>Disable</button>` : null}
       ${c.status === 'active' ? html`<button type="button" onClick=${() => act('services.refreshTools')}>Refresh tools</button>` : null}
+      ${service.origin.kind !== 'source' ? html`<button type="button" aria-expanded=${editing} onClick=${() => setEditing(!editing)}>Edit…</button>` : null}
       ${confirmRemove
         ? html`<span role="group" aria-label="confirm removal">Remove ${service.name}? <button type="button" class="deny" onClick=${remove}>Yes, remove</button> <button type="button" onClick=${() => setConfirmRemove(false)}>Keep it</button></span>`
         : html`<button type="button" onClick=${() => setConfirmRemove(true)}>Remove…</button>`}
     </div>
     ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
+    ${service.origin.kind === 'source' ? html`<p class="note">It comes from a config file: edit the file and reload the sources, not the service.</p>` : null}
+    ${editing ? html`<${EditForm} service=${service} onDone=${() => setEditing(false)} />` : null}
     ${trusting ? html`<${TrustView} service=${service} onClose=${() => setTrusting(false)} />` : null}
+    ${service.origin.kind !== 'source' ? html`<${Secrets} service=${service} />` : null}
     <${Logs} service=${service} />
     <${Tools} service=${service} />
   </section>`;

@@ -9,6 +9,7 @@ export class PanelError extends Error {
     super(error.message);
     this.code = error.code;
     this.errors = error.errors;
+    this.problems = error.problems;
   }
 }
 
@@ -31,6 +32,8 @@ export async function call(method, params = {}) {
 
 /** How many resolved approvals a page keeps showing. */
 const KEEP_RESOLVED = 50;
+/** How many events the Events page keeps. */
+const KEEP_EVENTS = 500;
 
 export const state = {
   /** connecting | open | lost | ended */
@@ -41,7 +44,33 @@ export const state = {
   /** id -> { approval, resolved: state | null, here: boolean, answering: boolean, error: string | null } */
   approvals: new Map(),
   notify: false,
+  /** plan digest -> the last install.progress of it ({ index, total, step, status }) */
+  installProgress: new Map(),
+  /** The events since this page opened, oldest first, at most KEEP_EVENTS. */
+  events: [],
+  /** Bumped on every install.finished, so the attempts list reloads. */
+  installsFinished: 0,
 };
+
+/**
+ * Plan digests whose install this page's human approved, after being shown the plan: the
+ * install approval the daemon then asks of this panel's client, bound to that digest, is
+ * answered yes (as `wispctl install` answers the one bound to the plan it printed).
+ */
+const approvedPlans = new Set();
+export function approvePlan(digest) {
+  approvedPlans.add(digest);
+}
+export function forgetPlan(digest) {
+  approvedPlans.delete(digest);
+}
+
+function answerOwnInstall(approval) {
+  const digest = approval.binding.planDigest;
+  if (approval.kind !== 'install' || !approvedPlans.has(digest) || approval.requester.clientId !== state.daemon?.you.clientId) return;
+  approvedPlans.delete(digest);
+  void respond(approval.id, 'approve');
+}
 
 const listeners = new Set();
 export function changed() {
@@ -101,7 +130,15 @@ function notifyApproval(approval) {
   };
 }
 
+/** Pages that keep state of their own (chat-store.js) follow the events here. */
+const eventHandlers = new Set();
+export function onDaemonEvent(handler) {
+  eventHandlers.add(handler);
+}
+
 function onEvent(event) {
+  state.events = [...state.events.slice(-(KEEP_EVENTS - 1)), event];
+  for (const handler of eventHandlers) handler(event);
   switch (event.type) {
     case 'service.registered':
     case 'service.updated':
@@ -116,7 +153,10 @@ function onEvent(event) {
       break;
     }
     case 'approval.requested':
-      if (addApproval(event.approval)) notifyApproval(event.approval);
+      if (addApproval(event.approval)) {
+        notifyApproval(event.approval);
+        answerOwnInstall(event.approval);
+      }
       break;
     case 'approval.resolved': {
       const entry = state.approvals.get(event.approval.id);
@@ -124,11 +164,17 @@ function onEvent(event) {
       forgetOldResolved();
       break;
     }
+    case 'install.progress':
+      state.installProgress.set(event.install.digest, { index: event.index, total: event.total, step: event.step, status: event.status });
+      break;
+    case 'install.finished':
+      state.installsFinished += 1;
+      break;
     case 'daemon.stopping':
       state.link = 'ended';
       break;
     default:
-      return;
+      break;
   }
   changed();
 }

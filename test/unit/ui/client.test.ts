@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { ALLOWED_METHODS } from '../../../src/ui/api.js';
+import { PANEL_EVENT_TYPES } from '../../../src/ui/event-stream.js';
 import { browserOpener } from '../../../src/ui/index.js';
 import { repoRoot } from '../../helpers/wispd.js';
 
@@ -31,6 +33,29 @@ describe('the web panel\'s browser app', () => {
       if (name.endsWith('.html')) expect(text, name).not.toMatch(/<script(?![^>]*\bsrc=)|<style|\sstyle=|\son[a-z]+=/i);
       if (name.endsWith('.js')) expect(text, name).not.toMatch(/from '(?!\.\/)/);
     }
+  });
+});
+
+describe('what the panel lets through', () => {
+  it('follows exactly the event types the Events page offers as filters', () => {
+    const text = readFileSync(path.join(repoRoot, 'src', 'ui', 'static', 'event-text.js'), 'utf8');
+    const list = /export const EVENT_TYPES = \[([^\]]*)\]/.exec(text)?.[1] ?? '';
+    const offered = [...list.matchAll(/'([a-z.]+)'/g)].map((m) => m[1]);
+    expect(new Set(offered)).toEqual(new Set(PANEL_EVENT_TYPES));
+    expect(offered).toHaveLength(PANEL_EVENT_TYPES.length);
+  });
+
+  it('forwards exactly the methods the pages name', () => {
+    const dir = path.join(repoRoot, 'src', 'ui', 'static');
+    const events = new Set<string>(PANEL_EVENT_TYPES);
+    // Every 'group.method' string in the app that is not an event type is a method it calls.
+    const named = new Set(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.js'))
+        .flatMap((f) => [...readFileSync(path.join(dir, f), 'utf8').matchAll(/'([a-z]+\.[a-zA-Z]+)'/g)].map((m) => m[1] ?? ''))
+        .filter((name) => !events.has(name) && !name.endsWith('.js')),
+    );
+    expect(named).toEqual(new Set(ALLOWED_METHODS));
   });
 });
 

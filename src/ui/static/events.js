@@ -1,0 +1,53 @@
+// Events: the daemon's status (daemon.status, in `wispctl status`'s words) and its events
+// since this page opened, live, filterable by type.
+import { html, useState } from './vendor/preact-htm.js';
+import { EVENT_TYPES, eventDetail, statusLines } from './event-text.js';
+import { errorText } from './format.js';
+import { call, changed, state, useStore } from './store.js';
+
+function DaemonStatus() {
+  const store = useStore();
+  const [error, setError] = useState(null);
+  const reload = () =>
+    call('daemon.status').then((status) => {
+      state.daemon = status;
+      setError(null);
+      changed();
+    }, (err) => setError(errorText(err)));
+  return html`<section aria-labelledby="status-title">
+    <h3 id="status-title">The daemon</h3>
+    <div class="toolbar"><button type="button" onClick=${reload}>Reload the status</button></div>
+    ${store.daemon === null ? html`<p>Loading…</p>` : html`<pre class="status-lines" aria-label="daemon status">${statusLines(store.daemon).join('\n')}</pre>`}
+    ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
+  </section>`;
+}
+
+function TypeFilter({ shown, setShown }) {
+  const toggle = (type) => setShown(shown.includes(type) ? shown.filter((t) => t !== type) : [...shown, type]);
+  return html`<fieldset class="filter">
+    <legend>Show these event types</legend>
+    <div class="actions"><button type="button" onClick=${() => setShown(EVENT_TYPES)}>All</button> <button type="button" onClick=${() => setShown([])}>None</button></div>
+    <div class="types">${EVENT_TYPES.map((type) => html`<label key=${type}><input type="checkbox" checked=${shown.includes(type)} onChange=${() => toggle(type)} /> ${type}</label>`)}</div>
+  </fieldset>`;
+}
+
+export function EventsPage() {
+  const store = useStore();
+  const [shown, setShown] = useState(EVENT_TYPES);
+  const events = store.events.filter((e) => shown.includes(e.type)).reverse();
+  return html`<section aria-labelledby="events-title">
+    <h2 id="events-title">Events</h2>
+    <${DaemonStatus} />
+    <${TypeFilter} shown=${shown} setShown=${setShown} />
+    <p class="note">Live, since this page opened (the last 500 are kept); newest first. ${store.events.length - events.length > 0 ? `${store.events.length - events.length} hidden by the filter.` : ''}</p>
+    ${events.length === 0
+      ? html`<p class="empty">no events to show</p>`
+      : html`<table class="status events">
+          <caption>The daemon's events, newest first</caption>
+          <thead><tr>${['SEQ', 'AT', 'TYPE', 'WHAT'].map((h) => html`<th scope="col" key=${h}>${h}</th>`)}</tr></thead>
+          <tbody>${events.map((e) => html`<tr key=${e.seq} data-type=${e.type}>
+            <td>${e.seq}</td><td><time datetime=${e.at}>${e.at}</time></td><td>${e.type}</td><td class="what">${eventDetail(e)}</td>
+          </tr>`)}</tbody>
+        </table>`}
+  </section>`;
+}

@@ -1,0 +1,84 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findChromium } from '../helpers/browser.js';
+import { scenarioServer } from '../helpers/services.js';
+import { openPanelSession, type PanelSession } from '../helpers/ui.js';
+import { tempDir } from '../helpers/wispd.js';
+
+/**
+ * Issue 15, second slice: the Sources page against a real daemon whose config dir
+ * (<data>/config) and a project directory get real files, reloaded and added from the page.
+ */
+
+const chromiumPath = findChromium();
+const HOSTILE_NAME = '<img src=x onerror=alert(1)>';
+
+function writeJson(file: string, value: unknown): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(value, null, 2));
+}
+const stdio = (flags: string[] = [], extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [scenarioServer, ...flags], ...extra });
+
+describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60_000 }, () => {
+  let s: PanelSession;
+  const project = tempDir();
+  let settingsFile: string;
+  const projectFile = path.join(project.path, '.mcp.json');
+
+  beforeAll(async () => {
+    s = await openPanelSession(chromiumPath ?? '');
+    settingsFile = path.join(s.home.path, 'config', 'settings.json');
+  }, 60_000);
+
+  afterAll(async () => {
+    await s.close();
+    project.remove();
+  });
+
+  const cell = (name: string, key: string) => s.page.locator(`table.sources tr[data-entry="${name}"] [data-cell="${key}"]`);
+
+  it('reloads the config files and shows each entry with its origin and warnings, and a hostile name as text', async () => {
+    const { page } = s;
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByText('no entries').waitFor();
+    writeJson(settingsFile, { config: { mcpServers: { shared: stdio(['--tools', '1']), warned: stdio([], { env: { TOKEN: '${NOT_SET_ANYWHERE}' } }), [HOSTILE_NAME]: stdio() } } });
+    await page.getByRole('button', { name: 'Reload the sources' }).click();
+
+    await expect.poll(() => cell('shared', 'from').textContent()).toBe(`global ${settingsFile}`);
+    expect(await cell('shared', 'action').textContent()).toBe('added');
+    expect(await cell('shared', 'overrides').textContent()).toBe('-');
+    expect(await cell('warned', 'warnings').innerText()).toContain('${NOT_SET_ANYWHERE} is not set');
+    const notes = await page.getByRole('list', { name: 'skipped, unusable and removed' }).innerText();
+    expect(notes).toContain(`skipped ${HOSTILE_NAME} (global ${settingsFile}): invalid`);
+    expect(await page.evaluate<number>("document.querySelectorAll('img, script:not([src])').length")).toBe(0);
+    expect(s.dialogs).toEqual([]);
+    expect((await s.client.call('services.get', { name: 'shared' })).service).toMatchObject({ enabled: false, origin: { kind: 'source', source: 'global' } });
+  });
+
+  it('adds a project whose entry overrides the global one, says so, and removes it again', async () => {
+    const { page } = s;
+    writeJson(projectFile, { mcpServers: { shared: stdio(['--tools', '3']) } });
+    const form = page.getByRole('form', { name: 'Add a project' });
+    await form.getByLabel(/^Project directory/).fill('relative/dir');
+    await form.getByRole('button', { name: 'Add the project' }).click();
+    expect(await page.getByRole('alert').innerText()).toBe('the directory must be an absolute path (INVALID_PARAMS)');
+    await form.getByLabel(/^Project directory/).fill(project.path);
+    await form.getByLabel(/^Project directory/).press('Enter');
+
+    await expect.poll(() => cell('shared', 'from').textContent()).toBe(`project ${projectFile}`);
+    expect(await cell('shared', 'overrides').textContent()).toBe(`global ${settingsFile}`);
+    expect(await cell('shared', 'action').textContent()).toBe('updated');
+    expect(await page.getByRole('list', { name: 'skipped, unusable and removed' }).innerText()).toContain(`skipped shared (global ${settingsFile}): replaced whole by the entry of the same name in ${projectFile}`);
+    expect(await page.locator('ul.projects').innerText()).toContain(project.path);
+    expect(await form.getByLabel(/^Project directory/).inputValue()).toBe('');
+    await s.shot('sources');
+    expect((await s.client.call('services.get', { name: 'shared' })).service.args).toEqual([scenarioServer, '--tools', '3']);
+
+    await page.getByRole('button', { name: `Remove the project ${project.path}…` }).click();
+    await page.getByRole('group', { name: `confirm removing ${project.path}` }).getByRole('button', { name: 'Yes, remove' }).click();
+    await expect.poll(() => cell('shared', 'from').textContent()).toBe(`global ${settingsFile}`);
+    await page.getByText('(none: add one below)').waitFor();
+    expect((await s.client.call('sources.list')).projects).toEqual([]);
+  });
+});
