@@ -113,7 +113,9 @@ export class Approvals {
     return new Promise((resolve) => {
       const onAbort = (): void => {
         const current = this.get(id);
-        if (isOpen(current.state)) this.apply(current, { type: 'cancel', reason: 'the asker went away' });
+        // The abort's own reason when it gives one (the client disconnected, the daemon is stopping, the task was cancelled).
+        const reason = signal.reason instanceof WispError ? signal.reason.message : 'the asker went away';
+        if (isOpen(current.state)) this.apply(current, { type: 'cancel', reason });
       };
       signal.addEventListener('abort', onAbort, { once: true });
       const list = this.waiters.get(id) ?? [];

@@ -30,7 +30,8 @@ export class Connection implements RpcConnection {
   /** Frames written this turn, not yet handed to the socket (see writeLine). */
   private outbox: string[] = [];
   private outboxChars = 0;
-  private abortedAll = false;
+  /** Why every request was aborted, once abortAll ran. */
+  private abortedAll: WispError | undefined;
 
   constructor(
     readonly id: number,
@@ -138,16 +139,17 @@ export class Connection implements RpcConnection {
     this.onClose();
   }
 
-  abortAll(): void {
-    this.abortedAll = true;
-    for (const controller of this.inflight) controller.abort(new WispError('CANCELLED', 'the client disconnected'));
+  /** Aborts every request in flight, and any made later, with CANCELLED and `why`. */
+  abortAll(why = 'the client disconnected'): void {
+    this.abortedAll ??= new WispError('CANCELLED', why);
+    for (const controller of this.inflight) controller.abort(this.abortedAll);
   }
 
   /** A request's controller, in flight until it is answered; aborted at once when abortAll already ran. */
   newController(): AbortController {
     const controller = new AbortController();
     this.inflight.add(controller);
-    if (this.abortedAll) controller.abort(new WispError('CANCELLED', 'the client disconnected'));
+    if (this.abortedAll !== undefined) controller.abort(this.abortedAll);
     return controller;
   }
 

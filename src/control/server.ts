@@ -94,7 +94,7 @@ export class RpcServer {
     this.netServer.close();
     const pending: Promise<unknown>[] = [];
     for (const connection of this.connections) {
-      connection.abortAll();
+      connection.abortAll('the daemon is stopping');
       pending.push(...connection.pending);
     }
     let timer: NodeJS.Timeout | undefined;

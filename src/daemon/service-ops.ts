@@ -17,7 +17,7 @@ export class ServiceOps {
   constructor(private readonly options: ServiceOpsOptions) {}
 
   view(config: StoredService): Service {
-    return serviceView(config, this.options.supervisor.state(config.id));
+    return serviceView(config, this.options.supervisor.state(config.id, config.createdAt));
   }
 
   /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */

@@ -65,8 +65,13 @@ export class Supervisor {
     this.startedAt = options.now().toISOString();
   }
 
-  state(id: string): ConnectionState {
-    return this.entries.get(id)?.state ?? { status: 'disabled', since: this.startedAt };
+  /** `registeredAt`: when the service was registered; a service not started in this run is disabled since then, or since the daemon started. */
+  state(id: string, registeredAt?: string): ConnectionState {
+    return this.entries.get(id)?.state ?? { status: 'disabled', since: this.idleSince(registeredAt) };
+  }
+
+  private idleSince(registeredAt: string | undefined): string {
+    return registeredAt !== undefined && registeredAt > this.startedAt ? registeredAt : this.startedAt;
   }
 
   get activeToolCount(): number {
@@ -319,7 +324,7 @@ export class Supervisor {
       entry = {
         id: config.id,
         name: config.name,
-        state: { status: 'disabled', since: this.startedAt },
+        state: { status: 'disabled', since: this.idleSince(config.createdAt) },
         generation: 0,
         connection: undefined,
         activation: undefined,

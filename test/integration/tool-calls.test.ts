@@ -120,7 +120,7 @@ describe('tool calls with approvals', () => {
     const { approval } = await asked;
     const resolved = humanLog.next((e) => e.type === 'approval.resolved' && e.approval.id === approval.id);
     await leaving.close();
-    expect(await resolved).toMatchObject({ approval: { state: { status: 'cancelled', reason: 'the asker went away' } } });
+    expect(await resolved).toMatchObject({ approval: { state: { status: 'cancelled', reason: 'the client disconnected' } } });
     await expect(human.call('approvals.respond', { id: approval.id, decision: 'approve' })).rejects.toMatchObject({ code: 'APPROVAL_NOT_PENDING' });
     expect(await countCalls()).toBe(before);
   });

@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { WispEvent } from '../../src/core/index.js';
+import { startInProcess, type InProcessDaemon } from '../helpers/in-process.js';
+import { EventLog, activate, registerScenario } from '../helpers/services.js';
+import { tempDir } from '../helpers/wispd.js';
+
+/** Issue 18: what a caller and a status reader are told, in two cases they were told wrong. */
+const homes: { remove: () => void }[] = [];
+const daemons: InProcessDaemon[] = [];
+afterEach(async () => {
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  for (const home of homes.splice(0)) home.remove();
+});
+
+async function start(): Promise<InProcessDaemon> {
+  const home = tempDir();
+  homes.push(home);
+  const daemon = await startInProcess(home.path);
+  daemons.push(daemon);
+  return daemon;
+}
+
+describe('what callers read', () => {
+  it('a call waiting for its approval when the daemon stops is told the daemon is stopping, not that its asker went away', async () => {
+    const daemon = await start();
+    const log = await EventLog.follow(daemon.client);
+    const service = await registerScenario(daemon.client, 'waits');
+    await activate(daemon.client, 'waits');
+    const caller = await daemon.connect();
+    const asked = log.next((e) => e.type === 'approval.requested');
+    const outcome = caller.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: 'never approved' } }).catch((e: unknown) => e);
+    const { approval } = (await asked) as Extract<WispEvent, { type: 'approval.requested' }>;
+    const cancelled = log.next((e) => e.type === 'approval.resolved' && e.approval.id === approval.id);
+    await daemon.client.call('daemon.shutdown');
+    expect(await outcome).toMatchObject({ code: 'CANCELLED', message: expect.stringContaining('the daemon is stopping') as string });
+    expect(await cancelled).toMatchObject({ approval: { state: { status: 'cancelled', reason: 'the daemon is stopping' } } });
+    await daemon.stopped;
+  });
+
+  it('a service registered after the daemon started has been disabled since it was registered', async () => {
+    const daemon = await start();
+    const { startedAt } = await daemon.client.call('daemon.status');
+    // A registration within the same millisecond as the start would show no difference.
+    while (new Date().toISOString() === startedAt) await new Promise<void>((resolve) => setImmediate(resolve));
+    const service = await registerScenario(daemon.client, 'later');
+    expect(service.connection).toEqual({ status: 'disabled', since: service.createdAt });
+    expect(service.createdAt > startedAt).toBe(true);
+    const { services } = await daemon.client.call('services.list');
+    expect(services.find((s) => s.id === service.id)?.connection).toEqual({ status: 'disabled', since: service.createdAt });
+  });
+});
