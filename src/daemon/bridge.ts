@@ -59,9 +59,9 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
     case 'call.started':
       return { type: 'tool.call.started', call: event.call };
     case 'call.finished':
-      return { type: 'tool.call.finished', call: event.call, durationMs: event.durationMs, truncated: event.truncated };
+      return { type: 'tool.call.finished', call: event.call, durationMs: event.durationMs, waitedMs: event.waitedMs, truncated: event.truncated };
     case 'call.failed':
-      return { type: 'tool.call.failed', call: event.call, code: event.code, message: event.message, durationMs: event.durationMs };
+      return { type: 'tool.call.failed', call: event.call, code: event.code, message: event.message, durationMs: event.durationMs, waitedMs: event.waitedMs };
     case 'approval.requested':
       return { type: event.kind, approval: approvalView(event.approval) };
     case 'approval.resolved':

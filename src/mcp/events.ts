@@ -17,8 +17,8 @@ export type McpEvent =
   | { readonly kind: 'connection.changed'; readonly service: ServiceRef; readonly state: ConnectionState }
   | { readonly kind: 'tools.discovered'; readonly service: ServiceRef; readonly toolListVersion: number; readonly toolCount: number }
   | { readonly kind: 'call.started'; readonly call: CallRef }
-  | { readonly kind: 'call.finished'; readonly call: CallRef; readonly durationMs: number; readonly truncated: boolean }
-  | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number };
+  | { readonly kind: 'call.finished'; readonly call: CallRef; readonly durationMs: number; readonly waitedMs: number; readonly truncated: boolean }
+  | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number; readonly waitedMs: number };
 
 /** The registry's part of it: a configuration registered, edited or deleted. */
 export type RegistryChange = Extract<McpEvent, { kind: `service.${string}` }>;

@@ -172,6 +172,7 @@ export class ToolCalls {
   private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void): Promise<ToolCallResult> {
     const { supervisor } = this.options;
     const approvalId = call.approvalId;
+    call.sent = Date.now();
     this.options.publish({ kind: 'call.started', call: wireRef(call.ref, approvalId) });
     let raw;
     try {
@@ -189,13 +190,13 @@ export class ToolCalls {
       return this.fail(call, failure);
     }
     const result = normalizeResult(raw, this.options.redact);
-    const durationMs = Date.now() - call.started;
+    const { durationMs, waitedMs } = timesOf(call);
     const callId = call.ref.callId;
     if (raw.isError === true) {
-      return this.fail(call, new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId, durationMs } }));
+      return this.fail(call, new WispError('TOOL_ERROR', `${tool.name} reported an error: ${result.text.slice(0, 200)}`, { result: { ...result, callId, approvalId, durationMs, waitedMs } }));
     }
-    await this.options.audit(auditRecord(this.options.now(), call.ref, approvalId, 'ok', durationMs, result.truncated));
-    this.options.publish({ kind: 'call.finished', call: wireRef(call.ref, approvalId), durationMs, truncated: result.truncated });
+    await this.options.audit(auditRecord(this.options.now(), call.ref, approvalId, 'ok', { durationMs, waitedMs }, result.truncated));
+    this.options.publish({ kind: 'call.finished', call: wireRef(call.ref, approvalId), durationMs, waitedMs, truncated: result.truncated });
     return {
       callId,
       approvalId,
@@ -205,14 +206,15 @@ export class ToolCalls {
       truncated: result.truncated,
       originalLength: result.originalLength,
       durationMs,
+      waitedMs,
     };
   }
 
   /** A call that ends in an error: on record first, then announced, then thrown. */
   private async fail(call: CallInProgress, error: WispError): Promise<never> {
-    const durationMs = Date.now() - call.started;
-    await this.options.audit(auditRecord(this.options.now(), call.ref, call.approvalId, error.code, durationMs));
-    this.options.publish({ kind: 'call.failed', call: wireRef(call.ref, call.approvalId), code: error.code, message: error.message, durationMs });
+    const { durationMs, waitedMs } = timesOf(call);
+    await this.options.audit(auditRecord(this.options.now(), call.ref, call.approvalId, error.code, { durationMs, waitedMs }));
+    this.options.publish({ kind: 'call.failed', call: wireRef(call.ref, call.approvalId), code: error.code, message: error.message, durationMs, waitedMs });
     throw error;
   }
 
@@ -262,10 +264,23 @@ interface CallRef {
   readonly requester: Requester;
 }
 
-/** One call under way: what it is, when it started, and the approval it is on (the latest asked). */
+/** How long a call ran (from sending it to its answer) and how long it waited before (mostly for its approval). */
+interface CallTimes {
+  readonly durationMs: number;
+  readonly waitedMs: number;
+}
+
+function timesOf(call: CallInProgress): CallTimes {
+  const now = Date.now();
+  return call.sent === undefined ? { durationMs: 0, waitedMs: now - call.started } : { durationMs: now - call.sent, waitedMs: call.sent - call.started };
+}
+
+/** One call under way: what it is, when it started, when it was sent, and the approval it is on (the latest asked). */
 interface CallInProgress {
   readonly ref: CallRef;
   readonly started: number;
+  /** When it was handed to its server; undefined until then. */
+  sent?: number;
   approvalId: string;
 }
 
@@ -304,7 +319,7 @@ function wireRef(ref: CallRef, approvalId: string) {
 }
 
 /** A call's audit record: who, what and how it ended; never argument values or results. */
-function auditRecord(at: Date, ref: CallRef, approvalId: string, outcome: string, durationMs: number, truncated?: boolean): Record<string, unknown> {
+function auditRecord(at: Date, ref: CallRef, approvalId: string, outcome: string, times: CallTimes, truncated?: boolean): Record<string, unknown> {
   const record: Record<string, unknown> = {
     at: isoTime(at),
     record: 'tool.call',
@@ -317,7 +332,8 @@ function auditRecord(at: Date, ref: CallRef, approvalId: string, outcome: string
     client: ref.requester.clientId,
     session: ref.requester.sessionId,
     outcome,
-    durationMs,
+    durationMs: times.durationMs,
+    waitedMs: times.waitedMs,
   };
   if (truncated !== undefined) record.truncated = truncated;
   return record;

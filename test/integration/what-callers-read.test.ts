@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WispEvent } from '../../src/core/index.js';
 import { startInProcess, type InProcessDaemon } from '../helpers/in-process.js';
@@ -48,4 +50,30 @@ describe('what callers read', () => {
     const { services } = await daemon.client.call('services.list');
     expect(services.find((s) => s.id === service.id)?.connection).toEqual({ status: 'disabled', since: service.createdAt });
   });
+
+  it('a call reports how long it ran apart from how long it waited for its approval, in its result, its event and the audit log', async () => {
+    const daemon = await start();
+    const log = await EventLog.follow(daemon.client);
+    const service = await registerScenario(daemon.client, 'timed');
+    await activate(daemon.client, 'timed');
+    const asked = log.next((e) => e.type === 'approval.requested');
+    const pending = daemon.client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: 'timed' } });
+    const { approval } = (await asked) as Extract<WispEvent, { type: 'approval.requested' }>;
+    // The human takes a while: real time has to pass for the wait to be measured.
+    const asking = 600;
+    await new Promise<void>((resolve) => setTimeout(resolve, asking));
+    const finished = log.next((e) => e.type === 'tool.call.finished' && e.call.approvalId === approval.id);
+    const approvedAt = performance.now();
+    await daemon.client.call('approvals.respond', { id: approval.id, decision: 'approve' });
+    const result = await pending;
+    const sinceApproved = performance.now() - approvedAt;
+    expect(result.waitedMs).toBeGreaterThanOrEqual(asking);
+    // The run is from sending the call to its answer: within what the caller saw after approving.
+    expect(result.durationMs).toBeLessThanOrEqual(Math.ceil(sinceApproved));
+    expect(await finished).toMatchObject({ durationMs: result.durationMs, waitedMs: result.waitedMs });
+    await daemon.stop();
+    const audit = readFileSync(path.join(daemon.dataDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(audit).toContainEqual(expect.objectContaining({ record: 'tool.call', approvalId: approval.id, durationMs: result.durationMs, waitedMs: result.waitedMs }));
+  });
 });
+

@@ -24,7 +24,7 @@ export function describeEvent(event: WispEvent): string {
     case 'tool.call.started':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} (${clean(event.call.callId)})`;
     case 'tool.call.finished':
-      return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ok in ${event.durationMs} ms${event.truncated ? ' (truncated)' : ''}`;
+      return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ok in ${event.durationMs} ms, after ${event.waitedMs} ms waiting${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ${clean(event.code)}: ${clean(event.message)}`;
     case 'service.login':

@@ -31,7 +31,8 @@ export const events = {
   'tool.call.started': event('tool.call.started', 'An approved call was sent to its server.', { call: CallRef }),
   'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
     call: CallRef,
-    durationMs: Type.Integer(),
+    durationMs: Type.Integer({ description: 'Milliseconds from sending the call to its server until its answer (0 when it was never sent).' }),
+    waitedMs: Type.Integer({ description: 'Milliseconds from the request until the call was sent (or ended unsent): mostly the wait for a human\'s approval.' }),
     truncated: Type.Boolean(),
   }),
   'tool.call.failed': event('tool.call.failed', 'A call failed (denied, stale, error, timeout, cancelled, server gone).', {
@@ -46,7 +47,8 @@ export const events = {
     }),
     code: ErrorCodeSchema,
     message: Type.String(),
-    durationMs: Type.Integer(),
+    durationMs: Type.Integer({ description: 'Milliseconds from sending the call to its server until its answer (0 when it was never sent).' }),
+    waitedMs: Type.Integer({ description: 'Milliseconds from the request until the call was sent (or ended unsent): mostly the wait for a human\'s approval.' }),
   }),
   'session.created': event('session.created', 'A session was created.', { session: SessionInfo }),
   'session.deleted': event('session.deleted', 'A session was deleted.', { sessionId: Type.String() }),

@@ -246,7 +246,8 @@ export const ToolCallResult = Type.Object({
   text: Type.String({ description: 'The text parts joined, capped at 32,000 characters.' }),
   truncated: Type.Boolean(),
   originalLength: Type.Integer({ description: 'Characters of text before the cap.' }),
-  durationMs: Type.Integer(),
+  durationMs: Type.Integer({ description: 'Milliseconds from sending the call to its server until its answer (0 when it was never sent).' }),
+  waitedMs: Type.Integer({ description: 'Milliseconds from the request until the call was sent (or ended unsent): mostly the wait for a human\'s approval.' }),
 });
 export type ToolCallResult = Static<typeof ToolCallResult>;
 

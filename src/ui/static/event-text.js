@@ -55,7 +55,7 @@ export function eventDetail(e) {
     case 'tool.call.started':
       return `${call(e.call)} (${e.call.callId})`;
     case 'tool.call.finished':
-      return `${call(e.call)} ok in ${e.durationMs} ms${e.truncated ? ' (truncated)' : ''}`;
+      return `${call(e.call)} ok in ${e.durationMs} ms, after ${e.waitedMs} ms waiting${e.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${call(e.call)} ${e.code}: ${e.message}`;
     case 'session.created':
