@@ -27,6 +27,8 @@ export const LIMITS = {
   maxResultChars: 32_000,
   /** Discovery and tool-call timeout, in milliseconds. */
   defaultTimeoutMs: 10_000,
+  /** The longest any tool call may run, however often its server reports progress (each report restarts the per-call timeout). */
+  maxCallMs: 600_000,
   /** One npm install, end to end, in milliseconds. */
   installTimeoutMs: 180_000,
   /** Unread bytes queued for one socket client before it is dropped as a slow consumer. */

@@ -304,7 +304,9 @@ export class Connection {
           throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
         }
         // `linked` is this call's own signal, unhooked when the call ends: the SDK's listener on it goes with it.
-        return client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal: linked.signal });
+        // Asking for progress makes the SDK send a progress token; each report restarts the timeout, up to maxCallMs in all.
+        const options = { timeout: timeoutMs, signal: linked.signal, onprogress: ignoreProgress, resetTimeoutOnProgress: true, maxTotalTimeout: Math.max(timeoutMs, LIMITS.maxCallMs) };
+        return client.callTool({ name, arguments: args }, undefined, options);
       })) as CallToolResult;
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
@@ -478,6 +480,11 @@ export class Connection {
     }
     return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
   }
+}
+
+/** Progress is asked for only so that it restarts a call's timeout. */
+function ignoreProgress(): void {
+  // nothing to do with the figures themselves
 }
 
 function remoteKey(code: number, message: string): string {

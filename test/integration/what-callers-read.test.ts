@@ -75,5 +75,21 @@ describe('what callers read', () => {
     const audit = readFileSync(path.join(daemon.dataDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(audit).toContainEqual(expect.objectContaining({ record: 'tool.call', approvalId: approval.id, durationMs: result.durationMs, waitedMs: result.waitedMs }));
   });
+
+  it('a call whose server reports progress is not timed out while it does: each report starts the wait again', async () => {
+    const daemon = await start();
+    const log = await EventLog.follow(daemon.client);
+    // 8 s: ample for the activation on a loaded machine; the call below runs longer than that in all.
+    const service = await registerScenario(daemon.client, 'progressing', ['--progress-tool'], { timeoutMs: 8000 });
+    await activate(daemon.client, 'progressing');
+    const asked = log.next((e) => e.type === 'approval.requested');
+    const pending = daemon.client.call('tools.call', { serviceId: service.id, toolName: 'slow-progress', arguments: { steps: 3, everyMs: 3000 } });
+    const { approval } = (await asked) as Extract<WispEvent, { type: 'approval.requested' }>;
+    await daemon.client.call('approvals.respond', { id: approval.id, decision: 'approve' });
+    const result = await pending;
+    expect(result.text).toBe('done after 3 steps');
+    expect(result.durationMs).toBeGreaterThan(8000);
+    expect((await daemon.client.call('services.get', { id: service.id })).service.connection.status).toBe('active');
+  });
 });
 

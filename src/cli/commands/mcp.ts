@@ -32,7 +32,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .argument('[args...]', 'arguments, passed item by item (put them after --)')
     .option('--args-json <json>', 'arguments as a JSON array of strings, instead of after --')
     .option('--cwd <dir>', 'absolute working directory')
-    .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000, default 10000)', (v) => parseNonNegative(v, '--timeout-ms'))
+    .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (a progress notification from the server starts it again); 100-600000, default 10000', (v) => parseNonNegative(v, '--timeout-ms'))
     .addHelpText('after', '\nExample:\n  wispctl mcp add files -- /usr/local/bin/node /opt/mcp/files/server.js --root /home/me/docs')
     .action((name: string, command: string | undefined, args: string[], opts: { argsJson?: string; cwd?: string; timeoutMs?: number }) =>
       ctx.withClient(async (client) => {
@@ -80,7 +80,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .option('--args-json <json>', 'new arguments as a JSON array of strings')
     .option('--cwd <dir>', 'new absolute working directory')
     .option('--no-cwd', 'clear the working directory')
-    .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000); 0 restores the default', (v) => parseNonNegative(v, '--timeout-ms'))
+    .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (a progress notification from the server starts it again); 100-600000; 0 restores the default', (v) => parseNonNegative(v, '--timeout-ms'))
     .action((name: string, command: string | undefined, args: string[], opts: EditOptions) =>
       ctx.withClient(async (client) => {
         const set = serviceChange(command, args, opts);

@@ -65,7 +65,7 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
     .description('register a remote MCP server (streamable HTTP); it is stored disabled')
     .argument('<name>', 'service name')
     .argument('<url>', 'the endpoint, e.g. https://example.com/mcp')
-    .option('--timeout-ms <ms>', 'initialize + discovery deadline (100-600000)', (v) => Number(v))
+    .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (100-600000)', (v) => Number(v))
     .option('--oauth', 'it uses OAuth: log in with wispctl mcp login NAME')
     .option('--client-id <id>', 'OAuth: a pre-registered client id (default: the client registers itself)')
     .option('--scopes <scopes>', 'OAuth: the scopes to ask for, space-separated')

@@ -44,7 +44,7 @@ export const Cwd = Type.String({
 export const TimeoutMs = Type.Integer({
   minimum: 100,
   maximum: 600_000,
-  description: 'Per-service timeout in ms: initialize + discovery together, and each tool call. Default 10000.',
+  description: 'Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.',
 });
 
 const Generation = Type.Integer({ minimum: 1, description: 'Connection generation: every activation starts a new one.' });
