@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Redactor } from '../../../src/secrets/index.js';
 
@@ -74,5 +75,35 @@ describe('Redactor', () => {
     expect(redactor.redactEdges('text then ABCDEF', { end: true })).toBe('text then [REDACTED:K]');
     expect(redactor.redactEdges('GHIJ and text', { start: true })).toBe('[REDACTED:K] and text');
     expect(redactor.redactEdges('GHIJ and text', { end: true })).toBe('GHIJ and text');
+  });
+});
+
+describe('Redactor.redactValue, told from the JSON text first', () => {
+  /** The walk alone, as every value went before the text was looked at. */
+  function walked(redactor: Redactor, value: unknown): unknown {
+    return (redactor as unknown as { walk: (v: unknown) => unknown }).walk(value);
+  }
+
+  it('gives what the walk gives, for any value and any held secrets (escaped characters and keys included)', () => {
+    const secret = fc.string({ minLength: 6, maxLength: 12, unit: fc.oneof(fc.constantFrom('"', '\\', '\n', '\u0001', '/', '%', ' ', 'é'), fc.string({ minLength: 1, maxLength: 1, unit: 'binary' })) });
+    fc.assert(
+      fc.property(fc.array(secret, { minLength: 1, maxLength: 3 }), fc.jsonValue(), fc.nat(), (secrets, base, pick) => {
+        const redactor = new Redactor();
+        secrets.forEach((value, i) => redactor.hold(`h${i}`, `S${i}`, value));
+        const chosen = secrets[pick % secrets.length] ?? '';
+        // Now and then a secret planted in a string and in a key.
+        const value = pick % 3 === 0 ? { wrap: base, [`k${chosen}`]: [`x${chosen}y`] } : base;
+        expect(redactor.redactValue(value)).toEqual(walked(redactor, value));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('returns a value holding no secret as it is, and redacts one that holds a secret escaped in its text', () => {
+    const redactor = new Redactor();
+    redactor.hold('h', 'TOKEN', 'quote"and\\slash');
+    const clean = { a: ['nothing here'], b: { c: 1 } };
+    expect(redactor.redactValue(clean)).toBe(clean);
+    expect(redactor.redactValue({ [`key quote"and\\slash`]: 'v quote"and\\slash' })).toEqual({ 'key [REDACTED:TOKEN]': 'v [REDACTED:TOKEN]' });
   });
 });
