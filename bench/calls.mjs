@@ -48,7 +48,9 @@ async function startSubjects(dir) {
   await direct.connect(new StdioClientTransport({ command: process.execPath, args: [server], stderr: 'ignore' }));
   const relay = await socketSubject('relay', await startRelay(path.join(dir, 'relay.sock')), 'echo');
   const wispd = await socketSubject('wispd', await startDaemon(path.join(dir, 'wispd')), null, async (client) => {
-    const { service } = await client.call('services.register', { name: 'echo', command: process.execPath, args: [server] });
+    const { service: registered } = await client.call('services.register', { name: 'echo', command: process.execPath, args: [server] });
+    // As a user's would, the service holds a secret: every reply and event is then checked for it (redaction).
+    const { service } = await client.call('services.setEnv', { id: registered.id, mode: 'replace', variables: [{ name: 'API_TOKEN', value: 'bench-secret-value-0123456789', storage: 'session' }] });
     await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
     return service.id;
   });
@@ -120,7 +122,7 @@ export async function toolCalls(dir) {
   );
   return {
     name: 'tool calls',
-    note: `scenario-server's echo behind each subject; ${RUNS} rounds after one warm-up round, the subjects interleaved in rotating order; each round, per subject, ${SEQ} sequential calls (p50, p99) then ${PAR} calls with ${CONCURRENCY} in flight (calls/s; CPU per call = utime+stime of the daemon process from /proc/PID/stat during that phase, the server child not counted; counted in 10 ms ticks, so one round's figure is good to about ${Math.round(10_000 / PAR)} us). direct: one SDK Client in the bench process (${CONCURRENCY} in flight on it); relay: bench/relay.mjs; wispd: tools.call, an approver connection subscribed to approval.requested answering each; mcp-hub ${MCP_HUB_VERSION}: POST /api/servers/tools over a keep-alive undici Pool of ${CONCURRENCY} connections, no approval step. Every answer is checked`,
+    note: `scenario-server's echo behind each subject; ${RUNS} rounds after one warm-up round, the subjects interleaved in rotating order; each round, per subject, ${SEQ} sequential calls (p50, p99) then ${PAR} calls with ${CONCURRENCY} in flight (calls/s; CPU per call = utime+stime of the daemon process from /proc/PID/stat during that phase, the server child not counted; counted in 10 ms ticks, so one round's figure is good to about ${Math.round(10_000 / PAR)} us). direct: one SDK Client in the bench process (${CONCURRENCY} in flight on it); relay: bench/relay.mjs; wispd: tools.call on a service holding one secret variable (so redaction has a value to look for), an approver connection subscribed to approval.requested and approval.resolved answering each; mcp-hub ${MCP_HUB_VERSION}: POST /api/servers/tools over a keep-alive undici Pool of ${CONCURRENCY} connections, no approval step. Every answer is checked`,
     rounds: RUNS,
     seq: SEQ,
     par: PAR,
