@@ -122,7 +122,9 @@ function serviceChange(command: string | undefined, args: string[], opts: EditOp
 function registerLifecycle(mcp: Command, ctx: CliContext): void {
   mcp
     .command('activate')
-    .description('trust and activate a service: shows what will run, asks, then starts it and discovers its tools')
+    // The word users reach for as disable's opposite: the same command, the same trust question.
+    .alias('enable')
+    .description('trust and activate a service: shows what will run, asks, then starts it and discovers its tools (alias: enable)')
     .argument('<name>', 'service name (or id)')
     .option('-y, --yes', 'do not ask (for scripts); you still trust exactly the configuration shown')
     .action((name: string, opts: { yes?: boolean }) =>
