@@ -24,9 +24,9 @@ export class ServiceOps {
   activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
     const { supervisor, secrets } = this.options;
     return supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
-      if (config.transport !== 'http') return secrets.read(config.id, launchBinding(config), config.env ?? []);
+      if (config.transport !== 'http') return secrets.read(config.id, launchBinding(config), config.env ?? [], config.name);
       // A remote service's secrets are its header values, handed to its transport only.
-      const values = await secrets.read(config.id, launchBinding(config), secretRefs(config));
+      const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
     }, () => savedLogin(config, this.vault(config)));
   }

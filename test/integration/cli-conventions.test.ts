@@ -75,3 +75,56 @@ describe('usage (bug 11)', () => {
     expect((await ctl('mcp', 'disable', 'scen')).code).toBe(0);
   });
 });
+
+describe('messages (bug 10)', () => {
+  it('TOOL_NOT_FOUND names the service and tool, and says when the service is merely not active', async () => {
+    expect((await ctl('mcp', 'add', 'tools10', '--', process.execPath, scenarioServer, '--call-tools')).code).toBe(0);
+    const inactive = await ctl('mcp', 'call', 'tools10', 'echo');
+    expect(inactive.code).toBe(4);
+    expect(inactive.stderr).toBe('wispctl: tools10 is not active (disabled): activate it with wispctl mcp activate tools10 (TOOL_NOT_FOUND)\n');
+    expect((await ctl('mcp', 'activate', 'tools10', '--yes')).code).toBe(0);
+    const unknown = await ctl('mcp', 'call', 'tools10', 'no-such-tool');
+    expect(unknown.stderr).toBe('wispctl: tools10 has no tool named "no-such-tool" (wispctl mcp tools tools10 lists its tools) (TOOL_NOT_FOUND)\n');
+  });
+
+  it('TOOL_ERROR shows the server\'s message once', async () => {
+    const human = await daemon.connect();
+    human.onEvent((event) => {
+      if (event.type === 'approval.requested') void human.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
+    });
+    await human.call('events.subscribe', {});
+    const run = await ctl('mcp', 'call', 'tools10', 'fail');
+    await human.close();
+    expect(run.code).toBe(1);
+    expect(run.stderr.split('it went wrong on purpose').length - 1).toBe(1);
+    expect(run.stderr).toContain('wispctl: tools10/fail reported an error (TOOL_ERROR)');
+  });
+
+  it('a name that breaks our pattern is told in words, not as a regular expression', async () => {
+    const run = await ctl('mcp', 'add', 'bad name!', '--', '/bin/true');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('must be 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit');
+    expect(run.stderr).not.toContain('pattern');
+    expect(run.stderr).not.toContain('^[');
+  });
+
+  it('SECRET_BINDING_CHANGED names the service in the carry-over command', async () => {
+    expect((await ctl('mcp', 'add', 'sec10', '--', process.execPath, scenarioServer)).code).toBe(0);
+    expect((await runWispctl(['--socket', daemon.socket, 'mcp', 'env', 'set', 'sec10', 'TOKEN10', '--session'], { input: 'v\n' })).code).toBe(0);
+    expect((await ctl('mcp', 'edit', 'sec10', '--cwd', '/tmp')).code).toBe(0);
+    const run = await ctl('mcp', 'activate', 'sec10', '--yes');
+    expect(run.code).not.toBe(0);
+    expect(`${run.stdout}${run.stderr}`).toContain('SECRET_BINDING_CHANGED');
+    expect(`${run.stdout}${run.stderr}`).toContain('(wispctl mcp env carry-over sec10)');
+  });
+
+  it('the REASON column says what failed and what to do, not the daemon\'s whole PATH (mcp show has it)', async () => {
+    expect((await ctl('mcp', 'add', 'nopath10', '--', 'no-such-wisp-command-10')).code).toBe(0);
+    await ctl('mcp', 'activate', 'nopath10', '--yes');
+    const row = (await ctl('mcp', 'list')).stdout.split('\n').find((line) => line.startsWith('nopath10 '));
+    expect(row).toMatch(/COMMAND_NOT_FOUND: no-such-wisp-command-10 was not found on the daemon's PATH; register it by its absolute path/);
+    const daemonPath = process.env.PATH ?? '';
+    expect(row).not.toContain(daemonPath);
+    expect((await ctl('mcp', 'show', 'nopath10')).stdout).toContain(`(the daemon's PATH: ${daemonPath})`);
+  });
+});

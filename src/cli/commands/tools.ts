@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { WispClient } from '../../control/client.js';
-import { WispError } from '../../core/index.js';
+import { WispError, exitStatusFor } from '../../core/index.js';
 import { parseJson, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { allTools } from '../pages.js';
 import { Interruption, answerApproval } from '../prompt.js';
-import { describeApproval, fitToTerminal, stderrColumns } from '../render.js';
+import { clean, describeApproval, fitToTerminal, stderrColumns } from '../render.js';
 import { logsText, toolFailureText, toolResultText, toolsTable } from '../render/services.js';
 
 /** wispctl mcp tools|logs|call: what an active service offers, says, and does. */
@@ -63,7 +63,11 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
     const result = await interruption.guard(client.call('tools.call', { serviceId: service.id, toolName, arguments: args }));
     ctx.print(result, () => toolResultText(result));
   } catch (error) {
-    if (error instanceof WispError && error.code === 'TOOL_ERROR') ctx.io.err(toolFailureText(error.details.result));
-    throw error;
+    // A result with isError: the server's whole message once, then ours without repeating it
+    // (a JSON-RPC error has no result, and its message is the error's own).
+    if (!(error instanceof WispError) || error.code !== 'TOOL_ERROR' || typeof (error.details.result as { text?: unknown } | undefined)?.text !== 'string') throw error;
+    ctx.io.err(toolFailureText(error.details.result));
+    ctx.io.err(`wispctl: ${clean(name)}/${clean(toolName)} reported an error (TOOL_ERROR)`);
+    process.exitCode = exitStatusFor('TOOL_ERROR');
   }
 }
