@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/index.js';
@@ -126,5 +127,23 @@ describe('messages (bug 10)', () => {
     const daemonPath = process.env.PATH ?? '';
     expect(row).not.toContain(daemonPath);
     expect((await ctl('mcp', 'show', 'nopath10')).stdout).toContain(`(the daemon's PATH: ${daemonPath})`);
+  });
+});
+
+describe('a service synced from a config file (bug 9)', () => {
+  it('mcp remove is refused as mcp edit is, naming the file and how to remove it for good', async () => {
+    const project = path.join(home.path, 'project9');
+    mkdirSync(project);
+    writeFileSync(path.join(project, '.mcp.json'), JSON.stringify({ mcpServers: { synced9: { command: process.execPath, args: [scenarioServer] } } }));
+    expect((await ctl('mcp', 'sources', 'add-project', project)).code).toBe(0);
+    const removed = await ctl('mcp', 'remove', 'synced9');
+    expect(removed.code).toBe(2);
+    expect(removed.stderr).toContain(`synced9 comes from ${path.join(project, '.mcp.json')} and would come back at the next reload`);
+    expect(removed.stderr).toContain(`wispctl mcp sources remove-project ${project}`);
+    expect((await ctl('mcp', 'reload')).code).toBe(0);
+    expect((await ctl('mcp', 'show', 'synced9')).code).toBe(0);
+    // The way it names does remove it.
+    expect((await ctl('mcp', 'sources', 'remove-project', project)).code).toBe(0);
+    expect((await ctl('mcp', 'show', 'synced9')).code).toBe(4);
   });
 });
