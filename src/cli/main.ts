@@ -75,7 +75,9 @@ async function buildProgram(io: CliIo, argv: readonly string[]): Promise<Command
     .version(packageVersion())
     .option('--socket <path>', 'daemon socket (default: WISP_SOCKET, else derived from the data dir)')
     .option('--data-dir <dir>', 'data directory of the daemon to talk to (default: WISP_HOME, else the platform data dir)')
-    .option('--json', 'machine-readable JSON output')
+    .option('--json', 'machine-readable JSON on stdout, for commands that print a result (before or after the command)')
+    // Every command's --help lists --json, --socket and --data-dir too: they apply after the command word as well.
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .addHelpText('after', `\n${EXIT_STATUSES}\nError codes: wispctl help errors (docs/errors.md explains each).`);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/index.js';
 import { scenarioServer } from '../helpers/services.js';
-import { killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { Terminal } from '../helpers/tmux.js';
+import { killLeftovers, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /** Issue 18: what a newcomer sees when using wispctl wrongly, or reaching for the usual words. */
 
@@ -145,5 +146,45 @@ describe('a service synced from a config file (bug 9)', () => {
     // The way it names does remove it.
     expect((await ctl('mcp', 'sources', 'remove-project', project)).code).toBe(0);
     expect((await ctl('mcp', 'show', 'synced9')).code).toBe(4);
+  });
+});
+
+describe('--json (bug 12)', () => {
+  it('mcp call --json on a terminal still asks (on stderr), and prints the result as JSON', async () => {
+    expect((await ctl('mcp', 'add', 'term12', '--', process.execPath, scenarioServer)).code).toBe(0);
+    expect((await ctl('mcp', 'activate', 'term12', '--yes')).code).toBe(0);
+    const script = 'trap : INT; "$@"; echo "[exit $?]"';
+    const args = ['--socket', daemon.socket, '--json', 'mcp', 'call', 'term12', 'echo', '{"text":"hello12"}'];
+    const terminal = new Terminal(['/bin/sh', '-c', script, 'sh', process.execPath, wispctlBin, ...args], { PATH: process.env.PATH ?? '' });
+    try {
+      await terminal.waitFor(/Run echo \(service term12\)\? \[y\/N\]\s*$/m);
+      terminal.type('y');
+      terminal.press('Enter');
+      const screen = await terminal.waitFor(/\[exit \d+\]/);
+      expect(screen).toContain('[exit 0]');
+      expect(screen).toMatch(/"text": "hello12"/);
+    } finally {
+      terminal.close();
+    }
+  });
+
+  it('every command\'s help mentions --json', async () => {
+    for (const args of [['mcp', 'list'], ['mcp', 'call'], ['status'], ['events']]) {
+      expect((await runWispctl([...args, '--help'])).stdout, args.join(' ')).toMatch(/^ {2}--json +machine-readable JSON/m);
+    }
+  });
+
+  it('status --json with no daemon: a JSON object saying so on stdout, exit 3', async () => {
+    const socket = path.join(home.path, 'none.sock');
+    const run = await runWispctl(['--socket', socket, '--json', 'status']);
+    expect(run.code).toBe(3);
+    expect(JSON.parse(run.stdout)).toMatchObject({ running: false, socket, code: 'DAEMON_NOT_RUNNING' });
+  });
+
+  it('a --socket path too long for a socket is PATH_TOO_LONG, not DAEMON_NOT_RUNNING', async () => {
+    const socket = path.join(home.path, 'x'.repeat(120), 'wispd.sock');
+    const run = await runWispctl(['--socket', socket, 'status']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^wispctl: socket path is \d+ bytes, over the 10\d-byte limit .*\(PATH_TOO_LONG\)$/m);
   });
 });

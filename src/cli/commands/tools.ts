@@ -39,6 +39,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .argument('<name>', 'service name (or id)')
     .argument('<tool>', 'the tool\'s own name (see wispctl mcp tools)')
     .argument('[arguments]', 'arguments as a JSON object', '{}')
+    .addHelpText('after', '\nWith --json the result is printed as JSON on stdout; on a terminal the approval is still asked, on stderr.')
     .action((name: string, toolName: string, argsText: string) => ctx.withClient((client) => callTool(client, ctx, name, toolName, argsText)));
 }
 
@@ -51,7 +52,8 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
   if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new WispError('INVALID_PARAMS', 'arguments must be a JSON object');
   const { service } = await client.call('services.get', ref(name));
   const me = (await client.call('daemon.status')).you.clientId;
-  const mode = process.stdin.isTTY && !ctx.json() ? 'ask' : 'wait';
+  // With --json too: the question goes to stderr, only the result to stdout.
+  const mode = process.stdin.isTTY ? 'ask' : 'wait';
   const interruption = new Interruption();
   client.onEvent((event) => {
     if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
