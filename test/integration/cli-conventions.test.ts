@@ -188,3 +188,21 @@ describe('--json (bug 12)', () => {
     expect(run.stderr).toMatch(/^wispctl: socket path is \d+ bytes, over the 10\d-byte limit .*\(PATH_TOO_LONG\)$/m);
   });
 });
+
+describe('a command with spaces (bug 15)', () => {
+  it('mcp add warns when the command has spaces and names no file, with the split form', async () => {
+    const run = await ctl('mcp', 'add', 'shell15', '--', 'node server.js', '--port', '1');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('registered shell15');
+    expect(run.stderr).toBe(
+      'warning: the command "node server.js" has spaces and no such file exists; it is one program name, not a shell line. Did you mean: wispctl mcp edit shell15 -- node server.js --port 1\n',
+    );
+  });
+
+  it('no warning for a file whose path has spaces', async () => {
+    const program = path.join(home.path, 'my server.js');
+    writeFileSync(program, '');
+    const run = await ctl('mcp', 'add', 'spaced15', '--', program);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+  });
+});
