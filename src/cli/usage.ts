@@ -20,7 +20,7 @@ function summaryOf(command: Command): string {
 
 /** `wispctl` with no command: the commands, one line each, and where to find more (for stderr). */
 export function shortUsage(program: Command): string {
-  const commands = program.commands.filter((command) => !(command as { _hidden?: boolean })._hidden);
+  const commands = program.createHelp().visibleCommands(program);
   const width = Math.max(...commands.map((command) => command.name().length));
   return [
     'Usage: wispctl [options] <command>',
