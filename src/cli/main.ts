@@ -1,9 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../control/client.js';
-import { ERROR_CATALOG, EXIT, WispError, exitStatusFor } from '../core/index.js';
+import { EXIT, WispError, exitStatusFor } from '../core/index.js';
 import { cliContext, type CliContext, type CliIo } from './context.js';
 import { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './cancelled.js';
 import { errorLines, terminalText } from './render.js';
+import { EXIT_STATUSES, guideUsageErrors, registerErrors, shortUsage } from './usage.js';
 
 export type { CliIo } from './context.js';
 
@@ -36,23 +37,31 @@ export const GROUPS: readonly CommandGroup[] = [
 const VALUE_OPTIONS = new Set(['--socket', '--data-dir']);
 
 /**
+ * Where the command word is in the arguments after `node wispctl`: its index; 'none' when
+ * there are only global options we know; 'unknown' when an option we do not know comes first.
+ */
+function commandWord(args: readonly string[]): number | 'none' | 'unknown' {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (VALUE_OPTIONS.has(arg)) i += 1;
+    else if (arg === '--json' || [...VALUE_OPTIONS].some((name) => arg.startsWith(`${name}=`))) continue;
+    else if (arg.startsWith('-')) return 'unknown';
+    else return i;
+  }
+  return 'none';
+}
+
+/**
  * The groups a command line needs: the one owning its command word, or every group when
  * there is none or it is not one of ours (help, a typo: commander then lists or suggests from
  * all of them) or anything before it is not a global option we know.
  */
 export function groupsFor(argv: readonly string[]): readonly CommandGroup[] {
   const args = argv.slice(2);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (VALUE_OPTIONS.has(arg)) i += 1;
-    else if (arg === '--json' || [...VALUE_OPTIONS].some((name) => arg.startsWith(`${name}=`))) continue;
-    else if (arg.startsWith('-')) return GROUPS;
-    else {
-      const owner = GROUPS.find((group) => group.commands.includes(arg));
-      return owner !== undefined ? [owner] : GROUPS;
-    }
-  }
-  return GROUPS;
+  const at = commandWord(args);
+  if (typeof at !== 'number') return GROUPS;
+  const owner = GROUPS.find((group) => group.commands.includes(args[at] ?? ''));
+  return owner !== undefined ? [owner] : GROUPS;
 }
 
 const defaultIo: CliIo = {
@@ -60,25 +69,23 @@ const defaultIo: CliIo = {
   err: (text) => process.stderr.write(`${text}\n`),
 };
 
-function errorCodeHelp(): string {
-  const rows = Object.entries(ERROR_CATALOG).map(([code, entry]) => `  ${code.padEnd(20)} exit ${entry.exit}`);
-  return `\nExit statuses: 0 ok, 1 failure, 2 bad usage or input, 3 no daemon, 4 not found, 5 conflict, 6 limit reached, 7 refused, 130 interrupted (Ctrl-C).\nError codes (docs/errors.md explains each):\n${rows.join('\n')}\n`;
-}
-
 async function buildProgram(io: CliIo, argv: readonly string[]): Promise<Command> {
   const program = new Command('wispctl')
     .description('Control wispd, the Wisp Host daemon, over its socket.')
     .version(packageVersion())
     .option('--socket <path>', 'daemon socket (default: WISP_SOCKET, else derived from the data dir)')
     .option('--data-dir <dir>', 'data directory of the daemon to talk to (default: WISP_HOME, else the platform data dir)')
-    .option('--json', 'machine-readable JSON output')
+    .option('--json', 'machine-readable JSON on stdout, for commands that print a result (before or after the command)')
+    // Every command's --help lists --json, --socket and --data-dir too: they apply after the command word as well.
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .addHelpText('after', errorCodeHelp())
-    .showHelpAfterError();
+    .addHelpText('after', `\n${EXIT_STATUSES}\nError codes: wispctl help errors (docs/errors.md explains each).`);
   const ctx = cliContext(program, io);
   const modules = await Promise.all(groupsFor(argv).map((group) => group.load()));
   for (const group of modules) group.register(program, ctx);
+  registerErrors(program, io);
+  guideUsageErrors(program, io);
   return program;
 }
 
@@ -101,7 +108,14 @@ export async function main(argv: readonly string[], rawIo: CliIo = defaultIo): P
   // The last guard: whatever a renderer forgot, nothing unsafe reaches the terminal.
   const io: CliIo = { out: (text) => rawIo.out(terminalText(text)), err: (text) => rawIo.err(terminalText(text)) };
   try {
-    await (await buildProgram(io, argv)).parseAsync([...argv]);
+    const program = await buildProgram(io, argv);
+    if (commandWord(argv.slice(2)) === 'none') {
+      // No command: what there is, briefly, as a usage error (as commander and kubectl do).
+      io.err(shortUsage(program));
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    await program.parseAsync([...argv]);
   } catch (error) {
     report(error, io);
   } finally {

@@ -3,6 +3,7 @@ import { LineSplitter } from '../util/line-splitter.js';
 import { WispError, isErrorCode } from '../core/index.js';
 import { LIMITS } from '../core/index.js';
 import type { MethodName, Params, Result, WispEvent } from '../core/index.js';
+import { checkSocketPath } from './paths.js';
 
 export { resolvePaths, type WispPaths } from './paths.js';
 
@@ -31,9 +32,11 @@ export class WispClient {
     socket.on('close', () => this.fail(new WispError('DAEMON_NOT_RUNNING', 'the connection to the daemon closed')));
   }
 
-  /** Connects, or fails with DAEMON_NOT_RUNNING when nothing answers on the socket. */
+  /** Connects, or fails with DAEMON_NOT_RUNNING when nothing answers on the socket (PATH_TOO_LONG when it cannot be one). */
   static connect(socketPath: string): Promise<WispClient> {
     return new Promise((resolve, reject) => {
+      // A path past the platform's limit cannot name a socket: say so, not "no daemon answers".
+      checkSocketPath(socketPath);
       const socket = net.createConnection(socketPath);
       socket.once('connect', () => {
         socket.removeAllListeners('error');

@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { ErrorCode } from '../core/index.js';
+import { PATTERN_WORDS, type ErrorCode } from '../core/index.js';
 import { nestsDeeperThan } from '../util/index.js';
 import { errorBody, excerpt, isRecord, MAX_ID_CHARS, type Id, type Response } from './rpc-frame.js';
 import type { MethodEntry } from './rpc-types.js';
@@ -38,7 +38,10 @@ function describeAjvErrors(errors: ErrorObject[] | null | undefined): { path: st
         : error.keyword === 'enum' || error.keyword === 'const'
           ? ` (${JSON.stringify(error.params)})`
           : '';
-    return { path: error.instancePath === '' ? '/' : error.instancePath, message: `${error.message ?? 'invalid'}${extra}` };
+    const path = error.instancePath === '' ? '/' : error.instancePath;
+    // Our patterns in words: a regular expression tells a user little.
+    if (error.keyword === 'pattern') return { path, message: PATTERN_WORDS[String((error.params as { pattern?: unknown }).pattern)] ?? 'has a form not allowed here' };
+    return { path, message: `${error.message ?? 'invalid'}${extra}` };
   });
 }
 

@@ -6,3 +6,22 @@ export const SERVICE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 /** Environment variable names: letters, digits and '_', not starting with a digit. */
 export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+
+/**
+ * Every pattern in our own schemas, said in words: an INVALID_PARAMS message says what is
+ * allowed, never the regular expression (src/control/rpc-request.ts; a unit test keeps every
+ * pattern of the methods' params here).
+ */
+export const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  [SERVICE_NAME_PATTERN]: 'must be 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit',
+  [ENV_NAME_PATTERN]: 'must be letters, digits and _, not starting with a digit',
+  '^[^\\u0000]*$': 'must not contain a NUL character',
+  '^[^\\u0000\\r\\n]*$': 'must not contain NUL or a line break',
+  '^https?://': 'must start with http:// or https://',
+  '^https?://[^\\s]+$': 'must be an http:// or https:// URL without spaces',
+  '^/': 'must be an absolute path (starting with /)',
+  '^[0-9a-f]{32}$': 'must be a plan digest: 32 characters 0-9 a-f',
+  "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$": "must be an HTTP header name: letters, digits and !#$%&'*+.^_`|~-",
+  '^(0|[1-9][0-9]{0,5})$': 'must be a cursor given by the previous page (a number)',
+  '^[0-9]{1,15}$': 'must be a cursor given by the previous page (a number)',
+};

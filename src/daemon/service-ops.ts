@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { WispError, type ConnectionState, type Service } from '../core/index.js';
 import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, savedLogin, type OAuthVault, type StoredService, type Supervisor } from '../mcp/index.js';
 import { launchBinding, type Redactor, type SecretStore, type Secrets, type VariableRef } from '../secrets/index.js';
@@ -24,9 +25,9 @@ export class ServiceOps {
   activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
     const { supervisor, secrets } = this.options;
     return supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
-      if (config.transport !== 'http') return secrets.read(config.id, launchBinding(config), config.env ?? []);
+      if (config.transport !== 'http') return secrets.read(config.id, launchBinding(config), config.env ?? [], config.name);
       // A remote service's secrets are its header values, handed to its transport only.
-      const values = await secrets.read(config.id, launchBinding(config), secretRefs(config));
+      const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
     }, () => savedLogin(config, this.vault(config)));
   }
@@ -94,4 +95,20 @@ export function assertEditable(config: StoredService): void {
   if (config.origin?.kind === 'source') {
     throw new WispError('INVALID_CONFIG', `${config.name} comes from ${config.origin.file}: edit that file, then run wispctl mcp reload`, { field: 'origin' });
   }
+}
+
+/**
+ * Nor is it removed here: the next reload would bring it back. Says how to remove it for
+ * good: from the file, or (a project) by no longer reading that project.
+ */
+export function assertRemovable(config: StoredService): void {
+  const origin = config.origin;
+  if (origin?.kind !== 'source') return;
+  const how =
+    origin.source === 'project'
+      ? `remove the entry from that file and run wispctl mcp reload, or stop reading the project: wispctl mcp sources remove-project ${path.dirname(origin.file)}`
+      : origin.source === 'plugin'
+        ? 'remove the entry from that file, or disable the plugin in settings.json (enabledPlugins), then run wispctl mcp reload'
+        : 'remove the entry from that file, then run wispctl mcp reload';
+  throw new WispError('INVALID_CONFIG', `${config.name} comes from ${origin.file} and would come back at the next reload: ${how}`, { field: 'origin' });
 }

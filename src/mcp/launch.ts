@@ -20,7 +20,8 @@ export async function resolveCommand(command: string, searchPath: string | undef
   }
   throw new WispError(
     'COMMAND_NOT_FOUND',
-    `${command} was not found on the daemon's PATH (${searchPath ?? 'unset'}); register the command by its absolute path`,
+    // What matters first: a table cuts the long PATH at the end (wispctl mcp show has it whole).
+    `${command} was not found on the daemon's PATH; register it by its absolute path (the daemon's PATH: ${searchPath ?? 'unset'})`,
     { command },
   );
 }

@@ -15,6 +15,8 @@ export interface CallRequest {
   readonly modelName?: string | undefined;
   readonly serviceId?: string | undefined;
   readonly toolName?: string | undefined;
+  /** The service's name, for messages (the supervisor knows only services it ran). */
+  readonly serviceName?: string | undefined;
   readonly arguments: Record<string, unknown>;
   readonly requester: Requester;
   readonly signal: AbortSignal;
@@ -249,9 +251,19 @@ export class ToolCalls {
     } else {
       throw new WispError('INVALID_PARAMS', 'give modelName, or serviceId and toolName');
     }
-    if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', 'no active tool by that name (tools.list shows the catalog)');
+    if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', toolNotFound(request, supervisor));
     return tool;
   }
+}
+
+/** Why no tool answers to a request, with the command that helps: the service may merely be inactive. */
+function toolNotFound(request: CallRequest, supervisor: Supervisor): string {
+  const tool = JSON.stringify(request.toolName ?? request.modelName ?? '');
+  if (request.serviceId === undefined) return `no active tool is named ${tool} (wispctl mcp tools lists the active tools)`;
+  const name = request.serviceName ?? request.serviceId;
+  const { status } = supervisor.state(request.serviceId);
+  if (status !== 'active') return `${name} is not active (${status}): activate it with wispctl mcp activate ${name}`;
+  return `${name} has no tool named ${tool} (wispctl mcp tools ${name} lists its tools)`;
 }
 
 /** What is said of a call in its events and audit record. */

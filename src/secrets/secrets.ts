@@ -83,7 +83,7 @@ export class Secrets {
    * Reads a service's variables for activation. Refused when any is missing (session values
    * vanish with the daemon) or was stored for another command, args or cwd.
    */
-  async read(serviceId: string, binding: string, variables: readonly VariableRef[]): Promise<Record<string, string>> {
+  async read(serviceId: string, binding: string, variables: readonly VariableRef[], serviceName = serviceId): Promise<Record<string, string>> {
     if (variables.length === 0) return {};
     const env: Record<string, string> = {};
     const missing: string[] = [];
@@ -107,7 +107,7 @@ export class Secrets {
     if (changed.length > 0) {
       throw new WispError(
         'SECRET_BINDING_CHANGED',
-        `the command, args or cwd changed since these variables were saved, so they are not handed to the new program: ${changed.join(', ')}. Set them again, or confirm the carry-over (wispctl mcp env carry-over)`,
+        `the command, args or cwd changed since these variables were saved, so they are not handed to the new program: ${changed.join(', ')}. Set them again, or confirm the carry-over (wispctl mcp env carry-over ${serviceName})`,
         { names: changed },
       );
     }

@@ -141,7 +141,10 @@ describe('wispctl --help', () => {
   it('documents every command and every error code', async () => {
     const help = await runWispctl(['--help']);
     for (const command of ['status', 'events', 'mcp', 'call', 'daemon']) expect(help.stdout).toContain(command);
-    for (const code of ERROR_CODES) expect(help.stdout).toContain(code);
+    // Issue 18: the codes are in wispctl errors (help errors), not in every --help.
+    expect(help.stdout).toContain('wispctl help errors');
+    const errors = await runWispctl(['errors']);
+    for (const code of ERROR_CODES) expect(errors.stdout).toContain(code);
     const mcp = await runWispctl(['mcp', '--help']);
     for (const command of ['add', 'list', 'show', 'edit', 'remove']) expect(mcp.stdout).toContain(command);
     const daemon = await runWispctl(['daemon', '--help']);

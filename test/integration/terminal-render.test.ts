@@ -208,7 +208,8 @@ describe('untrusted text on the terminal', () => {
 
   it('error messages that carry a server\'s text are escaped: a tool failure and a JSON-RPC error', async () => {
     for (const [tool, pattern] of [
-      ['fail', /^wispctl: fail reported an error: it failed\\r\\x1b\[2K {2}approved by: you \\x1b\[8mhidden\\u202e \(TOOL_ERROR\)$/m],
+      // The server's text once, escaped, then our line (issue 18 bug 10).
+      ['fail', /^it failed\\r\\x1b\[2K {2}approved by: you \\x1b\[8mhidden\\u202e\nwispctl: forged\/fail reported an error \(TOOL_ERROR\)$/m],
       ['boom', /^wispctl: .*boom\\r\\x1b\[2K {2}result: ok \\u202esecret\\u200b \([A-Z_]+\)$/m],
     ] as const) {
       const call = callInBackground(tool);

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { EXIT, WispError, exitStatusFor } from '../../core/index.js';
 import { parseArgsJson, parseNonNegative, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { confirm } from '../prompt.js';
-import { fitToTerminal, stderrColumns } from '../render.js';
+import { fitToTerminal, showArg, stderrColumns } from '../render.js';
 import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
 import * as sources from './sources.js';
@@ -45,6 +46,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
           ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         });
+        warnShellLine(ctx, service.name, command, argList);
         ctx.print(service, () => registeredText(service));
       }),
     );
@@ -85,6 +87,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const set = serviceChange(command, args, opts);
         const { service } = await client.call('services.update', { ...ref(name), set });
+        if (set.command !== undefined) warnShellLine(ctx, service.name, set.command, set.args ?? []);
         ctx.print(service, () => updatedText(service));
       }),
     );
@@ -100,6 +103,16 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
         ctx.print(deleted, () => removedText(deleted));
       }),
     );
+}
+
+/**
+ * `-- "node server.js"` is one program name, not a shell line, and would fail only at
+ * activation: a command with spaces that names no file gets a warning with the split form.
+ */
+function warnShellLine(ctx: CliContext, name: string, command: string, args: readonly string[]): void {
+  if (!/\s/.test(command.trim()) || existsSync(command)) return;
+  const split = [...command.trim().split(/\s+/), ...args].map(showArg).join(' ');
+  ctx.io.err(`warning: the command ${showArg(command)} has spaces and no such file exists; it is one program name, not a shell line. Did you mean: wispctl mcp edit ${showArg(name)} -- ${split}`);
 }
 
 /** What `mcp edit` asks to change. */
@@ -122,7 +135,9 @@ function serviceChange(command: string | undefined, args: string[], opts: EditOp
 function registerLifecycle(mcp: Command, ctx: CliContext): void {
   mcp
     .command('activate')
-    .description('trust and activate a service: shows what will run, asks, then starts it and discovers its tools')
+    // The word users reach for as disable's opposite: the same command, the same trust question.
+    .alias('enable')
+    .description('trust and activate a service: shows what will run, asks, then starts it and discovers its tools (alias: enable)')
     .argument('<name>', 'service name (or id)')
     .option('-y, --yes', 'do not ask (for scripts); you still trust exactly the configuration shown')
     .action((name: string, opts: { yes?: boolean }) =>

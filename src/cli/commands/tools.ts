@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { WispClient } from '../../control/client.js';
-import { WispError } from '../../core/index.js';
+import { WispError, exitStatusFor } from '../../core/index.js';
 import { parseJson, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { allTools } from '../pages.js';
 import { Interruption, answerApproval } from '../prompt.js';
-import { describeApproval, fitToTerminal, stderrColumns } from '../render.js';
+import { clean, describeApproval, fitToTerminal, stderrColumns } from '../render.js';
 import { logsText, toolFailureText, toolResultText, toolsTable } from '../render/services.js';
 
 /** wispctl mcp tools|logs|call: what an active service offers, says, and does. */
@@ -39,6 +39,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .argument('<name>', 'service name (or id)')
     .argument('<tool>', 'the tool\'s own name (see wispctl mcp tools)')
     .argument('[arguments]', 'arguments as a JSON object', '{}')
+    .addHelpText('after', '\nWith --json the result is printed as JSON on stdout; on a terminal the approval is still asked, on stderr.')
     .action((name: string, toolName: string, argsText: string) => ctx.withClient((client) => callTool(client, ctx, name, toolName, argsText)));
 }
 
@@ -51,7 +52,8 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
   if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new WispError('INVALID_PARAMS', 'arguments must be a JSON object');
   const { service } = await client.call('services.get', ref(name));
   const me = (await client.call('daemon.status')).you.clientId;
-  const mode = process.stdin.isTTY && !ctx.json() ? 'ask' : 'wait';
+  // With --json too: the question goes to stderr, only the result to stdout.
+  const mode = process.stdin.isTTY ? 'ask' : 'wait';
   const interruption = new Interruption();
   client.onEvent((event) => {
     if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
@@ -63,7 +65,11 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
     const result = await interruption.guard(client.call('tools.call', { serviceId: service.id, toolName, arguments: args }));
     ctx.print(result, () => toolResultText(result));
   } catch (error) {
-    if (error instanceof WispError && error.code === 'TOOL_ERROR') ctx.io.err(toolFailureText(error.details.result));
-    throw error;
+    // A result with isError: the server's whole message once, then ours without repeating it
+    // (a JSON-RPC error has no result, and its message is the error's own).
+    if (!(error instanceof WispError) || error.code !== 'TOOL_ERROR' || typeof (error.details.result as { text?: unknown } | undefined)?.text !== 'string') throw error;
+    ctx.io.err(toolFailureText(error.details.result));
+    ctx.io.err(`wispctl: ${clean(name)}/${clean(toolName)} reported an error (TOOL_ERROR)`);
+    process.exitCode = exitStatusFor('TOOL_ERROR');
   }
 }

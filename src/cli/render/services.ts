@@ -59,6 +59,9 @@ export function describeService(service: Service): string {
 }
 
 /** The status panel: one row per service. */
+/** Longest REASON cell, in code points: what failed and what to do, not a whole PATH. */
+const MAX_REASON = 120;
+
 export function servicesTable(services: readonly Service[]): string {
   if (services.length === 0) return 'no services registered (add one with: wispctl mcp add NAME -- COMMAND [ARGS...])';
   return table(
@@ -69,9 +72,9 @@ export function servicesTable(services: readonly Service[]): string {
       const pid = 'pid' in c && c.pid !== null ? String(c.pid) : '-';
       const tools = c.status === 'active' ? String(c.toolCount) : '-';
       const since = c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since;
-      // Cells are cleaned by table(); a reason is one line.
+      // Cells are cleaned by table(); a reason is one line, cut (mcp show NAME has it whole).
       const reason =
-        c.status === 'failed' ? `${c.code}: ${c.message}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}` : '';
+        c.status === 'failed' ? oneLine(`${c.code}: ${c.message}`, MAX_REASON) : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}` : '';
       return [s.name, state, pid, tools, since, s.transport, reason];
     }),
   );

@@ -136,10 +136,10 @@ export const serviceMethods = {
     errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED'],
   }),
   'services.delete': method({
-    summary: 'Stop a service (if running) and remove it from the registry.',
+    summary: 'Stop a service (if running) and remove it from the registry. A service synced from a config file is refused (INVALID_CONFIG): it would come back at the next reload; the message says how to remove it from its source.',
     params: ServiceRef,
     result: Type.Object({ deleted: Type.Object({ id: Type.String(), name: Type.String() }) }),
-    errors: ['SERVICE_NOT_FOUND', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
+    errors: ['SERVICE_NOT_FOUND', 'INVALID_CONFIG', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
   }),
   'services.setEnv': method({
     summary:

@@ -1,5 +1,5 @@
 import { forgetLogin } from '../../mcp/index.js';
-import { assertEditable, secretRefs } from '../service-ops.js';
+import { assertEditable, assertRemovable, secretRefs } from '../service-ops.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 type ServiceMethods =
@@ -27,6 +27,7 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
       return { service: services.view(config) };
     },
     'services.delete': async (params) => {
+      assertRemovable(registry.get(params));
       // The secrets go first: if the keychain refuses, nothing is deleted.
       const deleted = await registry.delete(params, async (config) => {
         await secrets.erase(config.id, secretRefs(config));
