@@ -105,7 +105,7 @@ export const ERROR_CATALOG = {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     wire: false,
     exit: EXIT.usage,
-    description: 'Startup, or a client before it connects: the socket path is longer than the platform allows (107 bytes on Linux, 103 on macOS). Use a shorter --data-dir or --socket.',
+    description: 'Startup: the socket path (a client checks it too, before it connects) is longer than the platform allows (107 bytes on Linux, 103 on macOS). Use a shorter --data-dir or --socket.',
   },
   UNSAFE_DIRECTORY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
