@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
+import { withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
 import { keySavedText, settingsSavedText, settingsText } from '../render/model.js';
 
@@ -42,7 +43,7 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const value = await readSecret('model API key (not shown): ', ctx.io.err);
         if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
-        const { settings } = await client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' });
+        const { settings } = await withSessionAdvice(() => client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' }), ['model', 'set-key']);
         ctx.print(settings, () => keySavedText(settings));
       }),
     );
