@@ -1,3 +1,4 @@
+import type { WispClient } from '../control/client.js';
 import { WispError } from '../core/index.js';
 
 /** A word as the shell reads it back: as is when plain, else single-quoted. */
@@ -29,4 +30,19 @@ export async function withSessionAdvice<T>(work: () => Promise<T>, words: readon
 export function nonEmpty(value: string, what: string): string {
   if (value === '') throw new WispError('INVALID_PARAMS', `${what} is empty: nothing was sent`);
   return value;
+}
+
+/**
+ * Before asking for a value meant for the keychain: the daemon checks it answers, so nobody
+ * types a secret only to hear it cannot be kept. Session storage needs no keychain.
+ */
+export async function keychainFirst(client: WispClient, session: boolean, words: readonly string[]): Promise<void> {
+  if (session) return;
+  const { available, reason } = await client.call('services.checkKeychain');
+  if (available) return;
+  throw new WispError(
+    'KEYCHAIN_UNAVAILABLE',
+    `the OS keychain is unavailable (${reason ?? 'unknown'}), so nothing was asked and nothing written. Unlock or start it, or keep the value for this daemon run only: ${sessionCommand(words)}`,
+    { reason },
+  );
 }

@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { registerScenario } from '../helpers/services.js';
-import { killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, killLeftovers, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * KEYCHAIN_UNAVAILABLE as each wispctl command reports it (issue 18, bug 5): the daemon
@@ -30,21 +32,34 @@ afterAll(async () => {
 });
 
 describe('KEYCHAIN_UNAVAILABLE from wispctl', () => {
-  it('mcp env set names its own --session form', async () => {
-    const result = await ctl('value-1\n', 'mcp', 'env', 'set', 'files', 'API_KEY');
-    expect(result.code).toBe(7);
-    expect(result.stderr).toMatch(/the OS keychain is unavailable \(no D-Bus session bus\)\..* For this daemon run only: wispctl mcp env set files API_KEY --session \(KEYCHAIN_UNAVAILABLE\)\n$/);
+  it('the daemon says whether the keychain answers, writing nothing', async () => {
+    expect(await client.call('services.checkKeychain')).toEqual({ available: false, reason: 'no D-Bus session bus' });
+  });
+
+  it('mcp env set asks the daemon before it asks for the value, and names its own --session form', async () => {
+    // stdin stays open: a command that read the value first would wait for it forever.
+    const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'env', 'set', 'files', 'API_KEY'], { stdio: ['pipe', 'pipe', 'pipe'], env: daemonEnv() });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    child.stdin.destroy();
+    expect(code).toBe(7);
+    expect(stderr).toBe(
+      'wispctl: the OS keychain is unavailable (no D-Bus session bus), so nothing was asked and nothing written. Unlock or start it, or keep the value for this daemon run only: wispctl mcp env set files API_KEY --session (KEYCHAIN_UNAVAILABLE)\n',
+    );
   });
 
   it('mcp header set, model set-key and mcp import each name their own, never mcp env set', async () => {
     const header = await ctl('Bearer x\n', 'mcp', 'header', 'set', 'remote', 'Authorization');
     expect(header.code).toBe(7);
-    expect(header.stderr).toContain('For this daemon run only: wispctl mcp header set remote Authorization --session (KEYCHAIN_UNAVAILABLE)');
+    expect(header.stderr).toContain('so nothing was asked and nothing written');
+    expect(header.stderr).toContain('for this daemon run only: wispctl mcp header set remote Authorization --session (KEYCHAIN_UNAVAILABLE)');
 
     const key = await ctl('sk-test\n', 'model', 'set-key');
     expect(key.code).toBe(7);
-    expect(key.stderr).toContain('For this daemon run only: wispctl model set-key --session (KEYCHAIN_UNAVAILABLE)');
+    expect(key.stderr).toContain('for this daemon run only: wispctl model set-key --session (KEYCHAIN_UNAVAILABLE)');
 
+    // An import reads its values from the file: the daemon finds the keychain gone when it writes them.
     const file = path.join(home.path, 'my servers.json');
     writeFileSync(file, JSON.stringify({ mcpServers: { imported: { command: process.execPath, args: ['x.js'], env: { TOKEN: 'abc' } } } }));
     const imported = await ctl('', 'mcp', 'import', file);

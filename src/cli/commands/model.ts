@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
-import { withSessionAdvice } from '../keychain.js';
+import { keychainFirst, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
 import { keySavedText, settingsSavedText, settingsText } from '../render/model.js';
 
@@ -41,6 +41,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--session', 'keep it in memory only, for this daemon run (not in the keychain)')
     .action((opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
+        await keychainFirst(client, opts.session === true, ['model', 'set-key']);
         const value = await readSecret('model API key (not shown): ', ctx.io.err);
         if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
         const { settings } = await withSessionAdvice(() => client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' }), ['model', 'set-key']);
