@@ -35,6 +35,8 @@ export function parseNonNegative(value: string, flag: string): number {
 /** `name@1.2.3` or `@scope/name@1.2.3` -> package and version (the daemon checks the version is exact). */
 export function parsePackageSpec(spec: string): { package: string; version: string } {
   const at = spec.lastIndexOf('@');
+  // `@latest` or `@1.2.3` alone: a version (or tag) with no package in front of it.
+  if (at === 0 && !spec.includes('/')) throw new WispError('INVALID_PLAN', `${JSON.stringify(spec)} names no package: give package@exact-version, like hello-mcp@1.2.3`, { field: 'package' });
   if (at <= 0) throw new WispError('INVALID_PLAN', `give the package with an exact version, like ${spec}@1.2.3`, { field: 'version' });
   return { package: spec.slice(0, at), version: spec.slice(at + 1) };
 }

@@ -317,12 +317,14 @@ export const ERROR_CATALOG = {
   RUNTIME_NOT_FOUND: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description: 'Installs: no Node.js and npm in the searched directories (/opt/homebrew/bin, /usr/local/bin, /usr/bin, /bin). Install them, or install the server by hand and register it.',
+    description:
+      'Installs: no Node.js and npm in the searched directories (/opt/homebrew/bin, /usr/local/bin, /usr/bin, /bin). npm 12 needs Node 22.22.2+ (or 24.15+, 26+): put both in one directory and name it with wispctl install settings --runtime-dir DIR, or install the server by hand and register it.',
   },
   NPM_TOO_OLD: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description: 'Installs: the npm found is older than 12. Update it, or install the server by hand and register it.',
+    description:
+      'Installs: the npm found is older than 12, and npm 12 needs Node 22.22.2+ (or 24.15+, 26+). Put such a node and npm 12 in one directory and name it with wispctl install settings --runtime-dir DIR, or install the server by hand and register it.',
   },
   INVALID_PLAN: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -348,7 +350,8 @@ export const ERROR_CATALOG = {
   INSTALL_FAILED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description: 'Installs: npm failed (see the attempt\'s log tail): a missing package or version, a refused git/URL/file dependency, a network error.',
+    description:
+      'Installs: npm failed (see the attempt\'s log tail): a missing package or version, a refused git/URL/file dependency, a network error. A certificate error (a TLS-intercepting proxy) needs the proxy\'s CA: wispctl install settings --ca-file FILE.',
   },
   INSTALL_REJECTED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

@@ -98,7 +98,8 @@ export class AttemptRun {
     await this.update({ npmPid: null });
     signal.throwIfAborted();
     if (exit.exitCode !== 0) {
-      throw new WispError('INSTALL_FAILED', `npm ${args[0] ?? ''} failed (exit ${String(exit.exitCode ?? exit.signal)}): ${lastLines(this.record.logTail)}`);
+      const log = this.record.logTail;
+      throw new WispError('INSTALL_FAILED', `npm ${args[0] ?? ''} failed (exit ${String(exit.exitCode ?? exit.signal)}): ${lastLines(log)}${certificateHint(log, sandbox.caFile)}`);
     }
   }
 
@@ -122,6 +123,17 @@ async function assertNoNpmrc(directory: string): Promise<void> {
   if ((await fs.stat(path.join(directory, '.npmrc')).catch(() => undefined)) !== undefined) {
     throw new WispError('INSTALL_REJECTED', `${directory}/.npmrc exists; npm would read it`);
   }
+}
+
+/** npm's codes for a certificate it cannot verify: what a TLS-intercepting proxy causes. */
+const CERTIFICATE_CODES = /\b(SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT(?:_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_UNTRUSTED)\b/;
+
+/** The way out of a certificate failure, which npm's own message does not give (it suggests turning checks off). */
+function certificateHint(log: string, caFile: string | null): string {
+  const code = CERTIFICATE_CODES.exec(log)?.[1];
+  if (code === undefined) return '';
+  const given = caFile === null ? 'no CA bundle is set' : `the CA bundle ${caFile} does not vouch for it`;
+  return `\nnpm could not verify the registry's certificate (${code}) and ${given}. Behind a TLS-intercepting proxy, give npm the proxy's CA: wispctl install settings --ca-file FILE.`;
 }
 
 function lastLines(text: string): string {

@@ -7,7 +7,7 @@ import { AttemptRun, startedRecord, type AttemptRecord, type SucceededRecord } f
 import { checks } from './attempt-check.generated.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
 import { defaultRegistry, prepareSandbox, type NpmSandbox } from './npm-runner.js';
-import { makePlan, type InstallPlan, type PlanInput } from './plan.js';
+import { checkPlanInput, makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
 import type { InstallSettings } from './settings.js';
 import type { InstallEvent } from './events.js';
@@ -62,6 +62,8 @@ export class Installer {
 
   /** Makes (or repeats) a plan: checks the input, finds the runtime and the registry. Nothing is written. */
   async plan(input: PlanInput, signal: AbortSignal): Promise<{ plan: InstallPlan; runtime: Runtime }> {
+    // A bad spec is the user's to fix whatever the runtime: say so before looking for npm.
+    checkPlanInput(input);
     const settings = this.options.settings();
     const runtime = await findRuntime(settings.runtimeDirs);
     const registry = settings.registry ?? (await defaultRegistry(runtime, await this.sandbox(), signal));

@@ -8,6 +8,14 @@ import { WispError, type InstallPlanView } from '../core/index.js';
 export const DEFAULT_RUNTIME_DIRS = ['/opt/homebrew/bin', '/usr/local/bin', '/usr/bin', '/bin'] as const;
 export const MIN_NPM_MAJOR = 12;
 
+/**
+ * What to do about a missing or old runtime. "Update npm" alone misleads: npm 12 refuses
+ * to run on the Node most machines have, so the way out is usually a separate directory.
+ */
+const RUNTIME_ADVICE =
+  `npm ${MIN_NPM_MAJOR} needs Node 22.22.2+ (or 24.15+, or 26+): put such a node and npm ${MIN_NPM_MAJOR} in one directory ` +
+  'and point installs at it with `wispctl install settings --runtime-dir DIR`, or install the server by hand and register it.';
+
 /** The runtime found: what plans and attempts show (node, nodeVersion, npmVersion), and npm's entry point. */
 export interface Runtime extends Readonly<InstallPlanView['runtime']> {
   /** npm's own entry point, run as `node <npmCli>` (no shell, no npm shim). */
@@ -68,13 +76,11 @@ export async function findRuntime(dirs: readonly string[] = DEFAULT_RUNTIME_DIRS
     return { node, nodeVersion: await nodeVersion(node), npmCli: found.cli, npmVersion: found.version };
   }
   if (tooOld.length > 0) {
-    throw new WispError('NPM_TOO_OLD', `installs need npm ${MIN_NPM_MAJOR} or newer, and ${tooOld.join('; ')}. Update npm, or install the server by hand and register it.`, {
-      found: tooOld,
-    });
+    throw new WispError('NPM_TOO_OLD', `installs need npm ${MIN_NPM_MAJOR} or newer, and ${tooOld.join('; ')}. ${RUNTIME_ADVICE}`, { found: tooOld });
   }
   throw new WispError(
     'RUNTIME_NOT_FOUND',
-    `no Node.js with npm in ${dirs.join(', ')}. Install Node.js and npm ${MIN_NPM_MAJOR}+, or install the server by hand and register it.`,
+    `no Node.js with npm in ${dirs.join(', ')}. ${RUNTIME_ADVICE}`,
     { searched: [...dirs] },
   );
 }

@@ -74,7 +74,8 @@ export class FakeSecretStore extends MemorySecretStore {
 export function keychainUnavailable(reason: string): WispError {
   return new WispError(
     'KEYCHAIN_UNAVAILABLE',
-    `the OS keychain is unavailable (${reason}). Unlock or start it, or store the variables for this daemon run only (session storage: wispctl mcp env set NAME VAR --session). Nothing was written in plain text.`,
+    // Which command keeps a value for this run only depends on who asked: wispctl adds its own.
+    `the OS keychain is unavailable (${reason}). Unlock or start it, or keep the value for this daemon run only (session storage). Nothing was written in plain text.`,
     { reason },
   );
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeychainSecretStore } from '../../src/secrets/index.js';
 import { MockDeepSeek, textEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
-import { daemonEnv, environOf, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+import { daemonEnv, environOf, killLeftovers, runWispctl, startWispd, tempDir } from '../helpers/wispd.js';
 
 /**
  * Against a real Secret Service. `npm test` provides one (gnome-keyring in a private D-Bus
@@ -81,6 +81,26 @@ describe.skipIf(!available)('the OS keychain (a real Secret Service)', () => {
       await second.exited;
     } finally {
       await mock.stop();
+      dir.remove();
+    }
+  });
+  it('says the keychain answers; a keychain key beats DEEPSEEK_API_KEY, a session key beats both, and clear-key removes both', async () => {
+    const dir = tempDir();
+    try {
+      const daemon = await startWispd(dir.path, { env: daemonEnv({ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '', DEEPSEEK_API_KEY: 'sk-env' }) });
+      const ctl = (input: string, ...args: string[]) => runWispctl(['--socket', daemon.socket, ...args], { input });
+      const client = await daemon.connect();
+      expect(await client.call('services.checkKeychain')).toEqual({ available: true, reason: null });
+      expect((await client.call('model.getSettings')).settings.key).toBe('environment');
+      expect((await ctl('sk-kept\n', 'model', 'set-key')).stdout).toBe('API key saved (keychain)\n');
+      expect((await client.call('model.getSettings')).settings.key).toBe('keychain');
+      expect((await ctl('sk-run\n', 'model', 'set-key', '--session')).stdout).toBe('API key saved (session)\n');
+      expect((await client.call('model.getSettings')).settings.key).toBe('session');
+      expect(await ctl('', 'model', 'clear-key')).toMatchObject({ code: 0, stdout: 'API key removed; the daemon\'s DEEPSEEK_API_KEY applies\n' });
+      expect(await store.get('model', 'DEEPSEEK_API_KEY')).toBeNull();
+      await client.call('daemon.shutdown');
+      await daemon.exited;
+    } finally {
       dir.remove();
     }
   });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { EXIT } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
+import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { confirm, readSecret } from '../prompt.js';
 import { carryOverText, secretPrompt, serviceDone, variableSavedText, variablesText } from '../render/services.js';
 
@@ -18,12 +19,12 @@ export function register(mcp: Command, ctx: CliContext): void {
     .action((name: string, variable: string, opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        const value = await readSecret(secretPrompt.variable(service, variable), ctx.io.err);
-        const result = await client.call('services.setEnv', {
-          id: service.id,
-          mode: 'upsert',
-          variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain' }],
-        });
+        const words = ['mcp', 'env', 'set', service.name, variable];
+        await keychainFirst(client, opts.session === true, words);
+        const value = nonEmpty(await readSecret(secretPrompt.variable(service, variable), ctx.io.err), `the value of ${variable}`);
+        const setEnv = () =>
+          client.call('services.setEnv', { id: service.id, mode: 'upsert', variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain' }] });
+        const result = await withSessionAdvice(setEnv, words);
         ctx.print(result.service.env, () => variableSavedText(result.service, variable, opts.session === true));
       }),
     );

@@ -7,16 +7,26 @@ import { Interruption, answerApproval } from '../prompt.js';
 import { fitToTerminal, stderrColumns } from '../render.js';
 import { attemptText, attemptsTable, cancelledText, discardedText, installQuestion, installSettingsText, installedText, planText, problemLines, progressBar } from '../render/installs.js';
 
+const INSTALL_EXAMPLES = `
+Examples:
+  wispctl install run @modelcontextprotocol/server-everything@2026.8.31 --bin mcp-server-everything
+  wispctl install PKG@1.2.3 --bin NAME --yes -- ARGS...   ("run" may be left out; launch arguments after --)
+  wispctl install settings --runtime-dir /opt/node22/bin    (a directory with node 22.22+ and npm 12)
+  wispctl install settings --ca-file /etc/ssl/proxy-ca.pem  (behind a TLS-intercepting proxy)`;
+
 type SettingsOptions = { runtimeDir?: string[]; registry?: string; defaultRegistry?: boolean; caFile?: string | false; timeoutMs?: number };
 
 /** wispctl install PKG@VERSION --bin NAME [-- ARGS], and install list|show|cancel|discard|settings. */
 export function register(program: Command, ctx: CliContext): void {
   const install = program
     .command('install')
-    .description('install an MCP server from the npm registry (exact version, verified, no install scripts) and register it disabled');
+    .usage('[run] <package@version> --bin <name> [--yes] [-- args...]\n       wispctl install list|show|cancel|discard|settings')
+    .description('install an MCP server from the npm registry (exact version, verified, no install scripts) and register it disabled')
+    .addHelpText('after', INSTALL_EXAMPLES);
 
+  // Listed first: installing is what most readers of `install --help` came for ("run" may be left out).
   install
-    .command('run', { isDefault: true, hidden: true })
+    .command('run', { isDefault: true })
     .description('install PKG@VERSION: show the plan, ask, install with a progress bar, print the registered service')
     .argument('<spec>', 'package@exact-version, e.g. @modelcontextprotocol/server-everything@2026.8.31')
     .argument('[args...]', 'launch arguments for the server (after --)')

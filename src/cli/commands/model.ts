@@ -2,12 +2,13 @@ import type { Command } from 'commander';
 import { WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
+import { keychainFirst, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
-import { keySavedText, settingsSavedText, settingsText } from '../render/model.js';
+import { keyClearedText, keySavedText, settingsSavedText, settingsText } from '../render/model.js';
 
 type SetOptions = { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number; deferToolsAbove?: number };
 
-/** wispctl model show|set|set-key: the model API. */
+/** wispctl model show|set|set-key|clear-key: the model API. */
 export function register(program: Command, ctx: CliContext): void {
   const model = program.command('model').description('the model API: settings and key');
   model
@@ -40,10 +41,26 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--session', 'keep it in memory only, for this daemon run (not in the keychain)')
     .action((opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
+        await keychainFirst(client, opts.session === true, ['model', 'set-key']);
         const value = await readSecret('model API key (not shown): ', ctx.io.err);
-        if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty');
-        const { settings } = await client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' });
+        if (value === '') throw new WispError('INVALID_PARAMS', 'the key is empty: nothing was sent (to remove the key: wispctl model clear-key)');
+        const { settings } = await withSessionAdvice(() => client.call('model.setKey', { value, storage: opts.session === true ? 'session' : 'keychain' }), ['model', 'set-key']);
         ctx.print(settings, () => keySavedText(settings));
       }),
     );
+  model
+    .command('clear-key')
+    .description('remove the saved API key (this run\'s and the keychain\'s); the daemon\'s DEEPSEEK_API_KEY, if it has one, applies again')
+    .action(() =>
+      ctx.withClient(async (client) => {
+        // The session key first: it hides a keychain key, which goes next (the keychain is touched only if it holds one).
+        let { settings } = await client.call('model.setKey', { value: '', storage: 'session' });
+        if (settings.key === 'keychain') ({ settings } = await client.call('model.setKey', { value: '', storage: 'keychain' }));
+        ctx.print(settings, () => keyClearedText(settings));
+      }),
+    );
+  model.addHelpText(
+    'after',
+    '\nThe key used, first match wins: one set with set-key --session (this daemon run only), one saved\nin the keychain with set-key, the daemon\'s DEEPSEEK_API_KEY. `model show` says which (key).',
+  );
 }

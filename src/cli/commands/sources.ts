@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { WispError } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
+import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
 import { headerSavedText, headersText, loggedInText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
 import { importText, sourcesText } from '../render/sources.js';
@@ -52,7 +53,8 @@ function registerSources(mcp: Command, ctx: CliContext): void {
         const content = await fs.readFile(file, 'utf8').catch((error: unknown) => {
           throw new WispError('INVALID_PARAMS', `cannot read ${file}: ${(error as Error).message}`);
         });
-        const result = await client.call('services.import', { content, file: path.resolve(file), storage: opts.session === true ? 'session' : 'keychain' });
+        const importFile = () => client.call('services.import', { content, file: path.resolve(file), storage: opts.session === true ? 'session' : 'keychain' });
+        const result = await withSessionAdvice(importFile, ['mcp', 'import', file]);
         ctx.print(result, () => importText(result));
       }),
     );
@@ -136,12 +138,12 @@ function registerHeaders(mcp: Command, ctx: CliContext): void {
     .action((name: string, headerName: string, opts: { session?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        const value = await readSecret(secretPrompt.header(service, headerName), ctx.io.err);
-        const result = await client.call('services.setHeaders', {
-          id: service.id,
-          mode: 'upsert',
-          headers: [{ name: headerName, value, storage: opts.session === true ? 'session' : 'keychain' }],
-        });
+        const words = ['mcp', 'header', 'set', service.name, headerName];
+        await keychainFirst(client, opts.session === true, words);
+        const value = nonEmpty(await readSecret(secretPrompt.header(service, headerName), ctx.io.err), `the value of ${headerName}`);
+        const setHeaders = () =>
+          client.call('services.setHeaders', { id: service.id, mode: 'upsert', headers: [{ name: headerName, value, storage: opts.session === true ? 'session' : 'keychain' }] });
+        const result = await withSessionAdvice(setHeaders, words);
         ctx.print(result.service.headers, () => headerSavedText(result.service, headerName, opts.session === true));
       }),
     );

@@ -18,3 +18,8 @@ export function settingsSavedText(settings: Settings): string {
 export function keySavedText(settings: Settings): string {
   return `API key saved (${clean(settings.key)})`;
 }
+
+/** After clear-key: where a key would come from now. */
+export function keyClearedText(settings: Settings): string {
+  return settings.key === 'environment' ? 'API key removed; the daemon\'s DEEPSEEK_API_KEY applies' : `API key removed (key now: ${clean(settings.key)})`;
+}

@@ -15,6 +15,7 @@ export declare const checks: {
   readonly "services.get": ValidateFunction;
   readonly "services.update": ValidateFunction;
   readonly "services.delete": ValidateFunction;
+  readonly "services.checkKeychain": ValidateFunction;
   readonly "services.setEnv": ValidateFunction;
   readonly "services.setHeaders": ValidateFunction;
   readonly "services.carryOverEnv": ValidateFunction;

@@ -2299,11 +2299,43 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_setEnv = validate23;
-const schema24 = {"additionalProperties":false,"type":"object","required":["variables","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"variables":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
-const pattern11 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+export const check_services_checkKeychain = validate23;
+const schema24 = {"additionalProperties":false,"type":"object","properties":{}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate23.errors = vErrors;
+return errors === 0;
+}
+
+export const check_services_setEnv = validate24;
+const schema25 = {"additionalProperties":false,"type":"object","required":["variables","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"variables":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
+const pattern11 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2721,16 +2753,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_setHeaders = validate24;
-const schema25 = {"additionalProperties":false,"type":"object","required":["headers","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000\\r\\n]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
+export const check_services_setHeaders = validate25;
+const schema26 = {"additionalProperties":false,"type":"object","required":["headers","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000\\r\\n]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
 const pattern13 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
 const pattern14 = new RegExp("^[^\\u0000\\r\\n]*$", "u");
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3148,151 +3180,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate24.errors = vErrors;
-return errors === 0;
-}
-
-export const check_services_carryOverEnv = validate25;
-const schema26 = {"additionalProperties":false,"type":"object","required":["configVersion"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"configVersion":{"minimum":1,"type":"integer"}}};
-
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.configVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "configVersion"},message:"must have required property '"+"configVersion"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "id") || (key0 === "name")) || (key0 === "configVersion"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(func3(data0) > 128){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(func3(data1) > 128){
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(func3(data1) < 1){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.configVersion !== undefined){
-let data2 = data.configVersion;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/configVersion",schemaPath:"#/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/configVersion",schemaPath:"#/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
 validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_activate = validate26;
-const schema27 = {"additionalProperties":false,"type":"object","required":["configVersion"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"configVersion":{"minimum":1,"description":"The version whose command, args and cwd were shown.","type":"integer"}}};
+export const check_services_carryOverEnv = validate26;
+const schema27 = {"additionalProperties":false,"type":"object","required":["configVersion"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"configVersion":{"minimum":1,"type":"integer"}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3430,16 +3323,15 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_disable = validate27;
-const schema28 = {"additionalProperties":false,"type":"object","properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"}}};
+export const check_services_activate = validate27;
+const schema28 = {"additionalProperties":false,"type":"object","required":["configVersion"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"configVersion":{"minimum":1,"description":"The version whose command, args and cwd were shown.","type":"integer"}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-if(!((key0 === "id") || (key0 === "name"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.configVersion === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "configVersion"},message:"must have required property '"+"configVersion"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3448,12 +3340,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(func3(data0) > 128){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "name")) || (key0 === "configVersion"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3462,8 +3351,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(func3(data0) < 1){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3472,9 +3365,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3484,11 +3376,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(func3(data1) > 128){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3497,8 +3386,12 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(func3(data1) < 1){
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func3(data1) > 128){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3507,9 +3400,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data1) < 1){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3519,9 +3411,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3530,11 +3421,48 @@ vErrors.push(err7);
 }
 errors++;
 }
+}
+if(data.configVersion !== undefined){
+let data2 = data.configVersion;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err8 = {instancePath:instancePath+"/configVersion",schemaPath:"#/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/configVersion",schemaPath:"#/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
 validate27.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_refreshTools = validate28;
+export const check_services_disable = validate28;
 const schema29 = {"additionalProperties":false,"type":"object","properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3638,7 +3566,7 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_logs = validate29;
+export const check_services_refreshTools = validate29;
 const schema30 = {"additionalProperties":false,"type":"object","properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -3742,11 +3670,115 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-export const check_tools_list = validate30;
-const schema31 = {"additionalProperties":false,"type":"object","properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
-const pattern15 = new RegExp("^(0|[1-9][0-9]{0,5})$", "u");
+export const check_services_logs = validate30;
+const schema31 = {"additionalProperties":false,"type":"object","properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!((key0 === "id") || (key0 === "name"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func3(data1) > 128){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func3(data1) < 1){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+
+export const check_tools_list = validate31;
+const schema32 = {"additionalProperties":false,"type":"object","properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
+const pattern15 = new RegExp("^(0|[1-9][0-9]{0,5})$", "u");
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3833,14 +3865,14 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
-export const check_tools_call = validate31;
-const schema32 = {"additionalProperties":false,"type":"object","required":["arguments"],"properties":{"modelName":{"minLength":1,"maxLength":64,"description":"From tools.list; or give serviceId and toolName.","type":"string"},"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolName":{"minLength":1,"maxLength":1024,"type":"string"},"arguments":{"additionalProperties":true,"type":"object","properties":{}}}};
+export const check_tools_call = validate32;
+const schema33 = {"additionalProperties":false,"type":"object","required":["arguments"],"properties":{"modelName":{"minLength":1,"maxLength":64,"description":"From tools.list; or give serviceId and toolName.","type":"string"},"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolName":{"minLength":1,"maxLength":1024,"type":"string"},"arguments":{"additionalProperties":true,"type":"object","properties":{}}}};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3997,15 +4029,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-export const check_approvals_list = validate32;
-const schema33 = {"additionalProperties":false,"type":"object","properties":{"all":{"type":"boolean"},"cursor":{"pattern":"^[0-9]{1,15}$","description":"The nextCursor of the previous page.","type":"string"},"limit":{"minimum":1,"maximum":256,"type":"integer"}}};
+export const check_approvals_list = validate33;
+const schema34 = {"additionalProperties":false,"type":"object","properties":{"all":{"type":"boolean"},"cursor":{"pattern":"^[0-9]{1,15}$","description":"The nextCursor of the previous page.","type":"string"},"limit":{"minimum":1,"maximum":256,"type":"integer"}}};
 const pattern16 = new RegExp("^[0-9]{1,15}$", "u");
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4104,14 +4136,14 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-export const check_approvals_respond = validate33;
-const schema34 = {"additionalProperties":false,"type":"object","required":["id","decision"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"decision":{"anyOf":[{"const":"approve","type":"string"},{"const":"deny","type":"string"}]}}};
+export const check_approvals_respond = validate34;
+const schema35 = {"additionalProperties":false,"type":"object","required":["id","decision"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"decision":{"anyOf":[{"const":"approve","type":"string"},{"const":"deny","type":"string"}]}}};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4267,14 +4299,14 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_create = validate34;
-const schema35 = {"additionalProperties":false,"type":"object","properties":{"title":{"maxLength":200,"type":"string"}}};
+export const check_sessions_create = validate35;
+const schema36 = {"additionalProperties":false,"type":"object","properties":{"title":{"maxLength":200,"type":"string"}}};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4326,14 +4358,14 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_list = validate35;
-const schema36 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_sessions_list = validate36;
+const schema37 = {"additionalProperties":false,"type":"object","properties":{}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4358,90 +4390,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate35.errors = vErrors;
-return errors === 0;
-}
-
-export const check_sessions_get = validate36;
-const schema37 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(func3(data0) > 128){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
 validate36.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_delete = validate37;
+export const check_sessions_get = validate37;
 const schema38 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -4520,10 +4473,89 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_send = validate38;
-const schema39 = {"additionalProperties":false,"type":"object","required":["id","text"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"text":{"minLength":1,"maxLength":100000,"type":"string"}}};
+export const check_sessions_delete = validate38;
+const schema39 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate38.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sessions_send = validate39;
+const schema40 = {"additionalProperties":false,"type":"object","required":["id","text"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"text":{"minLength":1,"maxLength":100000,"type":"string"}}};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4640,14 +4672,14 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_cancel = validate39;
-const schema40 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
+export const check_sessions_cancel = validate40;
+const schema41 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4719,14 +4751,14 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
 
-export const check_model_getSettings = validate40;
-const schema41 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_model_getSettings = validate41;
+const schema42 = {"additionalProperties":false,"type":"object","properties":{}};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4751,15 +4783,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const check_model_setSettings = validate41;
-const schema42 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"baseUrl":{"pattern":"^https?://","maxLength":2048,"type":"string"},"model":{"minLength":1,"maxLength":200,"type":"string"},"firstByteTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"idleTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxRetries":{"minimum":0,"maximum":5,"type":"integer"},"deferToolsAbove":{"minimum":0,"maximum":128,"type":"integer"}}};
+export const check_model_setSettings = validate42;
+const schema43 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"baseUrl":{"pattern":"^https?://","maxLength":2048,"type":"string"},"model":{"minLength":1,"maxLength":200,"type":"string"},"firstByteTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"idleTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxRetries":{"minimum":0,"maximum":5,"type":"integer"},"deferToolsAbove":{"minimum":0,"maximum":128,"type":"integer"}}};
 const pattern17 = new RegExp("^https?://", "u");
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5006,14 +5038,14 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const check_model_setKey = validate42;
-const schema43 = {"additionalProperties":false,"type":"object","required":["value","storage"],"properties":{"value":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
+export const check_model_setKey = validate43;
+const schema44 = {"additionalProperties":false,"type":"object","required":["value","storage"],"properties":{"value":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5169,14 +5201,14 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_plan = validate43;
-const schema44 = {"additionalProperties":false,"type":"object","required":["package","version","bin"],"properties":{"package":{"minLength":1,"maxLength":214,"description":"The full package name (name or @scope/name).","type":"string"},"version":{"minLength":1,"maxLength":256,"description":"An exact version: no ranges, tags, URLs, git or file specs.","type":"string"},"bin":{"minLength":1,"maxLength":214,"description":"The package's JavaScript bin to run.","type":"string"},"args":{"maxItems":256,"description":"Non-sensitive launch arguments.","type":"array","items":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"}}}};
+export const check_installs_plan = validate44;
+const schema45 = {"additionalProperties":false,"type":"object","required":["package","version","bin"],"properties":{"package":{"minLength":1,"maxLength":214,"description":"The full package name (name or @scope/name).","type":"string"},"version":{"minLength":1,"maxLength":256,"description":"An exact version: no ranges, tags, URLs, git or file specs.","type":"string"},"bin":{"minLength":1,"maxLength":214,"description":"The package's JavaScript bin to run.","type":"string"},"args":{"maxItems":256,"description":"Non-sensitive launch arguments.","type":"array","items":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"}}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5399,15 +5431,15 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_start = validate44;
-const schema45 = {"additionalProperties":false,"type":"object","required":["planDigest"],"properties":{"planDigest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
+export const check_installs_start = validate45;
+const schema46 = {"additionalProperties":false,"type":"object","required":["planDigest"],"properties":{"planDigest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
 const pattern20 = new RegExp("^[0-9a-f]{32}$", "u");
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5469,14 +5501,14 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_list = validate45;
-const schema46 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_installs_list = validate46;
+const schema47 = {"additionalProperties":false,"type":"object","properties":{}};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5501,80 +5533,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate45.errors = vErrors;
-return errors === 0;
-}
-
-export const check_installs_get = validate46;
-const schema47 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
-
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.digest === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "digest")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.digest !== undefined){
-let data0 = data.digest;
-if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
-const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_cancel = validate47;
+export const check_installs_get = validate47;
 const schema48 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5643,7 +5606,7 @@ validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_discard = validate48;
+export const check_installs_cancel = validate48;
 const schema49 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5712,10 +5675,79 @@ validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_getSettings = validate49;
-const schema50 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_installs_discard = validate49;
+const schema50 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.digest === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "digest")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.digest !== undefined){
+let data0 = data.digest;
+if(typeof data0 === "string"){
+if(!pattern20.test(data0)){
+const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+
+export const check_installs_getSettings = validate50;
+const schema51 = {"additionalProperties":false,"type":"object","properties":{}};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5740,15 +5772,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_setSettings = validate50;
-const schema51 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"runtimeDirs":{"minItems":1,"maxItems":16,"type":"array","items":{"pattern":"^/","maxLength":1024,"type":"string"}},"registry":{"anyOf":[{"pattern":"^https?://","maxLength":2048,"type":"string"},{"type":"null"}]},"caFile":{"anyOf":[{"pattern":"^/","maxLength":1024,"type":"string"},{"type":"null"}]},"timeoutMs":{"minimum":1000,"maximum":3600000,"type":"integer"}}};
+export const check_installs_setSettings = validate51;
+const schema52 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"runtimeDirs":{"minItems":1,"maxItems":16,"type":"array","items":{"pattern":"^/","maxLength":1024,"type":"string"}},"registry":{"anyOf":[{"pattern":"^https?://","maxLength":2048,"type":"string"},{"type":"null"}]},"caFile":{"anyOf":[{"pattern":"^/","maxLength":1024,"type":"string"},{"type":"null"}]},"timeoutMs":{"minimum":1000,"maximum":3600000,"type":"integer"}}};
 const pattern24 = new RegExp("^/", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6043,43 +6075,11 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate50.errors = vErrors;
-return errors === 0;
-}
-
-export const check_sources_list = validate51;
-const schema52 = {"additionalProperties":false,"type":"object","properties":{}};
-
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate51.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sources_reload = validate52;
+export const check_sources_list = validate52;
 const schema53 = {"additionalProperties":false,"type":"object","properties":{}};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6111,10 +6111,42 @@ validate52.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sources_addProject = validate53;
-const schema54 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"pattern":"^/","type":"string"}}};
+export const check_sources_reload = validate53;
+const schema54 = {"additionalProperties":false,"type":"object","properties":{}};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sources_addProject = validate54;
+const schema55 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"pattern":"^/","type":"string"}}};
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6196,14 +6228,14 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sources_removeProject = validate54;
-const schema55 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"type":"string"}}};
+export const check_sources_removeProject = validate55;
+const schema56 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"type":"string"}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6275,14 +6307,14 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_import = validate55;
-const schema56 = {"additionalProperties":false,"type":"object","required":["content","storage"],"properties":{"content":{"maxLength":1048576,"description":"The file's text.","type":"string"},"file":{"maxLength":4096,"description":"Where it came from, for messages.","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
+export const check_services_import = validate56;
+const schema57 = {"additionalProperties":false,"type":"object","required":["content","storage"],"properties":{"content":{"maxLength":1048576,"description":"The file's text.","type":"string"},"file":{"maxLength":4096,"description":"Where it came from, for messages.","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6453,7 +6485,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 
@@ -6471,6 +6503,7 @@ export const checks = Object.assign(Object.create(null), {
   "services.get": check_services_get,
   "services.update": check_services_update,
   "services.delete": check_services_delete,
+  "services.checkKeychain": check_services_checkKeychain,
   "services.setEnv": check_services_setEnv,
   "services.setHeaders": check_services_setHeaders,
   "services.carryOverEnv": check_services_carryOverEnv,

@@ -141,6 +141,13 @@ export const serviceMethods = {
     result: Type.Object({ deleted: Type.Object({ id: Type.String(), name: Type.String() }) }),
     errors: ['SERVICE_NOT_FOUND', 'INVALID_CONFIG', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
   }),
+  'services.checkKeychain': method({
+    summary:
+      'Whether the OS keychain can be used now (one read of an entry that never exists): a client asks before it prompts for a value to keep there. ' +
+      'Writes nothing; a locked keychain may ask the user to unlock it.',
+    params: NoParams,
+    result: Type.Object({ available: Type.Boolean(), reason: Type.Union([Type.String(), Type.Null()], { description: 'Why not (null when available).' }) }),
+  }),
   'services.setEnv': method({
     summary:
       'Set the service\'s environment variables. replace: these become ALL its variables (an empty list clears them); upsert: set these, keep the others. ' +

@@ -74,7 +74,9 @@ export const sessionMethods = {
     errors: ['STORAGE_FAILED'],
   }),
   'model.setKey': method({
-    summary: 'Save the model API key (write-only): in the OS keychain, or for this daemon run only. An empty value removes it.',
+    summary:
+      'Save the model API key (write-only): in the OS keychain, or for this daemon run only (a session key applies before a keychain one). ' +
+      'An empty value removes the key kept in that store; the next in line applies (the keychain\'s, then the daemon\'s DEEPSEEK_API_KEY).',
     params: Type.Object(
       { value: Type.String({ maxLength: 4096, pattern: NoNul }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
       { additionalProperties: false },

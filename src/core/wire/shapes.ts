@@ -339,7 +339,8 @@ export const ModelSettingsView = Type.Object({
   maxRetries: Type.Integer(),
   deferToolsAbove: Type.Integer({ description: 'Above this many active tools, a task offers search and execute instead of every tool.' }),
   key: Type.Union([Type.Literal('keychain'), Type.Literal('session'), Type.Literal('environment'), Type.Literal('none')], {
-    description: 'Where the API key comes from (its value is never shown).',
+    description:
+      'Where the API key used now comes from (its value is never shown), first match wins: a session key set in this daemon run, a key saved in the keychain, the daemon\'s DEEPSEEK_API_KEY; none.',
   }),
 });
 export type ModelSettingsView = Static<typeof ModelSettingsView>;

@@ -3,12 +3,24 @@ import { launchBinding, type SecretEdit, type VariableRef } from '../../secrets/
 import { assertEditable } from '../service-ops.js';
 import type { DaemonParts, Handlers } from './types.js';
 
-type Deps = Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets' | 'serviceSecrets'>;
+type Deps = Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets' | 'serviceSecrets' | 'keychain'>;
+
+/** The entry services.checkKeychain reads: never written, so the read only proves the keychain answers. */
+const KEYCHAIN_PROBE = { owner: 'wisp-probe', name: 'NEVER_SET' } as const;
 
 /** A service's secrets: variables (stdio) and header values (http), and carrying values over to an edited launch. */
-export function secretHandlers(parts: Deps): Pick<Handlers, 'services.setEnv' | 'services.setHeaders' | 'services.carryOverEnv'> {
-  const { registry, services, secrets } = parts;
+export function secretHandlers(parts: Deps): Pick<Handlers, 'services.checkKeychain' | 'services.setEnv' | 'services.setHeaders' | 'services.carryOverEnv'> {
+  const { registry, services, secrets, keychain } = parts;
   return {
+    'services.checkKeychain': async () => {
+      try {
+        await keychain.get(KEYCHAIN_PROBE.owner, KEYCHAIN_PROBE.name);
+        return { available: true, reason: null };
+      } catch (error) {
+        if (error instanceof WispError && error.code === 'KEYCHAIN_UNAVAILABLE') return { available: false, reason: typeof error.details.reason === 'string' ? error.details.reason : error.message };
+        throw error;
+      }
+    },
     'services.setEnv': (params) => setSecrets(parts, params, { kind: 'env', mode: params.mode, given: params.variables }),
     'services.setHeaders': (params) => setSecrets(parts, params, { kind: 'headers', mode: params.mode, given: params.headers }),
     'services.carryOverEnv': async (params) => {

@@ -55,7 +55,7 @@ describe('Secrets', () => {
     const { keychain, session, secrets } = setup();
     keychain.unavailable = true;
     const error = await secrets.write(service, binding, [{ name: 'K', value: 'plain-text-never', storage: 'keychain' }]).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'KEYCHAIN_UNAVAILABLE', message: expect.stringContaining('--session') });
+    expect(error).toMatchObject({ code: 'KEYCHAIN_UNAVAILABLE', message: expect.stringContaining('session storage') });
     expect(await session.get(service, 'K')).toBeNull();
     keychain.unavailable = false;
     expect(keychain.dump()).not.toContain('plain-text-never');
