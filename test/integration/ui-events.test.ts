@@ -46,7 +46,7 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Events', { timeout: 60_
     await rows('approval.requested').filter({ hasText: `${asked.approval.id} ev/echo {"text":"seen in events"}` }).waitFor();
     await s.client.call('approvals.respond', { id: asked.approval.id, decision: 'approve' });
     expect((await caller).stdout.trim()).toBe('seen in events');
-    await rows('tool.call.finished').filter({ hasText: /^ev\/echo ok in \d+ ms$/ }).waitFor();
+    await rows('tool.call.finished').filter({ hasText: /^ev\/echo ok in \d+ ms, after \d+ ms waiting$/ }).waitFor();
     await s.shot('events');
 
     const stateBox = page.getByRole('checkbox', { name: 'service.state' });

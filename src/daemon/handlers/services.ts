@@ -27,9 +27,10 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
       return { service: services.view(config) };
     },
     'services.delete': async (params) => {
-      assertRemovable(registry.get(params));
+      // Checked in the registry's queue, against the service as it is then (a register or edit just before counts).
       // The secrets go first: if the keychain refuses, nothing is deleted.
       const deleted = await registry.delete(params, async (config) => {
+        assertRemovable(config);
         await secrets.erase(config.id, secretRefs(config));
         await forgetLogin(config, services.vault(config), true);
       });
