@@ -4,7 +4,7 @@ import type { CliIo } from './context.js';
 import { allTools } from './pages.js';
 import { CANCELLED, Interruption, PromptCancelled, Prompter, answerApproval } from './prompt.js';
 import { describeApprovalInline, fitToTerminal, jsonForTerminal, stderrColumns } from './render.js';
-import { callEndLine, chatBanner, chatSessionsText, chatToolsText, streamed, taskEndLine } from './render/chat.js';
+import { callEndLine, chatBanner, chatHelpText, chatSessionsText, chatToolsText, streamed, taskEndLine } from './render/chat.js';
 
 export interface RunOptions {
   readonly io: CliIo;
@@ -131,6 +131,10 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
 /** A line typed at the chat prompt: a chat command (answered here), /quit, or a request. */
 async function chatCommand(client: WispClient, id: string, text: string, io: CliIo): Promise<'quit' | 'done' | 'request'> {
   if (text === '/quit' || text === '/exit') return 'quit';
+  if (text === '/help' || text === '/?') {
+    io.err(chatHelpText());
+    return 'done';
+  }
   if (text === '/tools') {
     const tools = await allTools(client);
     io.err(chatToolsText(tools));
@@ -141,6 +145,11 @@ async function chatCommand(client: WispClient, id: string, text: string, io: Cli
     io.err(chatSessionsText(sessions, id));
     return 'done';
   }
+  // A word like /halp is a mistyped command, never a request: the model is not asked.
+  if (/^\/[A-Za-z?]+$/.test(text)) {
+    io.err(`unknown chat command ${text}; /help lists them`);
+    return 'done';
+  }
   return 'request';
 }
 
@@ -149,8 +158,7 @@ async function chatCommand(client: WispClient, id: string, text: string, io: Cli
  * question it cancels that request too and comes back here; at the chat's own prompt it
  * ends the chat like any cancelled prompt. End of input (Ctrl-D, a closed pipe) is /quit.
  */
-export async function chat(client: WispClient, sessionId: string | undefined, io: CliIo): Promise<void> {
-  const id = sessionId ?? (await client.call('sessions.create', { title: 'chat' })).session.id;
+export async function chat(client: WispClient, id: string, io: CliIo): Promise<void> {
   io.err(chatBanner(id));
   const prompter = new Prompter({ terminal: process.stdin.isTTY });
   let running = false;

@@ -12,17 +12,23 @@ interface GlobalOptions {
   socket?: string;
   dataDir?: string;
   json?: boolean;
+  output?: 'json' | 'wide';
 }
+
+/** How a read command prints: its default text, more columns (-o wide), or JSON (-o json, --json). */
+export type OutputFormat = 'text' | 'wide' | 'json';
 
 /** What every command group gets from the program: output, the global flags, the daemon. */
 export interface CliContext {
   readonly io: CliIo;
-  /** --json was given. */
+  /** --json or -o json was given. */
   readonly json: () => boolean;
+  /** -o json|wide (--json is -o json). */
+  readonly output: () => OutputFormat;
   /** The socket and data dir, from --socket/--data-dir, the environment or the defaults. */
   readonly paths: () => WispPaths;
-  /** Prints the value as JSON with --json, else the human text. */
-  readonly print: (value: unknown, human: () => string) => void;
+  /** Prints the value as JSON with --json or -o json, the wide text with -o wide (where there is one), else the human text. */
+  readonly print: (value: unknown, human: () => string, wide?: () => string) => void;
   /** Runs fn with a connected client, closed after. */
   readonly withClient: <T>(fn: (client: WispClient) => Promise<T>) => Promise<T>;
   /** Flags that make a started or installed daemon use the same data dir and socket as this CLI. */
@@ -31,13 +37,15 @@ export interface CliContext {
 
 export function cliContext(program: Command, io: CliIo): CliContext {
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
-  const json = (): boolean => globals().json === true;
+  const output = (): OutputFormat => (globals().json === true || globals().output === 'json' ? 'json' : globals().output === 'wide' ? 'wide' : 'text');
+  const json = (): boolean => output() === 'json';
   const paths = (): WispPaths => resolvePaths({ socket: globals().socket, dataDir: globals().dataDir });
   return {
     io,
     json,
+    output,
     paths,
-    print: (value, human) => io.out(json() ? jsonForTerminal(value, 2) : human()),
+    print: (value, human, wide) => io.out(json() ? jsonForTerminal(value, 2) : output() === 'wide' && wide !== undefined ? wide() : human()),
     withClient: async (fn) => {
       const client = await WispClient.connect(paths().socket);
       try {

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { packageVersion } from '../control/client.js';
 import { EXIT, WispError, exitStatusFor } from '../core/index.js';
 import { cliContext, type CliContext, type CliIo } from './context.js';
@@ -34,7 +34,7 @@ export const GROUPS: readonly CommandGroup[] = [
 ];
 
 /** The global options that take a value (the program's own, below). */
-const VALUE_OPTIONS = new Set(['--socket', '--data-dir']);
+const VALUE_OPTIONS = new Set(['--socket', '--data-dir', '--output', '-o']);
 
 /**
  * Where the command word is in the arguments after `node wispctl`: its index; 'none' when
@@ -44,7 +44,7 @@ function commandWord(args: readonly string[]): number | 'none' | 'unknown' {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
     if (VALUE_OPTIONS.has(arg)) i += 1;
-    else if (arg === '--json' || [...VALUE_OPTIONS].some((name) => arg.startsWith(`${name}=`))) continue;
+    else if (arg === '--json' || /^-o[^-]/.test(arg) || [...VALUE_OPTIONS].some((name) => arg.startsWith(`${name}=`))) continue;
     else if (arg.startsWith('-')) return 'unknown';
     else return i;
   }
@@ -76,6 +76,7 @@ async function buildProgram(io: CliIo, argv: readonly string[]): Promise<Command
     .option('--socket <path>', 'daemon socket (default: WISP_SOCKET, else derived from the data dir)')
     .option('--data-dir <dir>', 'data directory of the daemon to talk to (default: WISP_HOME, else the platform data dir)')
     .option('--json', 'machine-readable JSON on stdout, for commands that print a result (before or after the command)')
+    .addOption(new Option('-o, --output <format>', 'json: the same as --json; wide: more columns (ids, origins, times) where a read command has them').choices(['json', 'wide']))
     // Every command's --help lists --json, --socket and --data-dir too: they apply after the command word as well.
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()

@@ -5,12 +5,18 @@ export function failure(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 
-/** What the model reads back from a call: the (capped, redacted) text, markers for what was omitted. */
+/** The marker that stands where media was left out: `[omitted image image/png, 68 bytes]`. */
+export function omittedMarker(item: Extract<ToolCallResult['content'][number], { type: 'omitted' }>): string {
+  return `[omitted ${item.originalType}${item.mimeType !== null ? ` ${item.mimeType}` : ''}${item.bytes !== null ? `, ${item.bytes} bytes` : ''}]`;
+}
+
+/**
+ * What the model reads back from a call: the (capped, redacted) text parts and, where media
+ * was, its marker, in the server's order (a caption before its image stays before it). The
+ * parts are capped together as result.text is (normalizeResult).
+ */
 export function forModel(result: ToolCallResult): string {
-  const parts = [result.text];
-  for (const item of result.content) {
-    if (item.type === 'omitted') parts.push(`[omitted ${item.originalType}${item.mimeType !== null ? ` ${item.mimeType}` : ''}${item.bytes !== null ? `, ${item.bytes} bytes` : ''}]`);
-  }
+  const parts = result.content.map((item) => (item.type === 'omitted' ? omittedMarker(item) : item.text));
   if (result.structuredContent !== null && result.text === '') parts.push(JSON.stringify(result.structuredContent).slice(0, LIMITS.maxResultChars));
   if (result.truncated) parts.push(`[truncated: ${result.originalLength} characters, the first ${LIMITS.maxResultChars} shown]`);
   return parts.filter((p) => p !== '').join('\n');

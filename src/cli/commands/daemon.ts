@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT, WispError } from '../../core/index.js';
 import type { CliContext, CliIo } from '../context.js';
+import { documentOutput } from '../output.js';
 import { startDaemon, statusOrNull, stopDaemon } from '../daemon-control.js';
 import { commandFailedText, daemonStatusText, fileDone, installDryRunText, ranText, startedText, uninstallDryRunText } from '../render/daemon.js';
 import { defaultPlanInputs, planUnit, runCommand } from '../service-manager.js';
@@ -27,7 +28,7 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.print(result, () => (result.wasRunning ? `wispd stopped (pid ${String(result.pid)})` : 'wispd is not running'));
     });
 
-  daemon
+  const status = daemon
     .command('status')
     .description('is wispd running, and is it installed as a user service?')
     .action(async () => {
@@ -39,6 +40,7 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.print(value, () => daemonStatusText(status, p.socket, plan, installed));
       if (status === null) process.exitCode = EXIT.noDaemon;
     });
+  documentOutput(status, { json: 'one object (also with no daemon, then exit 3)', fields: ['running', 'pid', 'socket', 'serviceManager', 'unitFile', 'installed'] });
 
   registerServiceUnit(daemon, ctx);
 }

@@ -4,6 +4,7 @@ import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { confirm, readSecret } from '../prompt.js';
+import { documentOutput } from '../output.js';
 import { carryOverText, secretPrompt, serviceDone, variableSavedText, variablesText } from '../render/services.js';
 
 /** wispctl mcp env ...: a service's environment variables, values kept in the keychain or memory. */
@@ -29,7 +30,7 @@ export function register(mcp: Command, ctx: CliContext): void {
       }),
     );
 
-  env
+  const list = env
     .command('list')
     .description('list the variable names and where each value is kept (values are never shown)')
     .argument('<name>', 'service name (or id)')
@@ -39,6 +40,7 @@ export function register(mcp: Command, ctx: CliContext): void {
         ctx.print(service.env, () => variablesText(service.env));
       }),
     );
+  documentOutput(list, { json: 'an array of variables (never their values)', fields: ['name', 'storage'] });
 
   env
     .command('clear')

@@ -4,12 +4,13 @@ import type { WispEvent } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
 import { EXIT_INTERRUPTED } from '../prompt.js';
+import { documentOutput } from '../output.js';
 import { jsonForTerminal } from '../render.js';
 import { describeEvent } from '../render/events.js';
 
 /** wispctl events [--follow]: the daemon's event stream. */
 export function register(program: Command, ctx: CliContext): void {
-  program
+  const events = program
     .command('events')
     .description('print the events the daemon still holds; with --follow, keep printing new ones')
     .option('-f, --follow', 'keep following until interrupted or the daemon stops')
@@ -37,4 +38,5 @@ export function register(program: Command, ctx: CliContext): void {
       // Ctrl-C ends a follow as it ends any command; the daemon stopping is a normal end.
       if (interrupted.signal.aborted) process.exitCode = EXIT_INTERRUPTED;
     });
+  documentOutput(events, { json: 'every event', lines: true, fields: ['seq', 'at', 'type'], wide: 'the same as the default (one line per event)' });
 }

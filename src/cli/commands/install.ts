@@ -2,6 +2,9 @@ import type { Command } from 'commander';
 import type { WispClient } from '../../control/client.js';
 import { EXIT, WispError } from '../../core/index.js';
 import { parsePackageSpec } from '../args.js';
+import { installDigest } from '../ids.js';
+import { documentOutput } from '../output.js';
+import { attemptsWideTable } from '../render/wide.js';
 import type { CliContext } from '../context.js';
 import { Interruption, answerApproval } from '../prompt.js';
 import { fitToTerminal, stderrColumns } from '../render.js';
@@ -13,6 +16,10 @@ Examples:
   wispctl install PKG@1.2.3 --bin NAME --yes -- ARGS...   ("run" may be left out; launch arguments after --)
   wispctl install settings --runtime-dir /opt/node22/bin    (a directory with node 22.22+ and npm 12)
   wispctl install settings --ca-file /etc/ssl/proxy-ca.pem  (behind a TLS-intercepting proxy)`;
+
+const DIGEST_ARG = 'plan digest (wispctl install list), or its first 4+ characters if no other attempt starts the same way';
+
+const ATTEMPT_FIELDS = ['digest', 'package', 'version', 'status', 'step', 'registry', 'directory', 'bin', 'args', 'startedAt', 'endedAt', 'serviceId', 'serviceName', 'error'];
 
 type SettingsOptions = { runtimeDir?: string[]; registry?: string; defaultRegistry?: boolean; caFile?: string | false; timeoutMs?: number };
 
@@ -36,7 +43,7 @@ export function register(program: Command, ctx: CliContext): void {
 
   registerAttempts(install, ctx);
 
-  install
+  const settings = install
     .command('settings')
     .description('show or change install settings: where Node/npm are looked for, the registry, a CA bundle, the time limit')
     .option('--runtime-dir <dir...>', 'directories to look for node and npm in, in order (absolute)')
@@ -58,37 +65,42 @@ export function register(program: Command, ctx: CliContext): void {
         ctx.print(settings, () => installSettingsText(settings));
       }),
     );
+  documentOutput(settings, { json: 'one object: the settings (after the change)', fields: ['runtimeDirs', 'registry', 'caFile', 'timeoutMs'] });
 }
 
 /** list, show, cancel, discard. */
 function registerAttempts(install: Command, ctx: CliContext): void {
-  install
+  const list = install
     .command('list')
     .description('every install attempt, newest first')
     .action(() =>
       ctx.withClient(async (client) => {
         const { attempts } = await client.call('installs.list');
-        ctx.print(attempts, () => attemptsTable(attempts));
+        ctx.print(attempts, () => attemptsTable(attempts), () => attemptsWideTable(attempts));
       }),
     );
+  documentOutput(list, { json: 'an array of attempts, newest first', fields: ATTEMPT_FIELDS, wide: 'adds SERVICE ID, ENDED, REGISTRY and DIRECTORY' });
 
-  install
+  const show = install
     .command('show')
     .description('one attempt: its steps, outcome, packages with install scripts (never run) and npm\'s log tail')
-    .argument('<digest>', 'plan digest (wispctl install list)')
-    .action((digest: string) =>
+    .argument('<digest>', DIGEST_ARG)
+    .action((given: string) =>
       ctx.withClient(async (client) => {
+        const digest = await installDigest(client, given);
         const { attempt } = await client.call('installs.get', { digest });
         ctx.print(attempt, () => attemptText(attempt));
       }),
     );
+  documentOutput(show, { json: 'one attempt, with npm\'s log tail', fields: [...ATTEMPT_FIELDS, 'logTail'] });
 
   install
     .command('cancel')
     .description('cancel a running install: npm\'s whole process group is stopped')
-    .argument('<digest>', 'plan digest')
-    .action((digest: string) =>
+    .argument('<digest>', DIGEST_ARG)
+    .action((given: string) =>
       ctx.withClient(async (client) => {
+        const digest = await installDigest(client, given);
         const result = await client.call('installs.cancel', { digest });
         ctx.print(result, () => cancelledText(result.cancelled, digest));
       }),
@@ -97,9 +109,10 @@ function registerAttempts(install: Command, ctx: CliContext): void {
   install
     .command('discard')
     .description('remove an attempt that did not succeed (its directory and record) so the plan can be tried again')
-    .argument('<digest>', 'plan digest')
-    .action((digest: string) =>
+    .argument('<digest>', DIGEST_ARG)
+    .action((given: string) =>
       ctx.withClient(async (client) => {
+        const digest = await installDigest(client, given);
         const { discarded } = await client.call('installs.discard', { digest });
         ctx.print(discarded, () => discardedText(discarded));
       }),

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { WispError, exitStatusFor } from '../../core/index.js';
 import { parseArgsJson, parseNonNegative, ref } from '../args.js';
 import type { CliContext } from '../context.js';
+import { documentSubcommand } from '../output.js';
+import { servicesWideTable } from '../render/wide.js';
 import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
 import { registerAdd, warnShellLine } from './mcp-add.js';
@@ -21,6 +23,9 @@ export function register(program: Command, ctx: CliContext): void {
   tools.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
+  const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection'];
+  documentSubcommand(mcp, 'list', { json: 'an array of services', fields, wide: 'adds ID, VERSION (configVersion), ORIGIN and COMMAND OR URL' });
+  documentSubcommand(mcp, 'show', { json: 'one service', fields });
 }
 
 /** add, list, show, edit, remove. */
@@ -34,7 +39,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .action(() =>
       ctx.withClient(async (client) => {
         const { services } = await client.call('services.list');
-        ctx.print(services, () => servicesTable(services));
+        ctx.print(services, () => servicesTable(services), () => servicesWideTable(services));
       }),
     );
 

@@ -4,6 +4,7 @@ import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
 import { keychainFirst, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
+import { documentOutput } from '../output.js';
 import { keyClearedText, keySavedText, settingsSavedText, settingsText } from '../render/model.js';
 
 type SetOptions = { baseUrl?: string; model?: string; firstByteTimeoutMs?: number; idleTimeoutMs?: number; maxRetries?: number; deferToolsAbove?: number };
@@ -11,7 +12,7 @@ type SetOptions = { baseUrl?: string; model?: string; firstByteTimeoutMs?: numbe
 /** wispctl model show|set|set-key|clear-key: the model API. */
 export function register(program: Command, ctx: CliContext): void {
   const model = program.command('model').description('the model API: settings and key');
-  model
+  const show = model
     .command('show')
     .description('show the model settings and where the key comes from')
     .action(() =>
@@ -20,6 +21,7 @@ export function register(program: Command, ctx: CliContext): void {
         ctx.print(settings, () => settingsText(settings));
       }),
     );
+  documentOutput(show, { json: 'one object: the settings, and where the key comes from (never its value)', fields: ['baseUrl', 'model', 'firstByteTimeoutMs', 'idleTimeoutMs', 'maxRetries', 'deferToolsAbove', 'key'] });
   model
     .command('set')
     .description('change model settings')

@@ -8,6 +8,7 @@ import type { CliContext } from '../context.js';
 import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
 import { headerSavedText, headersText, loggedInText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
+import { documentOutput } from '../output.js';
 import { importText, sourcesText } from '../render/sources.js';
 
 type RemoteOptions = { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
@@ -25,6 +26,7 @@ function registerSources(mcp: Command, ctx: CliContext): void {
     .command('sources')
     .description('the config sources (global settings.json, enabled plugins, project .mcp.json files) and what became of every entry')
     .action(() => ctx.withClient(async (client) => show(await client.call('sources.list'))));
+  documentOutput(sources, { json: 'one object: the config dir, the projects read, and the last sync\'s report (null before the first)', fields: ['configDir', 'projects', 'report'] });
 
   sources
     .command('add-project')
@@ -148,7 +150,7 @@ function registerHeaders(mcp: Command, ctx: CliContext): void {
       }),
     );
 
-  header
+  const list = header
     .command('list')
     .description('header names and where each value is kept (values are never shown)')
     .argument('<name>', 'service name (or id)')
@@ -158,6 +160,7 @@ function registerHeaders(mcp: Command, ctx: CliContext): void {
         ctx.print(service.headers, () => headersText(service.headers));
       }),
     );
+  documentOutput(list, { json: 'an array of headers (never their values)', fields: ['name', 'storage'] });
 
   header
     .command('clear')

@@ -6,6 +6,8 @@ import type { CliContext } from '../context.js';
 import { allTools } from '../pages.js';
 import { Interruption, answerApproval } from '../prompt.js';
 import { clean, describeApproval, fitToTerminal, stderrColumns } from '../render.js';
+import { documentOutput } from '../output.js';
+import { toolsWideTable } from '../render/wide.js';
 import { logsText, toolFailureText, toolResultText, toolsTable } from '../render/services.js';
 import { registerDescribe } from './mcp-describe.js';
 import { followLogs } from './mcp-logs.js';
@@ -13,7 +15,7 @@ import { isJsonForm, jsonArguments, keyValueArguments, toolNotFoundMessage } fro
 
 /** wispctl mcp tools|logs|call: what an active service offers, says, and does. */
 export function register(mcp: Command, ctx: CliContext): void {
-  mcp
+  const list = mcp
     .command('tools')
     .description('list active tools (of one service, or all)')
     .argument('[name]', 'service name (or id)')
@@ -21,11 +23,16 @@ export function register(mcp: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const serviceId = name === undefined ? undefined : (await client.call('services.get', ref(name))).service.id;
         const tools = await allTools(client, serviceId);
-        ctx.print(tools, () => toolsTable(tools));
+        ctx.print(tools, () => toolsTable(tools), () => toolsWideTable(tools));
       }),
     );
+  documentOutput(list, {
+    json: 'an array of tools (every page of tools.list)',
+    fields: ['serviceId', 'serviceName', 'name', 'modelName', 'title', 'description', 'inputSchema', 'annotations'],
+    wide: 'adds SERVICE ID, TITLE, ARGUMENTS (the input schema\'s, * required) and a longer DESCRIPTION',
+  });
 
-  mcp
+  const logs = mcp
     .command('logs')
     .description('print the tail of what a service wrote to stderr (held in memory only); -f keeps printing what it writes')
     .argument('<name>', 'service name (or id)')
@@ -41,6 +48,7 @@ export function register(mcp: Command, ctx: CliContext): void {
         ctx.print(logs, () => logsText(logs));
       }),
     );
+  documentOutput(logs, { json: 'one object: the stderr tail held in memory', fields: ['stderr', 'droppedChars'] });
 
   mcp
     .command('call')

@@ -9,7 +9,20 @@ export function streamed(text: string): string {
 }
 
 export function chatBanner(sessionId: string): string {
-  return `session ${clean(sessionId)}. Each line is a request. /tools, /sessions, /quit; Ctrl-C cancels a running request.`;
+  return `session ${clean(sessionId)}. Each line is a request. /help, /tools, /sessions, /quit; Ctrl-C cancels a running request.`;
+}
+
+/** /help: the chat's own commands (answered here; none of them reaches the model). */
+export function chatHelpText(): string {
+  return [
+    'chat commands (answered here, never sent to the model):',
+    '  /help      this list',
+    '  /tools     the active tools: service/tool and the name the model sees',
+    '  /sessions  the sessions (this one marked)',
+    '  /quit      end the chat (also /exit, or Ctrl-D)',
+    'Any other line is a request to the model. Ctrl-C cancels a running request; at a tool',
+    'approval it cancels that request; at the you> prompt it ends the chat.',
+  ].join('\n');
 }
 
 type CallEnd = Extract<WispEvent, { type: 'tool.call.finished' | 'tool.call.failed' }>;

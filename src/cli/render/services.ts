@@ -126,10 +126,11 @@ export function toolsTable(tools: readonly ToolInfo[]): string {
 }
 
 export function toolResultText(result: Result<'tools.call'>): string {
-  const omitted = result.content.filter((c) => c.type === 'omitted').map((c) => `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]`);
+  // Each part where the server put it: a marker stands where media was left out.
+  const parts = result.content.map((c) => (c.type === 'omitted' ? `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]` : cleanBlock(c.text)));
   const structured = result.structuredContent !== null ? [`structured: ${showJson(result.structuredContent)}`] : [];
   const note = result.truncated ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : [];
-  return [cleanBlock(result.text), ...omitted, ...structured, ...note].filter((l) => l !== '').join('\n');
+  return [...parts, ...structured, ...note].filter((l) => l !== '').join('\n');
 }
 
 export function logsText(logs: Result<'services.logs'>): string {
