@@ -7,6 +7,7 @@ import { confirm } from '../prompt.js';
 import { fitToTerminal, showArg, stderrColumns } from '../render.js';
 import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
+import * as review from './review.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
@@ -19,6 +20,7 @@ export function register(program: Command, ctx: CliContext): void {
   registerEditing(mcp, ctx);
   registerLifecycle(mcp, ctx);
   tools.register(mcp, ctx);
+  review.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
 }
