@@ -239,6 +239,8 @@ export class Supervisor {
     this.apply(entry, { type: 'activate', generation: entry.generation });
     try {
       await connection.activate(AbortSignal.any([signal, controller.signal]));
+      // The pins of a first discovery are on disk before activation is reported.
+      await this.pins.flush();
     } catch (error) {
       const failure = error instanceof Failure ? error : new Failure('INTERNAL_ERROR', String(error));
       // Re-read the state: stop() or a failure hook may have moved it meanwhile.

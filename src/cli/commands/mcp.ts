@@ -8,6 +8,7 @@ import { describeService, removedText, servicesTable, stateLine, updatedText } f
 import * as env from './env.js';
 import { registerAdd, warnShellLine } from './mcp-add.js';
 import { activateWithQuestion, registerRestart } from './mcp-restart.js';
+import * as review from './review.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
@@ -21,6 +22,7 @@ export function register(program: Command, ctx: CliContext): void {
   registerLifecycle(mcp, ctx);
   registerRestart(mcp, ctx);
   tools.register(mcp, ctx);
+  review.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
   const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection'];

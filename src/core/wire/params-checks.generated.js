@@ -6644,7 +6644,7 @@ return errors === 0;
 }
 
 export const check_tools_accept = validate58;
-const schema59 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"description":"Tool names; absent: every held tool.","type":"array","items":{"minLength":1,"maxLength":1024,"type":"string"}}}};
+const schema59 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"type":"array","items":{"minLength":1,"maxLength":1024,"type":"string"}}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

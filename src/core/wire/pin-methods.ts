@@ -19,14 +19,14 @@ export const PinnedDefinition = Type.Object({
 export type PinnedDefinition = Static<typeof PinnedDefinition>;
 
 /** One leaf that differs between the pinned and the new definition; a side without the key has no before (after). */
-export const FieldChange = Type.Object({
+const FieldChange = Type.Object({
   path: Type.String({ description: 'A JSON pointer into the definition: /description, /inputSchema/properties/path/type, /annotations/destructiveHint...' }),
   before: Type.Optional(Json),
   after: Type.Optional(Json),
 });
 export type FieldChange = Static<typeof FieldChange>;
 
-export const TextDiffPart = Type.Object({
+const TextDiffPart = Type.Object({
   op: Type.Union([Type.Literal('same'), Type.Literal('removed'), Type.Literal('added')]),
   text: Type.String(),
 });
@@ -63,13 +63,13 @@ export const pinMethods = {
   }),
   'tools.accept': method({
     summary:
-      'Accept held tools (all, or those named) of exactly the tool-list version reviewed: they are pinned as they are now and become ' +
+      'Accept held tools (all, or those named in tools) of exactly the tool-list version reviewed: they are pinned as they are now and become ' +
       'callable and visible to models from the next task. A newer tool list makes the request APPROVAL_STALE (review again).',
     params: Type.Object(
       {
         serviceId: ServiceId,
         toolListVersion: Type.Integer({ minimum: 1 }),
-        tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: LIMITS.maxToolsPerService, description: 'Tool names; absent: every held tool.' })),
+        tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: LIMITS.maxToolsPerService })),
       },
       { additionalProperties: false },
     ),

@@ -155,14 +155,14 @@ export const ServiceRef = Type.Object(ServiceRefProps, { additionalProperties: f
  * held: listed for humans, never given to a model, never callable (TOOL_NOT_TRUSTED) until
  * accepted (tools.review, tools.accept).
  */
-export const PinStatus = Type.Union([Type.Literal('trusted'), Type.Literal('changed'), Type.Literal('added')], {
-  description: 'trusted: matches its pin. changed, added: held until a human accepts it (tools.accept); only trusted tools are offered to models and callable.',
+const PinStatus = Type.Union([Type.Literal('trusted'), Type.Literal('changed'), Type.Literal('added')], {
+  description: 'trusted: matches its pin. changed, added: held until accepted (tools.accept); only trusted tools reach models and calls.',
 });
 export type PinStatus = Static<typeof PinStatus>;
 
 /** A fact about a tool's text a human should see before trusting it (never a verdict). */
 export const ToolWarning = Type.Object({
-  kind: Type.Union([Type.Literal('tag_characters'), Type.Literal('zero_width'), Type.Literal('bidi_control'), Type.Literal('names_other_tool')]),
+  kind: Type.Unsafe<'tag_characters' | 'zero_width' | 'bidi_control' | 'names_other_tool'>(Type.String({ enum: ['tag_characters', 'zero_width', 'bidi_control', 'names_other_tool'] })),
   field: Type.String({ description: 'Where: a JSON pointer into the definition (/description, /inputSchema/properties/x/description...).' }),
   message: Type.String({ description: 'The fact, in words (may quote a tool name: untrusted text).' }),
 });
