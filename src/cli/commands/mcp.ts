@@ -7,6 +7,7 @@ import { servicesWideTable } from '../render/wide.js';
 import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
 import { registerAdd, warnShellLine } from './mcp-add.js';
+import { registerAddJson } from './mcp-add-json.js';
 import { activateWithQuestion, registerRestart } from './mcp-restart.js';
 import * as review from './review.js';
 import * as sources from './sources.js';
@@ -33,6 +34,7 @@ export function register(program: Command, ctx: CliContext): void {
 /** add, list, show, edit, remove. */
 function registerEditing(mcp: Command, ctx: CliContext): void {
   registerAdd(mcp, ctx);
+  registerAddJson(mcp, ctx);
 
   mcp
     .command('list')
