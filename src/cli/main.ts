@@ -12,6 +12,8 @@ interface CommandGroup {
   /** The top-level commands the group registers (test/unit/cli/groups.test.ts holds it to that). */
   readonly commands: readonly string[];
   readonly load: () => Promise<{ register: (program: Command, ctx: CliContext) => void }>;
+  /** It needs every group loaded (completion: the whole command tree). */
+  readonly all?: boolean;
 }
 
 /**
@@ -31,6 +33,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { commands: ['ui'], load: () => import('./commands/ui.js') },
   { commands: ['call'], load: () => import('./commands/call.js') },
   { commands: ['daemon'], load: () => import('./commands/daemon.js') },
+  { commands: ['completion'], load: () => import('./commands/completion.js'), all: true },
 ];
 
 /** The global options that take a value (the program's own, below). */
@@ -61,7 +64,7 @@ export function groupsFor(argv: readonly string[]): readonly CommandGroup[] {
   const at = commandWord(args);
   if (typeof at !== 'number') return GROUPS;
   const owner = GROUPS.find((group) => group.commands.includes(args[at] ?? ''));
-  return owner !== undefined ? [owner] : GROUPS;
+  return owner !== undefined && owner.all !== true ? [owner] : GROUPS;
 }
 
 const defaultIo: CliIo = {

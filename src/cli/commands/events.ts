@@ -20,6 +20,13 @@ export function register(program: Command, ctx: CliContext): void {
       const printEvent = (event: WispEvent): void => ctx.io.out(ctx.json() ? jsonForTerminal(event) : describeEvent(event));
       client.onEvent(printEvent);
       const ended = new Promise<void>((resolve) => client.onClose(() => resolve()));
+      const interrupted = new AbortController();
+      const stop = (): void => {
+        interrupted.abort();
+        void client.close();
+      };
+      // Before the first event is printed: a Ctrl-C that comes with it still ends with 130.
+      if (opts.follow === true) process.once('SIGINT', stop);
       await client.call('events.subscribe', { since: opts.since ?? 0 });
       if (opts.follow !== true) {
         // Replayed events were written right after the answer; a status round trip flushes them.
@@ -27,12 +34,6 @@ export function register(program: Command, ctx: CliContext): void {
         await client.close();
         return;
       }
-      const interrupted = new AbortController();
-      const stop = (): void => {
-        interrupted.abort();
-        void client.close();
-      };
-      process.once('SIGINT', stop);
       await ended;
       process.off('SIGINT', stop);
       // Ctrl-C ends a follow as it ends any command; the daemon stopping is a normal end.

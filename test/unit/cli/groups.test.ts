@@ -19,6 +19,10 @@ describe('wispctl command groups', () => {
     expect(groupsFor(['node', 'wispctl', '--socket', '/s', '--json', 'mcp', 'list'])).toEqual(owner('mcp'));
     expect(groupsFor(['node', 'wispctl', '--data-dir=/d', 'send', 'x'])).toEqual(owner('chat'));
     expect(groupsFor(['node', 'wispctl', 'status', '--help'])).toEqual(owner('status'));
+    expect(groupsFor(['node', 'wispctl', '-o', 'wide', 'sessions'])).toEqual(owner('sessions'));
+    expect(groupsFor(['node', 'wispctl', '-ojson', '--output=wide', 'install', 'list'])).toEqual(owner('install'));
+    // completion walks the whole command tree: every group.
+    expect(groupsFor(['node', 'wispctl', 'completion', 'bash'])).toBe(GROUPS);
   });
 
   it('every group, when the command word is missing, unknown or follows an option it does not know', () => {

@@ -1,0 +1,75 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWispctl, tempDir } from '../helpers/wispd.js';
+
+/**
+ * Issue 18: `wispctl completion bash|zsh|fish`. The bash script is sourced in a real bash and
+ * asked what it completes, the way bash's programmable completion calls it (COMP_WORDS,
+ * COMP_CWORD, then the function `complete -F` names).
+ */
+
+const home = tempDir();
+let script: string;
+
+beforeAll(async () => {
+  const run = await runWispctl(['completion', 'bash']);
+  expect(run.code).toBe(0);
+  script = path.join(home.path, 'wispctl.bash');
+  writeFileSync(script, run.stdout);
+});
+afterAll(() => home.remove());
+
+/** What bash completes for the words typed (the last one is the word being completed). */
+function complete(...typed: string[]): string[] {
+  const driver = [
+    'source "$1"; shift',
+    'spec=$(complete -p wispctl); fn=${spec##*-F }; fn=${fn%% *}',
+    'COMP_WORDS=(wispctl "$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=()',
+    '"$fn"; printf "%s\\n" "${COMPREPLY[@]}"',
+  ].join('\n');
+  const out = execFileSync('bash', ['--norc', '--noprofile', '-c', driver, 'bash', script, ...typed], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line !== '');
+}
+
+describe('wispctl completion bash', () => {
+  it('registers a completion function for wispctl', () => {
+    expect(execFileSync('bash', ['--norc', '--noprofile', '-c', 'source "$1"; complete -p wispctl', 'bash', script], { encoding: 'utf8' })).toMatch(/^complete .*-F _wispctl wispctl$/m);
+  });
+
+  it('completes the commands, then each command\'s subcommands', () => {
+    expect(complete('')).toEqual(expect.arrayContaining(['status', 'mcp', 'approvals', 'sessions', 'install', 'completion', 'help']));
+    expect(complete('st')).toEqual(['status']);
+    expect(complete('mcp', 'a').sort()).toEqual(['activate', 'add', 'add-remote']);
+    expect(complete('mcp', 'env', '')).toEqual(['set', 'list', 'clear', 'carry-over', 'help']);
+    expect(complete('install', 'c')).toEqual(['cancel']);
+  });
+
+  it('completes the options of the command typed so far, and the global ones', () => {
+    const add = complete('mcp', 'add', '--');
+    expect(add).toEqual(expect.arrayContaining(['--cwd', '--args-json', '--timeout-ms', '--help', '--json', '--socket', '--output']));
+    expect(add).not.toContain('--all');
+    expect(complete('approvals', '--w')).toEqual(['--watch']);
+  });
+
+  it('skips an option\'s value while reading the command path, and offers an option\'s choices', () => {
+    expect(complete('--socket', '/tmp/s.sock', 'mcp', 'l').sort()).toEqual(['list', 'login', 'logout', 'logs']);
+    expect(complete('mcp', 'list', '-o', '')).toEqual(['json', 'wide']);
+    expect(complete('completion', '')).toEqual(['bash', 'zsh', 'fish']);
+    expect(complete('status', '')).toEqual([]);
+  });
+
+  it('zsh and fish scripts come from the same tree; an unknown shell is a usage error', async () => {
+    const zsh = await runWispctl(['completion', 'zsh']);
+    expect(zsh.code).toBe(0);
+    expect(zsh.stdout).toMatch(/^#compdef wispctl/);
+    expect(zsh.stdout).toContain('"mcp env") echo "set list clear carry-over help"');
+    const fish = await runWispctl(['completion', 'fish']);
+    expect(fish.code).toBe(0);
+    expect(fish.stdout).toContain("complete -c wispctl -f -a '(__wispctl_complete)'");
+    const bad = await runWispctl(['completion', 'powershell']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Allowed choices are bash, zsh, fish/);
+  });
+});
