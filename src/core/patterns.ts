@@ -4,6 +4,14 @@ export const PROTOCOL_VERSION = '1';
 /** Service names: 1-64 characters, letters, digits, '.', '_' and '-', starting with a letter or digit. */
 export const SERVICE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
+/** How a service is reached: a local program (stdio), or a remote server over streamable HTTP or the legacy HTTP+SSE transport. */
+export type ServiceTransport = 'stdio' | 'http' | 'sse';
+
+/** Whether a service is a remote server (streamable HTTP or legacy SSE): headers, URL, OAuth; no process of ours. */
+export function isRemoteTransport(transport: ServiceTransport | undefined): transport is 'http' | 'sse' {
+  return transport === 'http' || transport === 'sse';
+}
+
 /** Environment variable names: letters, digits and '_', not starting with a digit. */
 export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 

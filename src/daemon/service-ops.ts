@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { WispError, type ConnectionState, type Service } from '../core/index.js';
+import { WispError, type ConnectionState, type Service, isRemoteTransport } from '../core/index.js';
 import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, launchDigest, savedLogin, type OAuthVault, type StoredService, type Supervisor } from '../mcp/index.js';
 import { launchBinding, type Redactor, type SecretStore, type Secrets, type VariableRef } from '../secrets/index.js';
 import { serviceView } from './views.js';
@@ -25,7 +25,7 @@ export class ServiceOps {
   activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
     const { supervisor, secrets } = this.options;
     return supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
-      if (config.transport !== 'http') return secrets.read(config.id, launchBinding(config), config.env ?? [], config.name);
+      if (!isRemoteTransport(config.transport)) return secrets.read(config.id, launchBinding(config), config.env ?? [], config.name);
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));

@@ -1,4 +1,4 @@
-import { LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
+import { LIMITS, SERVICE_NAME_PATTERN, type ServiceTransport } from '../core/index.js';
 import { ID_SHAPED_NAME, isIdShaped, nameKey } from './service-names.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 
@@ -34,7 +34,7 @@ export interface SourceEntry {
   readonly name: string;
   readonly key: string;
   readonly origin: EntryOrigin;
-  readonly transport: 'stdio' | 'http';
+  readonly transport: ServiceTransport;
   /** As written, `${VAR}` templates kept: the values are taken from the daemon's environment at launch only. */
   readonly command: string;
   readonly args: readonly string[];
@@ -151,6 +151,24 @@ function readOAuth(raw: unknown): OAuthSetting | null | string {
   };
 }
 
+/**
+ * The transport an entry names with `type` (VS Code, Claude Code), or the one its fields
+ * imply: a command runs as stdio, a url as streamable HTTP unless `type` says "sse" (the
+ * legacy HTTP+SSE transport, which a streamable-HTTP client cannot talk to). An unknown
+ * type is refused rather than guessed.
+ */
+function readTransport(type: unknown, hasCommand: boolean): { transport: ServiceTransport } | { invalid: string } {
+  if (type === undefined) return { transport: hasCommand ? 'stdio' : 'http' };
+  if (typeof type !== 'string') return { invalid: 'type must be a string (stdio, http or sse)' };
+  const kind = type.toLowerCase();
+  if (kind === 'stdio') return hasCommand ? { transport: 'stdio' } : { invalid: 'type is "stdio" but the entry has no command' };
+  if (kind === 'http' || kind === 'streamable-http' || kind === 'streamablehttp' || kind === 'sse') {
+    if (hasCommand) return { invalid: `type is ${JSON.stringify(type.slice(0, 40))} but the entry has a command (a remote entry has a url)` };
+    return { transport: kind === 'sse' ? 'sse' : 'http' };
+  }
+  return { invalid: `type ${JSON.stringify(type.slice(0, 40))} is not one of stdio, http, sse` };
+}
+
 /** One entry, checked and expanded; a string is why it is invalid. */
 function readEntry(
   key: string,
@@ -187,17 +205,19 @@ function readEntry(
   }
   const oauth = readOAuth(entry.oauth);
   if (typeof oauth === 'string') return oauth;
+  const named = readTransport(entry.type, hasCommand);
+  if ('invalid' in named) return named.invalid;
+  const transport = named.transport;
 
-  const transport = hasCommand ? 'stdio' : 'http';
   // Command, args and url keep their templates: the daemon's own environment must never
   // reach a file, an event or a prompt. They are expanded here only to check them.
   const command = transport === 'stdio' ? (entry.command as string) : '';
   const args: string[] = transport === 'stdio' ? ((entry.args) ?? []) : [];
-  const url = transport === 'http' ? String(entry.url) : null;
+  const url = transport !== 'stdio' ? String(entry.url) : null;
   const fromEnvironment = [...new Set([command, ...args, url ?? ''].flatMap(templateNames))].sort();
   const expandedUrl = url === null ? null : x(url);
   const envValues = transport === 'stdio' ? Object.fromEntries(Object.entries((entry.env) ?? {}).map(([k, v]) => [k, x(v)])) : {};
-  const headers = transport === 'http' ? Object.fromEntries(Object.entries((entry.headers) ?? {}).map(([k, v]) => [k, x(v)])) : {};
+  const headers = transport !== 'stdio' ? Object.fromEntries(Object.entries((entry.headers) ?? {}).map(([k, v]) => [k, x(v)])) : {};
   if (transport === 'stdio' && x(command) === '') return 'command is empty after ${VAR} expansion';
   for (const arg of args) x(arg);
   if (url !== null && (!/^https?:\/\/[^\s]+$/.test(expandedUrl ?? '') || !/^https?:\/\//.test(url))) {

@@ -4,7 +4,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorR
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { LIMITS, WispError, type ErrorCode as WispCode } from '../core/index.js';
+import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
 import { linkedSignal, withOwnSignal } from '../util/index.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
@@ -133,7 +133,7 @@ export class Connection {
   /** Opens the first link and initializes over it; false when the connection was closed meanwhile. */
   private async connect(deadline: number, signal: AbortSignal): Promise<boolean> {
     // A remote server has no process to start: it counts as spawned before it is dialled.
-    const remote = this.config.transport === 'http';
+    const remote = isRemoteTransport(this.config.transport);
     if (remote) this.hooks.spawned(null);
     const link = await this.open(signal);
     if (this.isClosed()) {

@@ -61,37 +61,44 @@ export class HttpTransport {
 
   private cap(response: Response): Response {
     if (response.status === 401 || response.status === 403) this.challenge = extractWWWAuthenticateParams(response);
-    const limit = this.options.maxMessageBytes;
-    const body = response.body;
-    if (body === null || [101, 204, 205, 304].includes(response.status)) return response;
-    const sse = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
-    const declared = Number(response.headers.get('content-length') ?? NaN);
-    if (!sse && declared > limit) {
-      void body.cancel();
-      throw this.trip({ code: 'FRAME_TOO_LARGE', message: `the server sent a ${declared}-byte response; the limit is ${limit} bytes` });
-    }
-    let count = 0;
-    let newline = false;
-    const counter = new TransformStream<Uint8Array, Uint8Array>({
-      transform: (chunk, controller) => {
-        if (sse) {
-          // An SSE event ends at a blank line; count the bytes of the event being read.
-          for (const byte of chunk) {
-            count += 1;
-            if (byte === 10) {
-              if (newline) count = 0;
-              newline = true;
-            } else if (byte !== 13) newline = false;
-            if (count > limit) break;
-          }
-        } else count += chunk.byteLength;
-        if (count > limit) {
-          controller.error(this.trip({ code: 'FRAME_TOO_LARGE', message: `the server sent ${sse ? 'an SSE event' : 'a response'} over the ${limit}-byte limit` }));
-          return;
-        }
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return capResponse(response, this.options.maxMessageBytes, (failure) => this.trip(failure));
   }
+}
+
+/**
+ * A response whose body is counted as it streams, JSON whole and SSE per event, and cut at
+ * `limit` bytes: `trip` is told (and its error ends the body). Shared by both remote transports.
+ */
+export function capResponse(response: Response, limit: number, trip: (failure: TransportFailure) => Error): Response {
+  const body = response.body;
+  if (body === null || [101, 204, 205, 304].includes(response.status)) return response;
+  const sse = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (!sse && declared > limit) {
+    void body.cancel();
+    throw trip({ code: 'FRAME_TOO_LARGE', message: `the server sent a ${declared}-byte response; the limit is ${limit} bytes` });
+  }
+  let count = 0;
+  let newline = false;
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    transform: (chunk, controller) => {
+      if (sse) {
+        // An SSE event ends at a blank line; count the bytes of the event being read.
+        for (const byte of chunk) {
+          count += 1;
+          if (byte === 10) {
+            if (newline) count = 0;
+            newline = true;
+          } else if (byte !== 13) newline = false;
+          if (count > limit) break;
+        }
+      } else count += chunk.byteLength;
+      if (count > limit) {
+        controller.error(trip({ code: 'FRAME_TOO_LARGE', message: `the server sent ${sse ? 'an SSE event' : 'a response'} over the ${limit}-byte limit` }));
+        return;
+      }
+      controller.enqueue(chunk);
+    },
+  });
+  return new Response(body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 "use strict";
 export const check_registryDocument = validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","file","at"],"properties":{"kind":{"const":"import","type":"string"},"file":{"minLength":1,"maxLength":4096,"type":"string"},"at":{"maxLength":64,"type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
@@ -301,14 +301,39 @@ errors++;
 }
 var _valid0 = _errs17 === errors;
 valid4 = valid4 || _valid0;
-}
 if(!valid4){
-const err25 = {instancePath:instancePath+"/services/" + i0+"/transport",schemaPath:"#/properties/services/items/properties/transport/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs19 = errors;
+if(typeof data5 !== "string"){
+const err25 = {instancePath:instancePath+"/services/" + i0+"/transport",schemaPath:"#/properties/services/items/properties/transport/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+if("sse" !== data5){
+const err26 = {instancePath:instancePath+"/services/" + i0+"/transport",schemaPath:"#/properties/services/items/properties/transport/anyOf/2/const",keyword:"const",params:{allowedValue: "sse"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid0 = _errs19 === errors;
+valid4 = valid4 || _valid0;
+}
+}
+if(!valid4){
+const err27 = {instancePath:instancePath+"/services/" + i0+"/transport",schemaPath:"#/properties/services/items/properties/transport/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
 }
 errors++;
 }
@@ -328,35 +353,7 @@ if(data2.command !== undefined){
 let data6 = data2.command;
 if(typeof data6 === "string"){
 if(func3(data6) > 4096){
-const err26 = {instancePath:instancePath+"/services/" + i0+"/command",schemaPath:"#/properties/services/items/properties/command/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/services/" + i0+"/command",schemaPath:"#/properties/services/items/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data2.url !== undefined){
-let data7 = data2.url;
-const _errs22 = errors;
-let valid5 = false;
-const _errs23 = errors;
-if(typeof data7 === "string"){
-if(func3(data7) > 4096){
-const err28 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+const err28 = {instancePath:instancePath+"/services/" + i0+"/command",schemaPath:"#/properties/services/items/properties/command/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -365,8 +362,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!pattern1.test(data7)){
-const err29 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+}
+else {
+const err29 = {instancePath:instancePath+"/services/" + i0+"/command",schemaPath:"#/properties/services/items/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -376,8 +374,14 @@ vErrors.push(err29);
 errors++;
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.url !== undefined){
+let data7 = data2.url;
+const _errs24 = errors;
+let valid5 = false;
+const _errs25 = errors;
+if(typeof data7 === "string"){
+if(func3(data7) > 4096){
+const err30 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -386,12 +390,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-var _valid1 = _errs23 === errors;
-valid5 = valid5 || _valid1;
-if(!valid5){
-const _errs25 = errors;
-if(data7 !== null){
-const err31 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(!pattern1.test(data7)){
+const err31 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -400,11 +400,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid1 = _errs25 === errors;
-valid5 = valid5 || _valid1;
 }
-if(!valid5){
-const err32 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err32 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -413,11 +411,38 @@ vErrors.push(err32);
 }
 errors++;
 }
+var _valid1 = _errs25 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const _errs27 = errors;
+if(data7 !== null){
+const err33 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
 else {
-errors = _errs22;
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+valid5 = valid5 || _valid1;
+}
+if(!valid5){
+const err34 = {instancePath:instancePath+"/services/" + i0+"/url",schemaPath:"#/properties/services/items/properties/url/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs24;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs24){
+vErrors.length = _errs24;
 }
 else {
 vErrors = null;
@@ -427,36 +452,11 @@ vErrors = null;
 }
 if(data2.oauth !== undefined){
 let data8 = data2.oauth;
-const _errs28 = errors;
+const _errs30 = errors;
 let valid6 = false;
-const _errs29 = errors;
-if(data8 !== null){
-const err33 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-var _valid2 = _errs29 === errors;
-valid6 = valid6 || _valid2;
-if(!valid6){
 const _errs31 = errors;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.enabled === undefined){
-const err34 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/required",keyword:"required",params:{missingProperty: "enabled"},message:"must have required property '"+"enabled"+"'"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(data8.clientId === undefined){
-const err35 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'"};
+if(data8 !== null){
+const err35 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -465,8 +465,13 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data8.scopes === undefined){
-const err36 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/required",keyword:"required",params:{missingProperty: "scopes"},message:"must have required property '"+"scopes"+"'"};
+var _valid2 = _errs31 === errors;
+valid6 = valid6 || _valid2;
+if(!valid6){
+const _errs33 = errors;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.enabled === undefined){
+const err36 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/required",keyword:"required",params:{missingProperty: "enabled"},message:"must have required property '"+"enabled"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -475,9 +480,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-for(const key2 in data8){
-if(!(((key2 === "enabled") || (key2 === "clientId")) || (key2 === "scopes"))){
-const err37 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data8.clientId === undefined){
+const err37 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -486,10 +490,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data8.enabled !== undefined){
-if(typeof data8.enabled !== "boolean"){
-const err38 = {instancePath:instancePath+"/services/" + i0+"/oauth/enabled",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data8.scopes === undefined){
+const err38 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/required",keyword:"required",params:{missingProperty: "scopes"},message:"must have required property '"+"scopes"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -498,15 +500,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data8.clientId !== undefined){
-let data10 = data8.clientId;
-const _errs37 = errors;
-let valid8 = false;
-const _errs38 = errors;
-if(typeof data10 === "string"){
-if(func3(data10) > 1024){
-const err39 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+for(const key2 in data8){
+if(!(((key2 === "enabled") || (key2 === "clientId")) || (key2 === "scopes"))){
+const err39 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -516,8 +512,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-else {
-const err40 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data8.enabled !== undefined){
+if(typeof data8.enabled !== "boolean"){
+const err40 = {instancePath:instancePath+"/services/" + i0+"/oauth/enabled",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -526,12 +523,15 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid3 = _errs38 === errors;
-valid8 = valid8 || _valid3;
-if(!valid8){
+}
+if(data8.clientId !== undefined){
+let data10 = data8.clientId;
+const _errs39 = errors;
+let valid8 = false;
 const _errs40 = errors;
-if(data10 !== null){
-const err41 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data10 === "string"){
+if(func3(data10) > 1024){
+const err41 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -540,11 +540,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid3 = _errs40 === errors;
-valid8 = valid8 || _valid3;
 }
-if(!valid8){
-const err42 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err42 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -553,11 +551,38 @@ vErrors.push(err42);
 }
 errors++;
 }
+var _valid3 = _errs40 === errors;
+valid8 = valid8 || _valid3;
+if(!valid8){
+const _errs42 = errors;
+if(data10 !== null){
+const err43 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
 else {
-errors = _errs37;
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid3 = _errs42 === errors;
+valid8 = valid8 || _valid3;
+}
+if(!valid8){
+const err44 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientId/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+else {
+errors = _errs39;
 if(vErrors !== null){
-if(_errs37){
-vErrors.length = _errs37;
+if(_errs39){
+vErrors.length = _errs39;
 }
 else {
 vErrors = null;
@@ -567,37 +592,12 @@ vErrors = null;
 }
 if(data8.scopes !== undefined){
 let data11 = data8.scopes;
-const _errs43 = errors;
+const _errs45 = errors;
 let valid9 = false;
-const _errs44 = errors;
+const _errs46 = errors;
 if(typeof data11 === "string"){
 if(func3(data11) > 1024){
-const err43 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-else {
-const err44 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-var _valid4 = _errs44 === errors;
-valid9 = valid9 || _valid4;
-if(!valid9){
-const _errs46 = errors;
-if(data11 !== null){
-const err45 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err45 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -606,11 +606,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid4 = _errs46 === errors;
-valid9 = valid9 || _valid4;
 }
-if(!valid9){
-const err46 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err46 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -619,21 +617,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-else {
-errors = _errs43;
-if(vErrors !== null){
-if(_errs43){
-vErrors.length = _errs43;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid4 = _errs46 === errors;
+valid9 = valid9 || _valid4;
+if(!valid9){
+const _errs48 = errors;
+if(data11 !== null){
+const err47 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -642,11 +631,11 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid2 = _errs31 === errors;
-valid6 = valid6 || _valid2;
+var _valid4 = _errs48 === errors;
+valid9 = valid9 || _valid4;
 }
-if(!valid6){
-const err48 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid9){
+const err48 = {instancePath:instancePath+"/services/" + i0+"/oauth/scopes",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/scopes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -656,10 +645,46 @@ vErrors.push(err48);
 errors++;
 }
 else {
-errors = _errs28;
+errors = _errs45;
 if(vErrors !== null){
-if(_errs28){
-vErrors.length = _errs28;
+if(_errs45){
+vErrors.length = _errs45;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid2 = _errs33 === errors;
+valid6 = valid6 || _valid2;
+}
+if(!valid6){
+const err50 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
 }
 else {
 vErrors = null;
@@ -671,31 +696,7 @@ if(data2.headers !== undefined){
 let data12 = data2.headers;
 if(Array.isArray(data12)){
 if(data12.length > 64){
-const err49 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.name === undefined){
-const err50 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-if(data13.storage === undefined){
-const err51 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
+const err51 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -704,9 +705,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-for(const key3 in data13){
-if(!((key3 === "name") || (key3 === "storage"))){
-const err52 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.name === undefined){
+const err52 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -715,12 +719,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-if(data13.name !== undefined){
-let data14 = data13.name;
-if(typeof data14 === "string"){
-if(func3(data14) > 256){
-const err53 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data13.storage === undefined){
+const err53 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -729,8 +729,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(func3(data14) < 1){
-const err54 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key3 in data13){
+if(!((key3 === "name") || (key3 === "storage"))){
+const err54 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -740,8 +741,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-else {
-const err55 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.name !== undefined){
+let data14 = data13.name;
+if(typeof data14 === "string"){
+if(func3(data14) > 256){
+const err55 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -750,14 +754,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data13.storage !== undefined){
-let data15 = data13.storage;
-const _errs56 = errors;
-let valid13 = false;
-const _errs57 = errors;
-if(typeof data15 !== "string"){
-const err56 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data14) < 1){
+const err56 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -766,8 +764,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if("keychain" !== data15){
-const err57 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+}
+else {
+const err57 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -776,12 +775,14 @@ vErrors.push(err57);
 }
 errors++;
 }
-var _valid5 = _errs57 === errors;
-valid13 = valid13 || _valid5;
-if(!valid13){
+}
+if(data13.storage !== undefined){
+let data15 = data13.storage;
+const _errs58 = errors;
+let valid13 = false;
 const _errs59 = errors;
 if(typeof data15 !== "string"){
-const err58 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err58 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -790,8 +791,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if("session" !== data15){
-const err59 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if("keychain" !== data15){
+const err59 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -802,9 +803,10 @@ errors++;
 }
 var _valid5 = _errs59 === errors;
 valid13 = valid13 || _valid5;
-}
 if(!valid13){
-const err60 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs61 = errors;
+if(typeof data15 !== "string"){
+const err60 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -813,11 +815,34 @@ vErrors.push(err60);
 }
 errors++;
 }
+if("session" !== data15){
+const err61 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err61];
+}
 else {
-errors = _errs56;
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid5 = _errs61 === errors;
+valid13 = valid13 || _valid5;
+}
+if(!valid13){
+const err62 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs58;
 if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+if(_errs58){
+vErrors.length = _errs58;
 }
 else {
 vErrors = null;
@@ -827,33 +852,7 @@ vErrors = null;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-}
-}
-else {
-const err62 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-}
-if(data2.args !== undefined){
-let data16 = data2.args;
-if(Array.isArray(data16)){
-if(data16.length > 256){
-const err63 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+const err63 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -862,12 +861,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-const len2 = data16.length;
-for(let i2=0; i2<len2; i2++){
-let data17 = data16[i2];
-if(typeof data17 === "string"){
-if(func3(data17) > 4096){
-const err64 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -877,8 +874,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-else {
-const err65 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.args !== undefined){
+let data16 = data2.args;
+if(Array.isArray(data16)){
+if(data16.length > 256){
+const err65 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -887,10 +887,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len2 = data16.length;
+for(let i2=0; i2<len2; i2++){
+let data17 = data16[i2];
+if(typeof data17 === "string"){
+if(func3(data17) > 4096){
+const err66 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -900,14 +902,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data2.cwd !== undefined){
-let data18 = data2.cwd;
-const _errs66 = errors;
-let valid16 = false;
-const _errs67 = errors;
-if(typeof data18 === "string"){
-if(!pattern2.test(data18)){
-const err67 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
+else {
+const err67 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -917,8 +913,9 @@ vErrors.push(err67);
 errors++;
 }
 }
+}
 else {
-const err68 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err68 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -927,12 +924,15 @@ vErrors.push(err68);
 }
 errors++;
 }
-var _valid6 = _errs67 === errors;
-valid16 = valid16 || _valid6;
-if(!valid16){
+}
+if(data2.cwd !== undefined){
+let data18 = data2.cwd;
+const _errs68 = errors;
+let valid16 = false;
 const _errs69 = errors;
-if(data18 !== null){
-const err69 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data18 === "string"){
+if(!pattern2.test(data18)){
+const err69 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -941,11 +941,9 @@ vErrors.push(err69);
 }
 errors++;
 }
-var _valid6 = _errs69 === errors;
-valid16 = valid16 || _valid6;
 }
-if(!valid16){
-const err70 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err70 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -954,11 +952,38 @@ vErrors.push(err70);
 }
 errors++;
 }
+var _valid6 = _errs69 === errors;
+valid16 = valid16 || _valid6;
+if(!valid16){
+const _errs71 = errors;
+if(data18 !== null){
+const err71 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err71];
+}
 else {
-errors = _errs66;
+vErrors.push(err71);
+}
+errors++;
+}
+var _valid6 = _errs71 === errors;
+valid16 = valid16 || _valid6;
+}
+if(!valid16){
+const err72 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs66){
-vErrors.length = _errs66;
+if(_errs68){
+vErrors.length = _errs68;
 }
 else {
 vErrors = null;
@@ -968,32 +993,11 @@ vErrors = null;
 }
 if(data2.timeoutMs !== undefined){
 let data19 = data2.timeoutMs;
-const _errs72 = errors;
+const _errs74 = errors;
 let valid17 = false;
-const _errs73 = errors;
+const _errs75 = errors;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err71 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 600000 || isNaN(data19)){
-const err72 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-if(data19 < 100 || isNaN(data19)){
-const err73 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+const err73 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1002,13 +1006,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-var _valid7 = _errs73 === errors;
-valid17 = valid17 || _valid7;
-if(!valid17){
-const _errs75 = errors;
-if(data19 !== null){
-const err74 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 600000 || isNaN(data19)){
+const err74 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1017,11 +1017,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid7 = _errs75 === errors;
-valid17 = valid17 || _valid7;
-}
-if(!valid17){
-const err75 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data19 < 100 || isNaN(data19)){
+const err75 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1030,11 +1027,39 @@ vErrors.push(err75);
 }
 errors++;
 }
+}
+var _valid7 = _errs75 === errors;
+valid17 = valid17 || _valid7;
+if(!valid17){
+const _errs77 = errors;
+if(data19 !== null){
+const err76 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err76];
+}
 else {
-errors = _errs72;
+vErrors.push(err76);
+}
+errors++;
+}
+var _valid7 = _errs77 === errors;
+valid17 = valid17 || _valid7;
+}
+if(!valid17){
+const err77 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+else {
+errors = _errs74;
 if(vErrors !== null){
-if(_errs72){
-vErrors.length = _errs72;
+if(_errs74){
+vErrors.length = _errs74;
 }
 else {
 vErrors = null;
@@ -1046,32 +1071,7 @@ if(data2.fromEnvironment !== undefined){
 let data20 = data2.fromEnvironment;
 if(Array.isArray(data20)){
 if(data20.length > 256){
-const err76 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-const len3 = data20.length;
-for(let i3=0; i3<len3; i3++){
-let data21 = data20[i3];
-if(typeof data21 === "string"){
-if(!pattern3.test(data21)){
-const err77 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err78 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1080,10 +1080,12 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-}
-else {
-const err79 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len3 = data20.length;
+for(let i3=0; i3<len3; i3++){
+let data21 = data20[i3];
+if(typeof data21 === "string"){
+if(!pattern3.test(data21)){
+const err79 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1093,11 +1095,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data2.env !== undefined){
-let data22 = data2.env;
-if(Array.isArray(data22)){
-if(data22.length > 64){
-const err80 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
+else {
+const err80 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1106,12 +1105,10 @@ vErrors.push(err80);
 }
 errors++;
 }
-const len4 = data22.length;
-for(let i4=0; i4<len4; i4++){
-let data23 = data22[i4];
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.name === undefined){
-const err81 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1120,8 +1117,12 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(data23.storage === undefined){
-const err82 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
+}
+if(data2.env !== undefined){
+let data22 = data2.env;
+if(Array.isArray(data22)){
+if(data22.length > 64){
+const err82 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1130,9 +1131,12 @@ vErrors.push(err82);
 }
 errors++;
 }
-for(const key4 in data23){
-if(!((key4 === "name") || (key4 === "storage"))){
-const err83 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+const len4 = data22.length;
+for(let i4=0; i4<len4; i4++){
+let data23 = data22[i4];
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.name === undefined){
+const err83 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1141,12 +1145,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-if(data23.name !== undefined){
-let data24 = data23.name;
-if(typeof data24 === "string"){
-if(!pattern3.test(data24)){
-const err84 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data23.storage === undefined){
+const err84 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1155,9 +1155,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data23){
+if(!((key4 === "name") || (key4 === "storage"))){
+const err85 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1167,13 +1167,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data23.storage !== undefined){
-let data25 = data23.storage;
-const _errs89 = errors;
-let valid23 = false;
-const _errs90 = errors;
-if(typeof data25 !== "string"){
-const err86 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data23.name !== undefined){
+let data24 = data23.name;
+if(typeof data24 === "string"){
+if(!pattern3.test(data24)){
+const err86 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1182,8 +1180,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-if("keychain" !== data25){
-const err87 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+}
+else {
+const err87 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1192,12 +1191,14 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid8 = _errs90 === errors;
-valid23 = valid23 || _valid8;
-if(!valid23){
+}
+if(data23.storage !== undefined){
+let data25 = data23.storage;
+const _errs91 = errors;
+let valid23 = false;
 const _errs92 = errors;
 if(typeof data25 !== "string"){
-const err88 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err88 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1206,8 +1207,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-if("session" !== data25){
-const err89 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if("keychain" !== data25){
+const err89 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1218,9 +1219,10 @@ errors++;
 }
 var _valid8 = _errs92 === errors;
 valid23 = valid23 || _valid8;
-}
 if(!valid23){
-const err90 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs94 = errors;
+if(typeof data25 !== "string"){
+const err90 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1229,11 +1231,34 @@ vErrors.push(err90);
 }
 errors++;
 }
+if("session" !== data25){
+const err91 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err91];
+}
 else {
-errors = _errs89;
+vErrors.push(err91);
+}
+errors++;
+}
+var _valid8 = _errs94 === errors;
+valid23 = valid23 || _valid8;
+}
+if(!valid23){
+const err92 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+else {
+errors = _errs91;
 if(vErrors !== null){
-if(_errs89){
-vErrors.length = _errs89;
+if(_errs91){
+vErrors.length = _errs91;
 }
 else {
 vErrors = null;
@@ -1243,35 +1268,7 @@ vErrors = null;
 }
 }
 else {
-const err91 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-}
-}
-else {
-const err92 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-}
-if(data2.origin !== undefined){
-let data26 = data2.origin;
-const _errs95 = errors;
-let valid24 = false;
-const _errs96 = errors;
-if(data26 !== null){
-const err93 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err93 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1280,13 +1277,10 @@ vErrors.push(err93);
 }
 errors++;
 }
-var _valid9 = _errs96 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs98 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err94 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1295,8 +1289,14 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data26.planDigest === undefined){
-const err95 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
+}
+if(data2.origin !== undefined){
+let data26 = data2.origin;
+const _errs97 = errors;
+let valid24 = false;
+const _errs98 = errors;
+if(data26 !== null){
+const err95 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1305,8 +1305,13 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(data26.package === undefined){
-const err96 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
+var _valid9 = _errs98 === errors;
+valid24 = valid24 || _valid9;
+if(!valid24){
+const _errs100 = errors;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.kind === undefined){
+const err96 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1315,8 +1320,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data26.version === undefined){
-const err97 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(data26.planDigest === undefined){
+const err97 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1325,9 +1330,8 @@ vErrors.push(err97);
 }
 errors++;
 }
-for(const key5 in data26){
-if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
-const err98 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data26.package === undefined){
+const err98 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1336,11 +1340,8 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data26.kind !== undefined){
-let data27 = data26.kind;
-if(typeof data27 !== "string"){
-const err99 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.version === undefined){
+const err99 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1349,8 +1350,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-if("install" !== data27){
-const err100 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
+for(const key5 in data26){
+if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
+const err100 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1360,11 +1362,10 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data26.planDigest !== undefined){
-let data28 = data26.planDigest;
-if(typeof data28 === "string"){
-if(!pattern5.test(data28)){
-const err101 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(data26.kind !== undefined){
+let data27 = data26.kind;
+if(typeof data27 !== "string"){
+const err101 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1373,9 +1374,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-else {
-const err102 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("install" !== data27){
+const err102 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1385,11 +1385,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data26.package !== undefined){
-let data29 = data26.package;
-if(typeof data29 === "string"){
-if(func3(data29) > 214){
-const err103 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
+if(data26.planDigest !== undefined){
+let data28 = data26.planDigest;
+if(typeof data28 === "string"){
+if(!pattern5.test(data28)){
+const err103 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1398,8 +1398,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-if(func3(data29) < 1){
-const err104 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err104 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1409,8 +1410,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-else {
-const err105 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.package !== undefined){
+let data29 = data26.package;
+if(typeof data29 === "string"){
+if(func3(data29) > 214){
+const err105 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1419,12 +1423,8 @@ vErrors.push(err105);
 }
 errors++;
 }
-}
-if(data26.version !== undefined){
-let data30 = data26.version;
-if(typeof data30 === "string"){
-if(func3(data30) > 256){
-const err106 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func3(data29) < 1){
+const err106 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1433,8 +1433,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(func3(data30) < 1){
-const err107 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err107 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1444,8 +1445,11 @@ vErrors.push(err107);
 errors++;
 }
 }
-else {
-const err108 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.version !== undefined){
+let data30 = data26.version;
+if(typeof data30 === "string"){
+if(func3(data30) > 256){
+const err108 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1454,10 +1458,8 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-}
-else {
-const err109 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func3(data30) < 1){
+const err109 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1466,13 +1468,9 @@ vErrors.push(err109);
 }
 errors++;
 }
-var _valid9 = _errs98 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs109 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err110 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+else {
+const err110 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1481,8 +1479,10 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(data26.source === undefined){
-const err111 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1491,8 +1491,13 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(data26.file === undefined){
-const err112 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+var _valid9 = _errs100 === errors;
+valid24 = valid24 || _valid9;
+if(!valid24){
+const _errs111 = errors;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.kind === undefined){
+const err112 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1501,8 +1506,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data26.plugin === undefined){
-const err113 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
+if(data26.source === undefined){
+const err113 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1511,8 +1516,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data26.digest === undefined){
-const err114 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(data26.file === undefined){
+const err114 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1521,9 +1526,8 @@ vErrors.push(err114);
 }
 errors++;
 }
-for(const key6 in data26){
-if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
-const err115 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(data26.plugin === undefined){
+const err115 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1532,11 +1536,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-if(data26.kind !== undefined){
-let data31 = data26.kind;
-if(typeof data31 !== "string"){
-const err116 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.digest === undefined){
+const err116 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1545,8 +1546,9 @@ vErrors.push(err116);
 }
 errors++;
 }
-if("source" !== data31){
-const err117 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
+for(const key6 in data26){
+if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
+const err117 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1556,13 +1558,10 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data26.source !== undefined){
-let data32 = data26.source;
-const _errs115 = errors;
-let valid27 = false;
-const _errs116 = errors;
-if(typeof data32 !== "string"){
-const err118 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.kind !== undefined){
+let data31 = data26.kind;
+if(typeof data31 !== "string"){
+const err118 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1571,8 +1570,8 @@ vErrors.push(err118);
 }
 errors++;
 }
-if("global" !== data32){
-const err119 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
+if("source" !== data31){
+const err119 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1581,12 +1580,14 @@ vErrors.push(err119);
 }
 errors++;
 }
-var _valid10 = _errs116 === errors;
-valid27 = valid27 || _valid10;
-if(!valid27){
+}
+if(data26.source !== undefined){
+let data32 = data26.source;
+const _errs117 = errors;
+let valid27 = false;
 const _errs118 = errors;
 if(typeof data32 !== "string"){
-const err120 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1595,8 +1596,8 @@ vErrors.push(err120);
 }
 errors++;
 }
-if("plugin" !== data32){
-const err121 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
+if("global" !== data32){
+const err121 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1610,7 +1611,7 @@ valid27 = valid27 || _valid10;
 if(!valid27){
 const _errs120 = errors;
 if(typeof data32 !== "string"){
-const err122 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err122 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1619,8 +1620,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-if("project" !== data32){
-const err123 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+if("plugin" !== data32){
+const err123 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1631,10 +1632,10 @@ errors++;
 }
 var _valid10 = _errs120 === errors;
 valid27 = valid27 || _valid10;
-}
-}
 if(!valid27){
-const err124 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs122 = errors;
+if(typeof data32 !== "string"){
+const err124 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1643,11 +1644,35 @@ vErrors.push(err124);
 }
 errors++;
 }
+if("project" !== data32){
+const err125 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err125];
+}
 else {
-errors = _errs115;
+vErrors.push(err125);
+}
+errors++;
+}
+var _valid10 = _errs122 === errors;
+valid27 = valid27 || _valid10;
+}
+}
+if(!valid27){
+const err126 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+else {
+errors = _errs117;
 if(vErrors !== null){
-if(_errs115){
-vErrors.length = _errs115;
+if(_errs117){
+vErrors.length = _errs117;
 }
 else {
 vErrors = null;
@@ -1659,28 +1684,7 @@ if(data26.file !== undefined){
 let data33 = data26.file;
 if(typeof data33 === "string"){
 if(func3(data33) > 4096){
-const err125 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-if(func3(data33) < 1){
-const err126 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-}
-else {
-const err127 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err127 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1689,14 +1693,8 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data26.plugin !== undefined){
-let data34 = data26.plugin;
-const _errs125 = errors;
-let valid28 = false;
-const _errs126 = errors;
-if(typeof data34 !== "string"){
-const err128 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data33) < 1){
+const err128 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1705,12 +1703,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-var _valid11 = _errs126 === errors;
-valid28 = valid28 || _valid11;
-if(!valid28){
-const _errs128 = errors;
-if(data34 !== null){
-const err129 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err129 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1719,11 +1714,14 @@ vErrors.push(err129);
 }
 errors++;
 }
-var _valid11 = _errs128 === errors;
-valid28 = valid28 || _valid11;
 }
-if(!valid28){
-const err130 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data26.plugin !== undefined){
+let data34 = data26.plugin;
+const _errs127 = errors;
+let valid28 = false;
+const _errs128 = errors;
+if(typeof data34 !== "string"){
+const err130 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1732,11 +1730,38 @@ vErrors.push(err130);
 }
 errors++;
 }
+var _valid11 = _errs128 === errors;
+valid28 = valid28 || _valid11;
+if(!valid28){
+const _errs130 = errors;
+if(data34 !== null){
+const err131 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err131];
+}
 else {
-errors = _errs125;
+vErrors.push(err131);
+}
+errors++;
+}
+var _valid11 = _errs130 === errors;
+valid28 = valid28 || _valid11;
+}
+if(!valid28){
+const err132 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+else {
+errors = _errs127;
 if(vErrors !== null){
-if(_errs125){
-vErrors.length = _errs125;
+if(_errs127){
+vErrors.length = _errs127;
 }
 else {
 vErrors = null;
@@ -1748,30 +1773,7 @@ if(data26.digest !== undefined){
 let data35 = data26.digest;
 if(typeof data35 === "string"){
 if(!pattern5.test(data35)){
-const err131 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
-if(vErrors === null){
-vErrors = [err131];
-}
-else {
-vErrors.push(err131);
-}
-errors++;
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err132];
-}
-else {
-vErrors.push(err132);
-}
-errors++;
-}
-}
-}
-else {
-const err133 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err133 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1780,12 +1782,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-var _valid9 = _errs109 === errors;
-valid24 = valid24 || _valid9;
 }
-}
-if(!valid24){
-const err134 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err134 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1794,21 +1793,10 @@ vErrors.push(err134);
 }
 errors++;
 }
-else {
-errors = _errs95;
-if(vErrors !== null){
-if(_errs95){
-vErrors.length = _errs95;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.enabled !== undefined){
-if(typeof data2.enabled !== "boolean"){
-const err135 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err135 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1817,11 +1805,13 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data2.configVersion !== undefined){
-let data37 = data2.configVersion;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err136 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid9 = _errs111 === errors;
+valid24 = valid24 || _valid9;
+if(!valid24){
+const _errs134 = errors;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.kind === undefined){
+const err136 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1830,9 +1820,8 @@ vErrors.push(err136);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 1 || isNaN(data37)){
-const err137 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data26.file === undefined){
+const err137 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1841,11 +1830,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-}
-if(data2.createdAt !== undefined){
-if(typeof data2.createdAt !== "string"){
-const err138 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.at === undefined){
+const err138 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "at"},message:"must have required property '"+"at"+"'"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1854,10 +1840,9 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-if(data2.updatedAt !== undefined){
-if(typeof data2.updatedAt !== "string"){
-const err139 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key7 in data26){
+if(!(((key7 === "kind") || (key7 === "file")) || (key7 === "at"))){
+const err139 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1867,9 +1852,10 @@ vErrors.push(err139);
 errors++;
 }
 }
-}
-else {
-const err140 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data26.kind !== undefined){
+let data36 = data26.kind;
+if(typeof data36 !== "string"){
+const err140 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1878,10 +1864,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-}
-else {
-const err141 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if("import" !== data36){
+const err141 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "import"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1891,14 +1875,197 @@ vErrors.push(err141);
 errors++;
 }
 }
-}
-else {
-const err142 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data26.file !== undefined){
+let data37 = data26.file;
+if(typeof data37 === "string"){
+if(func3(data37) > 4096){
+const err142 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err142];
 }
 else {
 vErrors.push(err142);
+}
+errors++;
+}
+if(func3(data37) < 1){
+const err143 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+if(data26.at !== undefined){
+let data38 = data26.at;
+if(typeof data38 === "string"){
+if(func3(data38) > 64){
+const err145 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+}
+else {
+const err146 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+}
+else {
+const err147 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+var _valid9 = _errs134 === errors;
+valid24 = valid24 || _valid9;
+}
+}
+}
+if(!valid24){
+const err148 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+else {
+errors = _errs97;
+if(vErrors !== null){
+if(_errs97){
+vErrors.length = _errs97;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.enabled !== undefined){
+if(typeof data2.enabled !== "boolean"){
+const err149 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+if(data2.configVersion !== undefined){
+let data40 = data2.configVersion;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err150 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 1 || isNaN(data40)){
+const err151 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+}
+if(data2.createdAt !== undefined){
+if(typeof data2.createdAt !== "string"){
+const err152 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+if(data2.updatedAt !== undefined){
+if(typeof data2.updatedAt !== "string"){
+const err153 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+}
+else {
+const err155 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+}
+else {
+const err156 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
 }
 errors++;
 }

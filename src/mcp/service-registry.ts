@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { LIMITS, WispError, type ServiceRef } from '../core/index.js';
+import { LIMITS, WispError, isRemoteTransport, type ServiceRef, type ServiceTransport } from '../core/index.js';
 import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
 import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
 import type { RegistryChange } from './events.js';
@@ -11,7 +11,7 @@ type OAuthConfig = { readonly enabled: boolean; readonly clientId: string | null
 export interface RegisterInput {
   readonly name: string;
   /** Default stdio. */
-  readonly transport?: 'stdio' | 'http' | undefined;
+  readonly transport?: ServiceTransport | undefined;
   /** stdio: the program. http: ignored (stored empty). */
   readonly command: string;
   readonly url?: string | undefined;
@@ -95,7 +95,8 @@ export class ServiceRegistry {
           max: LIMITS.maxServices,
         });
       }
-      const http = input.transport === 'http';
+      const remote = isRemoteTransport(input.transport) ? input.transport : undefined;
+      const http = remote !== undefined;
       if (http) assertUrl(input.url);
       else assertCommand(input.command);
       assertAbsoluteCwd(input.cwd);
@@ -103,7 +104,7 @@ export class ServiceRegistry {
       const service: StoredService = {
         id: randomUUID(),
         name: input.name,
-        ...(http ? { transport: 'http' as const, url: input.url ?? null, headers: (input.headers ?? []).map((h) => ({ ...h })), oauth: input.oauth != null ? { ...input.oauth } : null } : {}),
+        ...(remote !== undefined ? { transport: remote, url: input.url ?? null, headers: (input.headers ?? []).map((h) => ({ ...h })), oauth: input.oauth != null ? { ...input.oauth } : null } : {}),
         command: http ? '' : input.command,
         args: http ? [] : [...(input.args ?? [])],
         cwd: input.cwd ?? null,
@@ -143,7 +144,7 @@ export class ServiceRegistry {
       }
       const set = typeof change === 'function' ? await change(current) : change;
       if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name, current.id);
-      const http = current.transport === 'http';
+      const http = isRemoteTransport(current.transport);
       if (set.command !== undefined && !http) assertCommand(set.command);
       if (set.url !== undefined && http) assertUrl(set.url);
       assertAbsoluteCwd(set.cwd);
@@ -250,7 +251,7 @@ export class ServiceRegistry {
 
 function assertUrl(url: string | undefined): void {
   if (url === undefined || !/^https?:\/\/[^\s]+$/.test(url)) {
-    throw new WispError('INVALID_CONFIG', `an http service needs an http(s) url, not ${JSON.stringify(url)}`, { field: 'url' });
+    throw new WispError('INVALID_CONFIG', `a remote service needs an http(s) url, not ${JSON.stringify(url)}`, { field: 'url' });
   }
 }
 

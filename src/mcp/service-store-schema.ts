@@ -33,7 +33,14 @@ export const SourceOrigin = Type.Object(
   { additionalProperties: false },
 );
 export type SourceOrigin = Static<typeof SourceOrigin>;
-export type ServiceOrigin = InstallOrigin | SourceOrigin;
+
+/** A service copied once from a file by services.import: not synced, edited like one registered by hand. */
+export const ImportOrigin = Type.Object(
+  { kind: Type.Literal('import'), file: Type.String({ minLength: 1, maxLength: 4096 }), at: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export type ImportOrigin = Static<typeof ImportOrigin>;
+export type ServiceOrigin = InstallOrigin | SourceOrigin | ImportOrigin;
 
 const SecretRef = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 256 }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
@@ -45,7 +52,7 @@ const StoredService = Type.Object(
     id: Type.String({ minLength: 1, maxLength: 128 }),
     name: Type.String({ pattern: SERVICE_NAME_PATTERN }),
     /** Absent: stdio (every service before remote ones existed). */
-    transport: Type.Optional(Type.Union([Type.Literal('stdio'), Type.Literal('http')])),
+    transport: Type.Optional(Type.Union([Type.Literal('stdio'), Type.Literal('http'), Type.Literal('sse')])),
     /** stdio: the program (never empty). http: empty. */
     command: Type.String({ maxLength: LIMITS.maxCommandChars }),
     /** http: the streamable HTTP endpoint. */
@@ -81,7 +88,7 @@ const StoredService = Type.Object(
       ),
     ),
     /** Where the configuration came from; absent or null: registered by hand. */
-    origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin])),
+    origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin, ImportOrigin])),
     enabled: Type.Boolean(),
     configVersion: Type.Integer({ minimum: 1 }),
     createdAt: Type.String(),

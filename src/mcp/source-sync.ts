@@ -127,7 +127,7 @@ export class SourceSync {
     const { input, values } = entryRegistration(entry, 'session');
     const existing = registry.list().find((s) => sameName(s.name, entry.name));
     if (existing !== undefined && existing.origin?.kind !== 'source') {
-      return { action: 'skipped', reason: `the name ${entry.name} is taken by ${existing.name === entry.name ? 'a service' : `${existing.name} (names are one regardless of case), a service`} registered ${existing.origin?.kind === 'install' ? 'by an install' : 'by hand'}`, serviceId: null };
+      return { action: 'skipped', reason: `the name ${entry.name} is taken by ${existing.name === entry.name ? 'a service' : `${existing.name} (names are one regardless of case), a service`} registered ${existing.origin?.kind === 'install' ? 'by an install' : existing.origin?.kind === 'import' ? `by an import of ${existing.origin.file}` : 'by hand'}`, serviceId: null };
     }
     if (existing === undefined || (existing.transport ?? 'stdio') !== entry.transport) {
       if (existing === undefined && registry.count >= LIMITS.maxServices) {

@@ -1,7 +1,7 @@
 import { isoTime } from '../util/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode } from '../core/index.js';
+import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, isRemoteTransport } from '../core/index.js';
 import type { Connection, ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from '../core/index.js';
 import { AuthRequired, Failure } from './failure.js';
@@ -211,7 +211,7 @@ export class Supervisor {
     }
     // Secrets are read only now, after the checks, and only for a service that has variables.
     const env = await loadEnv();
-    const authProvider = config.transport === 'http' ? await loadAuth() : undefined;
+    const authProvider = isRemoteTransport(config.transport) ? await loadAuth() : undefined;
     // Loaded with the first activation: the MCP SDK, zod and the schema compilers behind it
     // are most of the daemon's start-up cost, and no service is active when it starts.
     const { Connection } = await import('./connection.js');

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, type PinStatus, type PinnedDefinition } from '../core/index.js';
+import { LIMITS, WispError, isRemoteTransport, type PinStatus, type PinnedDefinition, type ServiceTransport } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { checkSchemaCost } from './schema-cost.js';
 import { modelToolName } from './tool-names.js';
@@ -126,7 +126,7 @@ export class SchemaCompiler {
 
 /** Checks a discovered tool list against the limits and compiles every input schema. */
 export function buildCatalog(
-  service: { id: string; name: string; transport?: 'stdio' | 'http' | undefined },
+  service: { id: string; name: string; transport?: ServiceTransport | undefined },
   generation: number,
   toolListVersion: number,
   tools: readonly Tool[],
@@ -157,7 +157,7 @@ export function buildCatalog(
     return {
       serviceId: service.id,
       serviceName: service.name,
-      remote: service.transport === 'http',
+      remote: isRemoteTransport(service.transport),
       generation,
       toolListVersion,
       name: tool.name,

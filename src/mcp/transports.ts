@@ -1,9 +1,11 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { LIMITS } from '../core/index.js';
 import { AuthRequired, Failure, type TransportFailure } from './failure.js';
 import { HttpTransport } from './http-transport.js';
+import { SseTransport } from './sse-transport.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
@@ -67,9 +69,12 @@ export interface ServiceLink {
  */
 export type TransportFactory = (launch: ServiceLaunch, context: TransportContext) => Promise<ServiceLink>;
 
-/** stdio services as child processes in their own process group, http services over streamable HTTP. */
-export const openTransport: TransportFactory = (launch, context) =>
-  launch.config.transport === 'http' ? Promise.resolve(openRemote(launch, context)) : openLocal(launch, context);
+/** stdio services as child processes in their own process group, http services over streamable HTTP, sse ones over legacy HTTP+SSE. */
+export const openTransport: TransportFactory = (launch, context) => {
+  if (launch.config.transport === 'http') return Promise.resolve(openRemote(launch, context));
+  if (launch.config.transport === 'sse') return Promise.resolve(openSse(launch, context));
+  return openLocal(launch, context);
+};
 
 async function openLocal(launch: ServiceLaunch, context: TransportContext): Promise<ServiceLink> {
   const { config } = launch;
@@ -124,6 +129,46 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
     authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
     stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
   };
+}
+
+/** A legacy HTTP+SSE server: the same caps, headers and failures as streamable HTTP; no session to renew. */
+function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink {
+  const url = launch.config.url ?? '';
+  const sse = new SseTransport({ url, headers: launch.env, maxMessageBytes: LIMITS.maxStdioFrameBytes, onFailure: context.onFailure, authProvider: launch.authProvider });
+  return {
+    kind: 'remote',
+    transport: sse.inner,
+    pid: null,
+    get failure() {
+      return sse.failure;
+    },
+    exitInfo: '',
+    get challengedScope() {
+      return sse.challenge?.scope ?? null;
+    },
+    explain: (error) => sseFailure(error, url) ?? httpFailure(error, url),
+    // A legacy session ends with its stream (see SseTransport): it is never renewed under a running call.
+    sessionLost: () => false,
+    authorizationServer: () => authorizationServerOf(url, sse.challenge?.resourceMetadataUrl),
+    stop: () => sse.stop(),
+  };
+}
+
+/** The SSE stream's own failures: the GET answered with an HTTP status, or a POST was refused. */
+function sseFailure(error: unknown, url: string): Failure | undefined {
+  if (error instanceof SseError && typeof error.code === 'number') {
+    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the event stream (HTTP ${error.code}): it needs authorization`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} answered the event stream with HTTP ${error.code}`);
+  }
+  // No status: the stream could not be opened at all (refused, DNS, TLS).
+  if (error instanceof SseError) return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${error.message.slice(0, 300)}`);
+  const posted = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(error.message) : null;
+  if (posted !== null) {
+    const status = Number(posted[1]);
+    if (status === 401 || status === 403) return new AuthRequired(`${url} refused a message (HTTP ${status}): it needs authorization`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} refused a message with HTTP ${status}`);
+  }
+  return undefined;
 }
 
 /** What a remote server's failures mean: unreachable, HTTP errors, a login needed. */

@@ -1,4 +1,4 @@
-import { LIMITS, WispError } from '../core/index.js';
+import { LIMITS, WispError, isRemoteTransport, type ServiceTransport } from '../core/index.js';
 import type { Secrets, VariableRef, VariableValue } from './secrets.js';
 
 /** A service's secret list: a local service's variables, or a remote service's header values. */
@@ -23,12 +23,12 @@ export class ServiceSecrets {
   ) {}
 
   /** Refused before anything is written: the wrong list for the transport, or a name given twice. */
-  check(service: { readonly name: string; readonly transport?: 'stdio' | 'http' | undefined }, edit: SecretEdit): void {
+  check(service: { readonly name: string; readonly transport?: ServiceTransport | undefined }, edit: SecretEdit): void {
     const { kind, given } = edit;
-    if ((kind === 'headers') !== (service.transport === 'http')) {
+    if ((kind === 'headers') !== isRemoteTransport(service.transport)) {
       throw new WispError(
         'INVALID_CONFIG',
-        kind === 'headers' ? `${service.name} is a local (stdio) service: set variables, not headers` : `${service.name} is a remote (http) service: set headers, not variables`,
+        kind === 'headers' ? `${service.name} is a local (stdio) service: set variables, not headers` : `${service.name} is a remote (${service.transport ?? 'http'}) service: set headers, not variables`,
         { field: kind },
       );
     }

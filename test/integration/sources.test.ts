@@ -181,7 +181,7 @@ describe('one-off import', () => {
   it('imports a Claude-Desktop-style and a VS Code-style file as services registered by hand, values in the store', async () => {
     const desktop = JSON.stringify({ mcpServers: { 'imported-a': stdio([], { env: { KEY: 'import-secret-1234' } }), bad: { args: [] } } });
     const result = await client.call('services.import', { content: desktop, file: '/somewhere/claude_desktop_config.json', storage: 'session' });
-    expect(result.imported.map((s) => [s.name, s.origin.kind, s.enabled])).toEqual([['imported-a', 'manual', false]]);
+    expect(result.imported.map((s) => [s.name, s.origin.kind, s.enabled])).toEqual([['imported-a', 'import', false]]);
     expect(result.skipped).toEqual([{ name: 'bad', reason: expect.stringContaining('neither command') }]);
     expect(readFileSync(path.join(data, 'mcp-servers.json'), 'utf8')).not.toContain('import-secret-1234');
     const vscode = JSON.stringify({

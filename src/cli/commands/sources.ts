@@ -13,7 +13,7 @@ import { importText, sourcesText } from '../render/sources.js';
 import { clean } from '../render.js';
 import { IMPORT_CLIENTS, defaultWhere, readClientConfig, type ImportClient } from './mcp-import-from.js';
 
-type RemoteOptions = { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
+type RemoteOptions = { transport?: string; timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
 
 /** wispctl mcp sources|reload|import|add-remote|login|logout|header: config files and remote servers. */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -91,21 +91,24 @@ async function importSource(file: string | undefined, from: ImportClient | undef
 function registerRemote(mcp: Command, ctx: CliContext): void {
   mcp
     .command('add-remote')
-    .description('register a remote MCP server (streamable HTTP); it is stored disabled')
+    .description('register a remote MCP server (streamable HTTP, or legacy HTTP+SSE with --transport sse); it is stored disabled')
     .argument('<name>', 'service name')
     .argument('<url>', 'the endpoint, e.g. https://example.com/mcp')
     .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (100-600000)', (v) => Number(v))
+    .option('--transport <kind>', 'http (streamable HTTP, the default) or sse (the legacy HTTP+SSE transport)')
     .option('--oauth', 'it uses OAuth: log in with wispctl mcp login NAME')
     .option('--client-id <id>', 'OAuth: a pre-registered client id (default: the client registers itself)')
     .option('--scopes <scopes>', 'OAuth: the scopes to ask for, space-separated')
     .option('--client-secret', 'OAuth: the pre-registered client has a secret: read it without echo (or from stdin), keep it in the keychain')
     .action((name: string, url: string, opts: RemoteOptions) =>
       ctx.withClient(async (client) => {
+        const transport = remoteTransport(opts.transport);
         const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || opts.clientSecret === true;
         const clientSecret = opts.clientSecret === true ? await readSecret(secretPrompt.clientSecret(name), ctx.io.err) : undefined;
         const { service } = await client.call('services.registerRemote', {
           name,
           url,
+          ...(transport !== undefined ? { transport } : {}),
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
           ...(oauth
             ? {
@@ -150,6 +153,12 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
         ctx.print(service, () => serviceDone(service, 'logged out (tokens removed from the keychain)'));
       }),
     );
+}
+
+/** `--transport` of add-remote: http or sse, refused with the choices otherwise. */
+function remoteTransport(value: string | undefined): 'http' | 'sse' | undefined {
+  if (value === undefined || value === 'http' || value === 'sse') return value;
+  throw new WispError('INVALID_PARAMS', `--transport must be http or sse for a remote server, not ${JSON.stringify(value.slice(0, 40))}`);
 }
 
 /** header set|list|clear. */

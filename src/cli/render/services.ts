@@ -11,6 +11,8 @@ export function describeOrigin(origin: Service['origin']): string {
       return `npm install of ${clean(origin.package)}@${clean(origin.version)} (plan ${clean(origin.planDigest)})`;
     case 'source':
       return `${clean(origin.source)}${origin.plugin !== null ? ` plugin ${clean(origin.plugin)}` : ''}: ${showArg(origin.file)}`;
+    case 'import':
+      return `imported from ${showArg(origin.file)} at ${clean(origin.at)}`;
   }
 }
 
@@ -33,7 +35,7 @@ export function describeConnection(state: ConnectionState): string {
 
 export function describeService(service: Service): string {
   const where =
-    service.transport === 'http'
+    service.transport !== 'stdio'
       ? [
           `url:      ${clean(service.url ?? '')} (remote: its output is untrusted)`,
           `headers:  ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
@@ -86,7 +88,7 @@ export function servicesTable(services: readonly Service[]): string {
  */
 export function activationText(service: Service): string {
   return (
-    service.transport === 'http'
+    service.transport !== 'stdio'
       ? [
           `${clean(service.name)} is a remote server: the daemon will send it requests, and what it answers is untrusted.`,
           `  url:          ${clean(service.url ?? '')}`,
@@ -105,7 +107,7 @@ export function activationText(service: Service): string {
 }
 
 export function activationQuestion(service: Service): string {
-  return service.transport === 'http' ? `Trust and connect to ${clean(service.name)}? [y/N] ` : `Trust and start ${showArg(service.command)} (service ${clean(service.name)})? [y/N] `;
+  return service.transport !== 'stdio' ? `Trust and connect to ${clean(service.name)}? [y/N] ` : `Trust and start ${showArg(service.command)} (service ${clean(service.name)})? [y/N] `;
 }
 
 export function toolsTable(tools: readonly ToolInfo[]): string {

@@ -14,6 +14,8 @@ function origin(o: Service['origin']): string {
       return `npm ${o.package}@${o.version}`;
     case 'source':
       return `${o.source}${o.plugin !== null ? ` (${o.plugin})` : ''} ${o.file}`;
+    case 'import':
+      return `imported ${o.file}`;
   }
 }
 

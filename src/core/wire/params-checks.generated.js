@@ -1116,7 +1116,7 @@ return errors === 0;
 }
 
 export const check_services_registerRemote = validate16;
-const schema17 = {"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.","type":"string"},"url":{"pattern":"^https?://[^\\s]+$","maxLength":4096,"type":"string"},"timeoutMs":{"minimum":100,"maximum":600000,"description":"Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.","type":"integer"},"oauth":{"additionalProperties":false,"description":"Log in with OAuth (wispctl mcp login NAME).","type":"object","properties":{"clientId":{"minLength":1,"maxLength":1024,"description":"A pre-registered client id; without it the client registers itself (dynamic registration).","type":"string"},"scopes":{"maxLength":1024,"type":"string"},"clientSecret":{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"The pre-registered client's secret (write-only: kept in the keychain, never shown).","type":"string"}}}}};
+const schema17 = {"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.","type":"string"},"url":{"pattern":"^https?://[^\\s]+$","maxLength":4096,"type":"string"},"transport":{"description":"http (default): streamable HTTP; sse: the legacy HTTP+SSE transport (the url is its GET event stream).","anyOf":[{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"timeoutMs":{"minimum":100,"maximum":600000,"description":"Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.","type":"integer"},"oauth":{"additionalProperties":false,"description":"Log in with OAuth (wispctl mcp login NAME).","type":"object","properties":{"clientId":{"minLength":1,"maxLength":1024,"description":"A pre-registered client id; without it the client registers itself (dynamic registration).","type":"string"},"scopes":{"maxLength":1024,"type":"string"},"clientSecret":{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"The pre-registered client's secret (write-only: kept in the keychain, never shown).","type":"string"}}}}};
 const pattern5 = new RegExp("^https?://[^\\s]+$", "u");
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1144,7 +1144,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "name") || (key0 === "url")) || (key0 === "timeoutMs")) || (key0 === "oauth"))){
+if(!(((((key0 === "name") || (key0 === "url")) || (key0 === "transport")) || (key0 === "timeoutMs")) || (key0 === "oauth"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1215,10 +1215,13 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.timeoutMs !== undefined){
-let data2 = data.timeoutMs;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/timeoutMs",schemaPath:"#/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.transport !== undefined){
+let data2 = data.transport;
+const _errs7 = errors;
+let valid1 = false;
+const _errs8 = errors;
+if(typeof data2 !== "string"){
+const err8 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1227,9 +1230,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 600000 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/timeoutMs",schemaPath:"#/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if("http" !== data2){
+const err9 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/anyOf/0/const",keyword:"const",params:{allowedValue: "http"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1238,8 +1240,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data2 < 100 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/timeoutMs",schemaPath:"#/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+var _valid0 = _errs8 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs10 = errors;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1248,14 +1254,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-}
-if(data.oauth !== undefined){
-let data3 = data.oauth;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key1 in data3){
-if(!(((key1 === "clientId") || (key1 === "scopes")) || (key1 === "clientSecret"))){
-const err11 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if("sse" !== data2){
+const err11 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/anyOf/1/const",keyword:"const",params:{allowedValue: "sse"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1264,12 +1264,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var _valid0 = _errs10 === errors;
+valid1 = valid1 || _valid0;
 }
-if(data3.clientId !== undefined){
-let data4 = data3.clientId;
-if(typeof data4 === "string"){
-if(func3(data4) > 1024){
-const err12 = {instancePath:instancePath+"/oauth/clientId",schemaPath:"#/properties/oauth/properties/clientId/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(!valid1){
+const err12 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1278,8 +1277,22 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err13 = {instancePath:instancePath+"/oauth/clientId",schemaPath:"#/properties/oauth/properties/clientId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeoutMs !== undefined){
+let data3 = data.timeoutMs;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/timeoutMs",schemaPath:"#/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1288,9 +1301,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/oauth/clientId",schemaPath:"#/properties/oauth/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 600000 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/timeoutMs",schemaPath:"#/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1299,12 +1312,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data3.scopes !== undefined){
-let data5 = data3.scopes;
-if(typeof data5 === "string"){
-if(func3(data5) > 1024){
-const err15 = {instancePath:instancePath+"/oauth/scopes",schemaPath:"#/properties/oauth/properties/scopes/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data3 < 100 || isNaN(data3)){
+const err15 = {instancePath:instancePath+"/timeoutMs",schemaPath:"#/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1314,8 +1323,13 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/oauth/scopes",schemaPath:"#/properties/oauth/properties/scopes/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.oauth !== undefined){
+let data4 = data.oauth;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+if(!(((key1 === "clientId") || (key1 === "scopes")) || (key1 === "clientSecret"))){
+const err16 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1325,11 +1339,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data3.clientSecret !== undefined){
-let data6 = data3.clientSecret;
-if(typeof data6 === "string"){
-if(func3(data6) > 4096){
-const err17 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(data4.clientId !== undefined){
+let data5 = data4.clientId;
+if(typeof data5 === "string"){
+if(func3(data5) > 1024){
+const err17 = {instancePath:instancePath+"/oauth/clientId",schemaPath:"#/properties/oauth/properties/clientId/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1338,8 +1352,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(func3(data6) < 1){
-const err18 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func3(data5) < 1){
+const err18 = {instancePath:instancePath+"/oauth/clientId",schemaPath:"#/properties/oauth/properties/clientId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1348,8 +1362,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern1.test(data6)){
-const err19 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\""};
+}
+else {
+const err19 = {instancePath:instancePath+"/oauth/clientId",schemaPath:"#/properties/oauth/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1359,8 +1374,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.scopes !== undefined){
+let data6 = data4.scopes;
+if(typeof data6 === "string"){
+if(func3(data6) > 1024){
+const err20 = {instancePath:instancePath+"/oauth/scopes",schemaPath:"#/properties/oauth/properties/scopes/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1370,9 +1388,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
 else {
-const err21 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err21 = {instancePath:instancePath+"/oauth/scopes",schemaPath:"#/properties/oauth/properties/scopes/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1382,14 +1399,71 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.clientSecret !== undefined){
+let data7 = data4.clientSecret;
+if(typeof data7 === "string"){
+if(func3(data7) > 4096){
+const err22 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+if(func3(data7) < 1){
+const err23 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!pattern1.test(data7)){
+const err24 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/oauth/clientSecret",schemaPath:"#/properties/oauth/properties/clientSecret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
 }
 errors++;
 }

@@ -63,11 +63,14 @@ export const serviceMethods = {
     errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
   }),
   'services.registerRemote': method({
-    summary: 'Register a remote MCP server (streamable HTTP). It is stored disabled; nothing connects. Header values are set with services.setHeaders.',
+    summary: 'Register a remote MCP server (streamable HTTP, or the legacy HTTP+SSE transport). It is stored disabled; nothing connects. Header values are set with services.setHeaders.',
     params: Type.Object(
       {
         name: ServiceName,
         url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096 }),
+        transport: Type.Optional(
+          Type.Union([Type.Literal('http'), Type.Literal('sse')], { description: 'http (default): streamable HTTP; sse: the legacy HTTP+SSE transport (the url is its GET event stream).' }),
+        ),
         timeoutMs: Type.Optional(TimeoutMs),
         oauth: Type.Optional(
           Type.Object(

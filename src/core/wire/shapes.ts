@@ -103,7 +103,9 @@ const EnvVariable = Type.Object({ name: EnvName, storage: Storage }, { descripti
 export const Service = Type.Object({
   id: Type.String({ description: 'Stable UUID assigned at registration.' }),
   name: ServiceName,
-  transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')], { description: 'stdio: a local program; http: a remote streamable-HTTP endpoint.' }),
+  transport: Type.Union([Type.Literal('stdio'), Type.Literal('http'), Type.Literal('sse')], {
+    description: 'stdio: a local program; http: a remote streamable-HTTP endpoint; sse: a remote server on the legacy HTTP+SSE transport (GET stream, POST endpoint).',
+  }),
   command: Type.String({ description: 'stdio: the program. http: empty.' }),
   url: Type.Union([Type.String(), Type.Null()], { description: 'http: the endpoint. stdio: null.' }),
   headers: Type.Array(EnvVariable, { description: 'http: header names and where their values are kept. Values are write-only.' }),
@@ -129,10 +131,11 @@ export const Service = Type.Object({
         plugin: Type.Union([Type.String(), Type.Null()]),
         digest: Type.String(),
       }),
+      Type.Object({ kind: Type.Literal('import'), file: Type.String(), at: Type.String() }),
     ],
     {
       description:
-        'manual: registered by hand; install: registered by a verified npm install of that plan; source: synced from a config file (edit the file and reload, not the service).',
+        'manual: registered by hand; install: registered by a verified npm install of that plan; source: synced from a config file (edit the file and reload, not the service); import: copied once from a file by services.import (editable, never synced).',
     },
   ),
   enabled: Type.Boolean({ description: 'True while activating or active. Every edit and every daemon restart disables a service.' }),

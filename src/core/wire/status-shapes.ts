@@ -28,7 +28,7 @@ export const SourcesReport = Type.Object({
     Type.Object({
       name: Type.String(),
       origin: EntryOriginView,
-      transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')]),
+      transport: Type.Union([Type.Literal('stdio'), Type.Literal('http'), Type.Literal('sse')]),
       overrides: Type.Union([EntryOriginView, Type.Null()], { description: 'The entry this one replaced whole (a project entry over a global one).' }),
       warnings: Type.Array(Type.String(), { description: 'Unset ${VAR}s, command and url both given, ...' }),
       action: Type.Union([Type.Literal('added'), Type.Literal('updated'), Type.Literal('unchanged'), Type.Literal('skipped')], {

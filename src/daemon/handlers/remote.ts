@@ -1,4 +1,4 @@
-import { WispError } from '../../core/index.js';
+import { WispError, isRemoteTransport } from '../../core/index.js';
 import { OAUTH_ITEMS, checkLoginTarget, forgetLogin, login } from '../../mcp/index.js';
 import type { DaemonParts, Handlers } from './types.js';
 
@@ -15,7 +15,7 @@ export function remoteHandlers(
       }
       const config = await registry.register({
         name: params.name,
-        transport: 'http',
+        transport: params.transport ?? 'http',
         command: '',
         url: params.url,
         timeoutMs: params.timeoutMs,
@@ -49,7 +49,7 @@ export function remoteHandlers(
     },
     'services.logout': async (params) => {
       const config = registry.get(params);
-      if (config.transport !== 'http') throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
+      if (!isRemoteTransport(config.transport)) throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
       await supervisor.stop(config.id);
       await forgetLogin(config, services.vault(config));
       return { service: services.view(registry.get({ id: config.id })) };

@@ -30,7 +30,7 @@ export function sourceHandlers(parts: Deps): Pick<Handlers, SourceMethods> {
   };
 }
 
-/** One-off import: each entry becomes a service registered by hand (disabled), its values in the chosen store. */
+/** One-off import: each entry becomes a service (disabled) with an import origin, its values in the chosen store. */
 async function importFile(parts: Deps, params: Params<'services.import'>): Promise<Result<'services.import'>> {
   const { registry, secrets, services } = parts;
   let json: unknown;
@@ -44,11 +44,13 @@ async function importFile(parts: Deps, params: Params<'services.import'>): Promi
   if (typeof servers !== 'object' || servers === null) throw new WispError('INVALID_PARAMS', `${params.file ?? 'the file'} has no mcpServers or servers object`);
   const merged = mergeSources([{ kind: 'global', file: params.file ?? 'the imported file', content: { json: { mcpServers: servers } } }], parts.env);
   const imported: Service[] = [];
+  // Recorded on each service so `mcp get` says where it came from (it is not synced: the file may be edited or gone).
+  const origin = { kind: 'import' as const, file: (params.file ?? 'a pasted file').slice(0, 4096) || 'a pasted file', at: new Date().toISOString() };
   const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason }));
   for (const entry of merged.entries) {
     try {
       const { input, values } = entryRegistration(entry, params.storage);
-      const config = await registry.register(input);
+      const config = await registry.register({ ...input, origin });
       try {
         await secrets.write(config.id, launchBinding(config), values);
       } catch (error) {

@@ -41,6 +41,8 @@ export function describeOrigin(origin) {
       return `npm install of ${origin.package}@${origin.version} (plan ${origin.planDigest})`;
     case 'source':
       return `${origin.source}${origin.plugin !== null ? ` plugin ${origin.plugin}` : ''}: ${origin.file}`;
+    case 'import':
+      return `imported from ${origin.file} at ${origin.at}`;
     default:
       return String(origin.kind);
   }

@@ -17,7 +17,7 @@ function savedText(service, name, storage) {
 }
 
 export function Secrets({ service }) {
-  const kind = KINDS[service.transport] ?? KINDS.stdio;
+  const kind = KINDS[service.transport === 'sse' ? 'http' : service.transport] ?? KINDS.stdio;
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
   const [storage, setStorage] = useState('keychain');

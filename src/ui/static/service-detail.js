@@ -30,7 +30,7 @@ function TrustView({ service: live, onClose }) {
   const [busy, setBusy] = useState(false);
   /** After an edit, saved variables wait for a yes before they go to the new program. */
   const [rebind, setRebind] = useState(false);
-  const remote = service.transport === 'http';
+  const remote = service.transport !== 'stdio';
   const run = async (steps) => {
     setBusy(true);
     setError(null);
@@ -126,7 +126,7 @@ export function ServiceDetail({ service, onRemoved }) {
   const c = service.connection;
   const act = (method) => call(method, { id: service.id }).then(() => setError(null), (err) => setError(errorText(err)));
   const remove = () => call('services.delete', { id: service.id }).then(onRemoved, (err) => setError(errorText(err)));
-  const where = service.transport === 'http'
+  const where = service.transport !== 'stdio'
     ? [['url', service.url ?? '']]
     : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', service.env.map((v) => `${v.name} (${v.storage})`).join(', ') || '(none)']];
   return html`<section class="detail" aria-labelledby="detail-title">

@@ -156,3 +156,42 @@ describe('merging config sources', () => {
     expect(digest(base, { ...env, TOKEN: 'other' })).toBe(digest(base));
   });
 });
+
+describe('an entry\'s transport', () => {
+  it('keeps "type": "sse" (legacy HTTP+SSE), reads http/streamable-http as streamable HTTP, and refuses what it cannot run', () => {
+    const merged = mergeSources(
+      [
+        global({
+          mcpServers: {
+            legacy: { type: 'sse', url: 'https://example.com/sse', headers: { Authorization: 'Bearer ${TOKEN}' } },
+            modern: { type: 'streamable-http', url: 'https://example.com/mcp' },
+            plain: { url: 'https://example.com/mcp2' },
+            local: { type: 'stdio', command: 'x-bin' },
+            socket: { type: 'websocket', url: 'wss://example.com/' },
+            mixed: { type: 'sse', command: 'x-bin' },
+            nourl: { type: 'stdio', url: 'https://example.com/mcp' },
+          },
+        }),
+      ],
+      env,
+    );
+    expect(merged.entries.map((e) => [e.name, e.transport, e.url])).toEqual([
+      ['legacy', 'sse', 'https://example.com/sse'],
+      ['modern', 'http', 'https://example.com/mcp'],
+      ['plain', 'http', 'https://example.com/mcp2'],
+      ['local', 'stdio', null],
+    ]);
+    expect(merged.entries[0]?.headers).toEqual({ Authorization: 'Bearer tok-123' });
+    expect(merged.skipped.map((s) => [s.name, s.reason])).toEqual([
+      ['socket', 'invalid: type "websocket" is not one of stdio, http, sse'],
+      ['mixed', 'invalid: type is "sse" but the entry has a command (a remote entry has a url)'],
+      ['nourl', 'invalid: type is "stdio" but the entry has no command'],
+    ]);
+  });
+
+  it('changes the digest when only the type changes (a synced service is re-registered)', () => {
+    const a = mergeSources([global({ mcpServers: { s: { type: 'sse', url: 'https://example.com/x' } } })], env).entries[0];
+    const b = mergeSources([global({ mcpServers: { s: { type: 'http', url: 'https://example.com/x' } } })], env).entries[0];
+    expect(a?.digest).not.toBe(b?.digest);
+  });
+});
