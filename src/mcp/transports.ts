@@ -1,9 +1,9 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError, discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LIMITS } from '../core/index.js';
 import { AuthRequired, Failure, type TransportFailure } from './failure.js';
-import { HttpTransport } from './http-transport.js';
+import { HttpTransport, type BearerSource } from './http-transport.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
@@ -16,8 +16,8 @@ export interface ServiceLaunch {
   readonly config: StoredService;
   /** stdio: the service's own variables. http: its header values. */
   readonly env: Readonly<Record<string, string>>;
-  /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
-  readonly authProvider?: OAuthClientProvider | undefined;
+  /** http with OAuth: the saved login (its access token on every request, renewed on a 401). */
+  readonly bearer?: BearerSource | undefined;
 }
 
 /** What the connection hands a factory besides the launch: its limits, its sinks and its hooks. */
@@ -106,7 +106,7 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
     headers: launch.env,
     maxMessageBytes: LIMITS.maxStdioFrameBytes,
     onFailure: context.onFailure,
-    authProvider: launch.authProvider,
+    bearer: launch.bearer,
   });
   return {
     kind: 'remote',
@@ -119,7 +119,7 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
     get challengedScope() {
       return http.challenge?.scope ?? null;
     },
-    explain: (error) => httpFailure(error, url),
+    explain: (error) => httpFailure(error, url, launch),
     sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
     authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
     stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
@@ -127,10 +127,14 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
 }
 
 /** What a remote server's failures mean: unreachable, HTTP errors, a login needed. */
-function httpFailure(error: unknown, url: string): Failure | undefined {
-  if (error instanceof UnauthorizedError) return new AuthRequired(`${url} needs a login (wispctl mcp login)`);
+function httpFailure(error: unknown, url: string, launch: ServiceLaunch): Failure | undefined {
+  const login = launch.config.oauth?.enabled === true ? `: log in with wispctl mcp login ${launch.config.name}` : '';
+  if (error instanceof UnauthorizedError) return new AuthRequired(`${url} needs a login${login}`);
   if (error instanceof StreamableHTTPError) {
-    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the request (HTTP ${error.code}): it needs authorization`);
+    if (error.code === 401 || error.code === 403) {
+      const why = launch.bearer?.problem;
+      return new AuthRequired(`${url} refused the request (HTTP ${error.code})${why !== undefined ? ` (${why})` : ''}: it needs authorization${login}`);
+    }
     return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
   }
   if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
