@@ -69,6 +69,8 @@ export function transition(state: ConnectionState, event: ConnectionEvent, at: s
       if (state.status === 'activating' || state.status === 'active') {
         return { status: 'needs_auth', generation: state.generation, authorizationServer: event.authorizationServer, scope: event.scope, message: event.message, at };
       }
+      // A logout: the stopped service now waits for a login, not merely an activation.
+      if (state.status === 'disabled') return { status: 'needs_auth', generation: 0, authorizationServer: event.authorizationServer, scope: event.scope, message: event.message, at };
       break;
     case 'stop':
       if (state.status === 'activating' || state.status === 'active') {

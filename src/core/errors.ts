@@ -387,7 +387,13 @@ export const ERROR_CATALOG = {
   AUTH_FAILED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description: 'An OAuth login failed: the callback\'s state did not match the login (refused), the authorization server denied access, or the code exchange failed.',
+    description:
+      'An OAuth login failed: the callback\'s state did not match the login (refused), an issuer did not match (the callback\'s iss, RFC 9207, or the resource metadata\'s authorization server against that server\'s own metadata: the message names both), the authorization server denied access, or the code exchange failed.',
+  },
+  CONNECTION_CLOSED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description: 'The connection to a remote (http) server closed while a request was under way (nothing exited: the server is elsewhere). Activate the service again.',
   },
   INTERRUPTED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

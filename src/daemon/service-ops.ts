@@ -29,7 +29,7 @@ export class ServiceOps {
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
-    }, () => savedLogin(config, this.vault(config)), launchDigest(config));
+    }, () => savedLogin(config, this.vault(config), () => this.launchOf(config).url ?? config.url ?? ''), launchDigest(config));
   }
 
   /**

@@ -3,11 +3,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorResponse, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
 import { linkedSignal, withOwnSignal } from '../util/index.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
+import type { BearerSource } from './http-transport.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
@@ -41,8 +41,8 @@ export interface ConnectionOptions {
   readonly searchPath: string | undefined;
   /** stdio: the service's own variables. http: its header values. */
   readonly env: Readonly<Record<string, string>>;
-  /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
-  readonly authProvider?: OAuthClientProvider | undefined;
+  /** http with OAuth: the saved login (its access token on every request, renewed on a 401). */
+  readonly bearer?: BearerSource | undefined;
   /** Known secret values out of what a server says (error messages, stdout excerpts). */
   readonly redact: Redact;
   /** stdio: told when the server's process group starts and when it is empty again. */
@@ -72,10 +72,7 @@ export class Connection {
   private toolListVersion = 0;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
-  /**
-   * Set from the moment the tool list is declared changed (list_changed, or a refresh asked
-   * for) until the new list is in: no call is sent meanwhile, and `settled` waits for it.
-   */
+  /** From the tool list declared changed (list_changed, a refresh) until the new list is in: no call is sent, `settled` waits. */
   private changing: { promise: Promise<void>; resolve: () => void; reject: (failure: Failure) => void } | undefined;
   /** What ended a change without a new list (a failed refresh, a stop): later waits hear it too. */
   private changeFailure: Failure | undefined;
@@ -93,6 +90,8 @@ export class Connection {
   /** The transport under the current client closed (what the SDK then rejects with is local). */
   private transportLost = false;
   private observed: Transport | undefined;
+  /** What ended this connection by itself (a lost login, a limit): what calls running then hear. */
+  private ended: Failure | undefined;
 
   constructor(
     readonly config: StoredService,
@@ -147,7 +146,7 @@ export class Connection {
 
   /** A new link from the factory (a first activation, or after the server forgot our session). */
   private async open(signal: AbortSignal): Promise<ServiceLink> {
-    const launch: ServiceLaunch = { config: this.config, env: this.options.env, authProvider: this.options.authProvider };
+    const launch: ServiceLaunch = { config: this.config, env: this.options.env, bearer: this.options.bearer };
     const { ladder, searchPath, stderr, redact, tracker } = this.options;
     const context: TransportContext = { signal, ladder, searchPath, stderr, redact, tracker, onFailure: (failure) => this.failWith(failure) };
     const opening = (this.options.transports ?? openTransport)(launch, context);
@@ -169,8 +168,7 @@ export class Connection {
     const failure = this.toFailure(error, signal);
     const link = this.link;
     if (!(failure instanceof AuthRequired) || link === undefined) return failure;
-    const scope = link.challengedScope;
-    return new AuthRequired(failure.message, await link.authorizationServer(), scope);
+    return new AuthRequired(failure.message, await link.authorizationServer(), link.challengedScope);
   }
 
   private newClient(): Client {
@@ -219,7 +217,7 @@ export class Connection {
    */
   private async withSession<T>(deadline: number, signal: AbortSignal, request: (client: Client) => Promise<T>): Promise<T> {
     const client = this.client;
-    if (client === undefined || this.closed) throw new Failure('SERVER_EXITED', 'the connection is closed');
+    if (client === undefined || this.closed) throw this.closedFailure();
     try {
       return await request(client);
     } catch (error) {
@@ -229,7 +227,7 @@ export class Connection {
       await old.stop(true);
       await this.initialize(await this.open(signal), deadline, signal);
       const renewed = this.client as Client | undefined;
-      if (renewed === undefined || this.isClosed()) throw new Failure('SERVER_EXITED', 'the connection is closed');
+      if (renewed === undefined || this.isClosed()) throw this.closedFailure();
       return request(renewed);
     }
   }
@@ -238,6 +236,7 @@ export class Connection {
   private failWith(failure: TransportFailure): void {
     if (this.isClosed()) return;
     this.closed = true;
+    this.ended = new Failure(failure.code, failure.message);
     this.endChanging(new Failure(failure.code, failure.message));
     this.hooks.failed(new Failure(failure.code, failure.message));
     void this.link?.stop(true);
@@ -317,8 +316,9 @@ export class Connection {
       // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
       if (failure instanceof AuthRequired && !this.isClosed()) {
         this.closed = true;
+        this.ended = new AuthRequired(failure.message, null, this.link?.challengedScope ?? null);
         this.endChanging(failure);
-        this.hooks.failed(new AuthRequired(failure.message, null, this.link?.challengedScope ?? null));
+        this.hooks.failed(this.ended);
         void this.link?.stop(true);
       }
       throw failure;
@@ -400,6 +400,7 @@ export class Connection {
         const cause = this.toFailure(error, controller.signal);
         const failure = cause.restated(`tool refresh failed: ${cause.message}`);
         this.closed = true;
+        this.ended = failure;
         // The calls waiting for this list fail with the discovery's own error.
         this.endChanging(failure);
         this.hooks.failed(failure);
@@ -442,10 +443,9 @@ export class Connection {
     const link = this.link;
     this.closed = true;
     const failure = link?.failure;
-    this.endChanging(new Failure(failure?.code ?? 'SERVER_EXITED', failure?.message ?? 'the server closed the connection while its new tool list was awaited'));
-    if (failure !== undefined) this.hooks.failed(new Failure(failure.code, failure.message));
-    else if (link?.kind === 'remote') this.hooks.failed(new Failure('SERVER_EXITED', 'the connection to the remote server closed'));
-    else this.hooks.failed(new Failure('SERVER_EXITED', `the server exited (${link?.exitInfo || 'pipes closed'})`));
+    this.ended = failure !== undefined ? new Failure(failure.code, failure.message) : this.closedFailure();
+    this.endChanging(failure !== undefined ? this.ended : this.ended.restated(`${this.ended.message} while its new tool list was awaited`));
+    this.hooks.failed(this.ended);
     // Sweep whatever the server left in its process group.
     if (link?.kind === 'local') void link.stop(true);
   }
@@ -475,20 +475,23 @@ export class Connection {
       const message = this.options.redact(text).slice(0, MAX_REMOTE_MESSAGE_CHARS);
       return new Failure(remoteAs, `the server answered with an error (JSON-RPC ${error.code}): ${message}`, { code: error.code, message });
     }
-    if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) {
-      return new Failure('SERVER_EXITED', `the server exited (${this.link?.exitInfo || 'pipes closed'})`);
-    }
+    if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) return this.closedFailure();
     if (error.code === (ErrorCode.RequestTimeout as number)) {
       return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
     }
     return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
   }
+
+  /** Why a request found (or saw) the connection closed: what ended it, else a closed pipe (local) or connection (remote). */
+  private closedFailure(): Failure {
+    if (this.ended !== undefined) return this.ended;
+    if (this.link?.kind === 'remote') return new Failure('CONNECTION_CLOSED', 'the connection to the remote server closed');
+    return new Failure('SERVER_EXITED', `the server exited (${this.link?.exitInfo || 'pipes closed'})`);
+  }
 }
 
-/** Progress is asked for only so that it restarts a call's timeout. */
-function ignoreProgress(): void {
-  // nothing to do with the figures themselves
-}
+/** Progress is asked for only so that it restarts a call's timeout (the figures are not used). */
+const ignoreProgress = (): void => undefined;
 
 function remoteKey(code: number, message: string): string {
   return `${code}\u0000${message}`;

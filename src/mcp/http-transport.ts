@@ -1,5 +1,5 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { TransportFailure } from './failure.js';
 
@@ -11,9 +11,23 @@ export interface HttpTransportOptions {
   readonly maxMessageBytes: number;
   /** Called once when a limit trips: the connection fails itself (no retry loop). */
   readonly onFailure: (failure: TransportFailure) => void;
-  readonly authProvider?: OAuthClientProvider | undefined;
+  /** OAuth: the saved login whose access token goes with every request (renewed once on a 401). */
+  readonly bearer?: BearerSource | undefined;
   /** The fetch to wrap (default: the global one). */
   readonly fetch?: FetchLike | undefined;
+}
+
+/**
+ * Where a remote service's access token comes from. The transport, not the SDK, answers a
+ * 401: every request that got one waits for the same renewal (one refresh request per
+ * service, however many calls were running), then is sent once more with the new token.
+ */
+export interface BearerSource {
+  accessToken(): Promise<string | undefined>;
+  /** The server refused `sent`: true once a newer token is saved (renewed now, or by another request meanwhile). */
+  renew(sent: string): Promise<boolean>;
+  /** Why the last renewal failed, if it did (said with the login it then needs). */
+  readonly problem?: string | undefined;
 }
 
 /**
@@ -30,12 +44,12 @@ export class HttpTransport {
   constructor(private readonly options: HttpTransportOptions) {
     const base = options.fetch ?? ((url: string | URL, init?: RequestInit) => fetch(url, init));
     const capped: FetchLike = async (url, init) => this.cap(await base(url, init));
+    const bearer = options.bearer;
     this.inner = new StreamableHTTPClientTransport(new URL(options.url), {
-      fetch: capped,
+      fetch: bearer === undefined ? capped : withBearer(capped, bearer),
       requestInit: { headers: { ...options.headers } },
       // One reconnection attempt of a dropped SSE stream at most: a server that is down is a failure, not a loop.
       reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
-      ...(options.authProvider !== undefined ? { authProvider: options.authProvider } : {}),
     });
   }
 
@@ -101,4 +115,20 @@ export function capResponse(response: Response, limit: number, trip: (failure: T
     },
   });
   return new Response(body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** Each request with the current access token; on a 401, once more after the (shared) renewal. */
+export function withBearer(send: FetchLike, bearer: BearerSource): FetchLike {
+  const authorized = (init: RequestInit | undefined, token: string | undefined): RequestInit => {
+    const headers = new Headers(init?.headers);
+    if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
+    return { ...init, headers };
+  };
+  return async (url, init) => {
+    const token = await bearer.accessToken();
+    const response = await send(url, authorized(init, token));
+    if (response.status !== 401 || token === undefined || !(await bearer.renew(token))) return response;
+    await response.body?.cancel().catch(() => undefined);
+    return send(url, authorized(init, await bearer.accessToken()));
+  };
 }

@@ -18,5 +18,5 @@ export { SourceSync, HEADER_SECRET_PREFIX, entryRegistration, type SyncReport, t
 export { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
 export type { VaultOAuthProvider, OAuthSettings, LoopbackCallback } from './oauth.js';
 export { forgetLogin, checkLoginTarget, LOGIN_TIMEOUT_MS } from './login-checks.js';
-export { login, savedLogin, type LoginOptions } from './login-lazy.js';
+export { login, revokeLogin, savedLogin, type LoginOptions, type Revocation } from './login-lazy.js';
 export { isIdShaped, nameKey, sameName } from './service-names.js';

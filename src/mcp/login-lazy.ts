@@ -1,8 +1,9 @@
-import type { LoginOptions } from './login.js';
-import type { VaultOAuthProvider, OAuthVault } from './oauth.js';
+import type { LoginOptions, Revocation } from './login.js';
+import type { OAuthVault } from './oauth.js';
+import type { BearerSource } from './http-transport.js';
 import type { StoredService } from './service-store.js';
 
-export type { LoginOptions } from './login.js';
+export type { LoginOptions, Revocation } from './login.js';
 
 /*
  * Login and a saved login's provider need the MCP SDK's OAuth client, loaded here on first
@@ -14,7 +15,12 @@ export async function login(config: StoredService, options: LoginOptions): Promi
   return (await import('./login.js')).login(config, options);
 }
 
-/** The provider for an activation (login.ts). */
-export async function savedLogin(config: StoredService, vault: OAuthVault): Promise<VaultOAuthProvider | undefined> {
-  return (await import('./login.js')).savedLogin(config, vault);
+/** wispctl mcp logout, at the authorization server (login.ts). */
+export async function revokeLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal: AbortSignal): Promise<Revocation> {
+  return (await import('./login.js')).revokeLogin(config, vault, serverUrl, signal);
+}
+
+/** The saved login for an activation (login.ts). */
+export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string): Promise<BearerSource | undefined> {
+  return (await import('./login.js')).savedLogin(config, vault, serverUrl);
 }

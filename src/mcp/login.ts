@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, registerClient, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { WispError, type ConnectionState } from '../core/index.js';
 import { LOGIN_TIMEOUT_MS } from './login-checks.js';
 import { OAUTH_ITEMS, VaultOAuthProvider, listenForCallback, probeChallenge, type OAuthVault } from './oauth.js';
+import { checkCallbackIssuer, discoverChecked, quoted, timedFetch } from './oauth-discovery.js';
+import { OAuthSession } from './oauth-session.js';
 import type { StoredService } from './service-store.js';
 
 export interface LoginOptions {
@@ -38,12 +40,20 @@ export async function login(config: StoredService, options: LoginOptions): Promi
     const settings = { ...oauth, clientSecret: await clientSecret(config, vault) };
     const provider = new VaultOAuthProvider(vault, settings, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
     await vault.delete(OAUTH_ITEMS.tokens);
-    // The scope: what the server last asked for (a step-up), else what it asks a newcomer, else the configured one.
     const serverUrl = options.serverUrl();
     const challenge = await probeChallenge(serverUrl, options.version);
+    // Discovered (and its issuer checked) once here; the SDK's flow uses this very result.
+    const discovery = await discoverChecked(serverUrl, challenge.resourceMetadataUrl, signal);
+    provider.discovery = discovery;
+    callback.checkIssuer((iss) => checkCallbackIssuer(discovery, iss));
     const state = options.state();
-    const scope = (state.status === 'needs_auth' ? state.scope : null) ?? challenge.scope ?? oauth.scopes ?? undefined;
-    const where = { serverUrl, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) };
+    const scope = loginScope({
+      asked: (state.status === 'needs_auth' ? state.scope : null) ?? challenge.scope ?? discovery.resourceMetadata?.scopes_supported?.join(' ') ?? null,
+      configured: oauth.scopes,
+      serverScopes: discovery.authorizationServerMetadata?.scopes_supported,
+    });
+    const where = { serverUrl, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}), fetchFn: timedFetch(signal) };
+    await authStep(() => register(provider, discovery, scope, where.fetchFn));
     const first = await authStep(() => auth(provider, where));
     if (first === 'REDIRECT') {
       if (authorizationUrl === undefined) throw new WispError('AUTH_FAILED', 'the authorization server gave no authorization URL');
@@ -57,19 +67,41 @@ export async function login(config: StoredService, options: LoginOptions): Promi
   }
 }
 
-/** The provider for an activation: only for an OAuth service that has logged in (tokens saved). */
-export async function savedLogin(config: StoredService, vault: OAuthVault): Promise<VaultOAuthProvider | undefined> {
+/** The saved login for an activation: only for an OAuth service that has logged in (tokens saved). */
+export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string): Promise<OAuthSession | undefined> {
   if (config.oauth?.enabled !== true) return undefined;
   const [tokens, redirect] = await Promise.all([vault.get(OAUTH_ITEMS.tokens), vault.get(OAUTH_ITEMS.redirect)]);
   if (tokens === null || redirect === null) return undefined;
   // A refresh that fails wants a new login: the activation then ends in needs_auth.
-  return new VaultOAuthProvider(vault, { ...config.oauth, clientSecret: await clientSecret(config, vault) }, redirect, () => undefined);
+  const provider = new VaultOAuthProvider(vault, { ...config.oauth, clientSecret: await clientSecret(config, vault) }, redirect, () => undefined);
+  return new OAuthSession(provider, serverUrl);
 }
 
 /** A pre-registered client's secret, when one was given (only then is the vault asked). */
 async function clientSecret(config: StoredService, vault: OAuthVault): Promise<string | null> {
   if (config.oauth?.clientId == null) return null;
   return vault.get(OAUTH_ITEMS.clientSecret);
+}
+
+/**
+ * Dynamic registration as the SDK does it (the login's scope in the request), and once more
+ * without a scope when the server refuses that: a stock OpenID provider accepts only its
+ * own scopes there, not a resource's (RFC 7591 makes the field optional).
+ */
+async function register(provider: VaultOAuthProvider, discovery: OAuthDiscoveryState, scope: string | undefined, fetchFn: ReturnType<typeof timedFetch>): Promise<void> {
+  const metadata = discovery.authorizationServerMetadata;
+  if (metadata?.registration_endpoint === undefined || (await provider.clientInformation()) !== undefined) return;
+  const issuer = discovery.authorizationServerUrl;
+  const plain = { ...provider.clientMetadata };
+  delete plain.scope;
+  let info;
+  try {
+    info = await registerClient(issuer, { metadata, clientMetadata: provider.clientMetadata, ...(scope !== undefined ? { scope } : {}), fetchFn });
+  } catch (error) {
+    if (scope === undefined && provider.clientMetadata.scope === undefined) throw error;
+    info = await registerClient(issuer, { metadata, clientMetadata: plain, fetchFn }).catch(() => Promise.reject(error as Error));
+  }
+  await provider.saveClientInformation({ ...info, issuer });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -89,5 +121,52 @@ async function authStep<T>(step: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof WispError) throw error;
     throw new WispError('AUTH_FAILED', `the OAuth flow failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * The scope a login asks for: what the server asked (its 401, else its resource metadata),
+ * with the user's --scopes added, and offline_access when the authorization server lists it
+ * (stock OpenID providers issue a refresh token only then). Undefined when nothing names one.
+ */
+export function loginScope(parts: { asked: string | null; configured: string | null; serverScopes: readonly string[] | undefined }): string | undefined {
+  const words = [...(parts.asked ?? '').split(' '), ...(parts.configured ?? '').split(' ')].filter((word) => word !== '');
+  if (parts.serverScopes?.includes('offline_access') === true) words.push('offline_access');
+  const unique = [...new Set(words)];
+  return unique.length > 0 ? unique.join(' ') : undefined;
+}
+
+/** What a logout did at the authorization server (RFC 7009), before the keychain forgot the login. */
+export interface Revocation {
+  readonly status: 'revoked' | 'unsupported' | 'failed' | 'nothing';
+  readonly message: string;
+}
+
+/**
+ * Revokes the saved refresh token (else the access token) where the authorization server
+ * offers revocation. Never throws: a logout goes on to forget the login locally whatever
+ * the server says, and reports what happened there.
+ */
+export async function revokeLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal: AbortSignal): Promise<Revocation> {
+  const login = await savedLogin(config, vault, () => serverUrl);
+  const tokens = await login?.provider.tokens();
+  const token = tokens?.refresh_token ?? tokens?.access_token;
+  if (login === undefined || token === undefined) return { status: 'nothing', message: 'no token was saved' };
+  let where = 'the authorization server';
+  try {
+    const discovery = await discoverChecked(serverUrl, undefined, signal);
+    where = quoted(discovery.authorizationServerMetadata?.issuer ?? discovery.authorizationServerUrl);
+    const advertised = (discovery.authorizationServerMetadata as Record<string, unknown> | undefined)?.['revocation_endpoint'];
+    const endpoint = typeof advertised === 'string' ? advertised : undefined;
+    if (endpoint === undefined) return { status: 'unsupported', message: `${where} offers no token revocation (RFC 7009): the token stays valid there until it expires` };
+    const body = new URLSearchParams({ token, token_type_hint: tokens?.refresh_token !== undefined ? 'refresh_token' : 'access_token' });
+    const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded' });
+    await login.provider.authenticateClient(headers, body, new URL(endpoint), discovery.authorizationServerMetadata);
+    const response = await timedFetch(signal)(endpoint, { method: 'POST', headers, body });
+    await response.body?.cancel().catch(() => undefined);
+    if (response.ok) return { status: 'revoked', message: `the ${tokens?.refresh_token !== undefined ? 'refresh' : 'access'} token was revoked at ${where}` };
+    return { status: 'failed', message: `${where} refused the revocation (HTTP ${response.status})` };
+  } catch (error) {
+    return { status: 'failed', message: `the revocation at ${where} failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}` };
   }
 }

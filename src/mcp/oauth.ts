@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { extractWWWAuthenticateParams, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { WispError } from '../core/index.js';
 
 export { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
@@ -21,6 +21,9 @@ export interface OAuthSettings {
  * `onRedirect` hears the authorization URL when the SDK wants a human to log in.
  */
 export class VaultOAuthProvider implements OAuthClientProvider {
+  /** The discovery this login checked (issuer, RFC 8414): the SDK uses it instead of asking again. */
+  discovery: OAuthDiscoveryState | undefined;
+
   constructor(
     private readonly vault: OAuthVault,
     private readonly settings: OAuthSettings,
@@ -42,6 +45,10 @@ export class VaultOAuthProvider implements OAuthClientProvider {
       token_endpoint_auth_method: (this.settings.clientSecret ?? null) !== null ? 'client_secret_basic' : 'none',
       ...(this.settings.scopes !== null ? { scope: this.settings.scopes } : {}),
     };
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
   }
 
   state(): string {
@@ -67,6 +74,20 @@ export class VaultOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     await this.vault.set(OAUTH_ITEMS.tokens, JSON.stringify(tokens));
+  }
+
+  /** Client authentication for a request of ours (a revocation), the way the token endpoint gets it (RFC 6749 §2.3.1). */
+  async authenticateClient(headers: Headers, params: URLSearchParams, _url: URL, _metadata: AuthorizationServerMetadata | undefined): Promise<void> {
+    const info = await this.clientInformation();
+    if (info === undefined) return;
+    const secret = info.client_secret;
+    const method = 'token_endpoint_auth_method' in info ? info.token_endpoint_auth_method : undefined;
+    if (secret !== undefined && method !== 'client_secret_post') {
+      headers.set('authorization', `Basic ${Buffer.from(`${encodeURIComponent(info.client_id)}:${encodeURIComponent(secret)}`).toString('base64')}`);
+      return;
+    }
+    params.set('client_id', info.client_id);
+    if (secret !== undefined) params.set('client_secret', secret);
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -102,8 +123,10 @@ function parse(text: string | null): unknown {
 
 export interface LoopbackCallback {
   readonly redirectUri: string;
-  /** Resolves with the authorization code once a callback with the expected state arrives. */
+  /** Resolves with the authorization code once a callback with the expected state (and issuer) arrives. */
   readonly code: Promise<string>;
+  /** How the callback's `iss` is judged (RFC 9207), once the authorization server is known: an error refuses it. */
+  checkIssuer(check: (iss: string | null) => WispError | undefined): void;
   close(): Promise<void>;
 }
 
@@ -117,6 +140,7 @@ export async function listenForCallback(expectedState: string, signal: AbortSign
   const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   code.catch(() => undefined);
   let done = false;
+  let issuerError: (iss: string | null) => WispError | undefined = () => undefined;
   const finish = (outcome: { code: string } | { error: WispError }): void => {
     if (done) return;
     done = true;
@@ -132,9 +156,13 @@ export async function listenForCallback(expectedState: string, signal: AbortSign
     const state = url.searchParams.get('state');
     const error = url.searchParams.get('error');
     const received = url.searchParams.get('code');
+    const wrongIssuer = state === expectedState ? issuerError(url.searchParams.get('iss')) : undefined;
     if (state !== expectedState) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('This login link does not match the login that was started (state mismatch). Start it again.\n');
       finish({ error: new WispError('AUTH_FAILED', 'the authorization callback carried a state that does not match this login: refused') });
+    } else if (wrongIssuer !== undefined) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('This login answer comes from another authorization server than the one the login went to (issuer mismatch). Start it again.\n');
+      finish({ error: wrongIssuer });
     } else if (error !== null || received === null) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('The authorization server did not grant access.\n');
       finish({ error: new WispError('AUTH_FAILED', `the authorization server answered ${error ?? 'without a code'}${url.searchParams.get('error_description') !== null ? `: ${url.searchParams.get('error_description') ?? ''}` : ''}`) });
@@ -157,6 +185,7 @@ export async function listenForCallback(expectedState: string, signal: AbortSign
   return {
     redirectUri: `http://127.0.0.1:${port}/callback`,
     code,
+    checkIssuer: (check) => (issuerError = check),
     close: async () => {
       signal.removeEventListener('abort', onAbort);
       finish({ error: new WispError('CANCELLED', 'the login ended') });

@@ -2,7 +2,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { TransportFailure } from './failure.js';
-import { capResponse, type HttpTransportOptions } from './http-transport.js';
+import { capResponse, withBearer, type HttpTransportOptions } from './http-transport.js';
 
 /**
  * The SDK's legacy HTTP+SSE client transport (a GET event stream, messages POSTed to the
@@ -36,9 +36,9 @@ export class SseTransport {
       return response;
     };
     this.inner = new SSEClientTransport(new URL(options.url), {
-      fetch: capped,
+      // OAuth: the same bearer wrapper as streamable HTTP (one shared renewal on a 401).
+      fetch: options.bearer === undefined ? capped : withBearer(capped, options.bearer),
       requestInit: { headers: { ...options.headers } },
-      ...(options.authProvider !== undefined ? { authProvider: options.authProvider } : {}),
     });
   }
 

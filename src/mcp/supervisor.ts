@@ -1,5 +1,4 @@
 import { isoTime } from '../util/index.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, isRemoteTransport } from '../core/index.js';
 import type { Connection, ConnectionHooks } from './connection.js';
@@ -13,6 +12,7 @@ import { ToolPins, launchDigest } from './tool-pins.js';
 import { heldReview, type HeldReview } from './tool-review.js';
 import { toolWarnings, type OtherTool } from './tool-warnings.js';
 import type { ToolWarning } from '../core/index.js';
+import type { BearerSource } from './http-transport.js';
 import type { TransportFactory } from './transports.js';
 import type { McpEvent } from './events.js';
 
@@ -192,8 +192,8 @@ export class Supervisor {
     configVersion: number,
     signal: AbortSignal,
     loadEnv: () => Promise<Record<string, string>> = () => Promise.resolve({}),
-    /** A remote service with OAuth: the provider holding its saved tokens (none: no login yet). */
-    loadAuth: () => Promise<OAuthClientProvider | undefined> = () => Promise.resolve(undefined),
+    /** A remote service with OAuth: its saved login (none: no login yet). */
+    loadAuth: () => Promise<BearerSource | undefined> = () => Promise.resolve(undefined),
     /** What the tool pins are bound to: the launch as stored (default: as given). */
     trust: string = launchDigest(config),
   ): Promise<ConnectionState> {
@@ -211,7 +211,7 @@ export class Supervisor {
     }
     // Secrets are read only now, after the checks, and only for a service that has variables.
     const env = await loadEnv();
-    const authProvider = isRemoteTransport(config.transport) ? await loadAuth() : undefined;
+    const bearer = isRemoteTransport(config.transport) ? await loadAuth() : undefined;
     // Loaded with the first activation: the MCP SDK, zod and the schema compilers behind it
     // are most of the daemon's start-up cost, and no service is active when it starts.
     const { Connection } = await import('./connection.js');
@@ -227,7 +227,7 @@ export class Supervisor {
       stderr: entry.stderr,
       searchPath: this.options.searchPath,
       env,
-      authProvider,
+      bearer,
       redact: this.options.redact,
       tracker: trackerFor(this.options.processes, config),
       transports: this.options.transports,
@@ -284,6 +284,14 @@ export class Supervisor {
     })();
     await entry.stopping;
     entry.stopping = undefined;
+    return entry.state;
+  }
+
+  /** A logout: the service, stopped, waits in needs_auth (a call to it then asks for a login). */
+  async loggedOut(config: StoredService, message: string): Promise<ConnectionState> {
+    await this.stop(config.id);
+    const entry = this.entryFor(config);
+    if (entry.state.status === 'disabled') this.apply(entry, { type: 'needs_auth', authorizationServer: null, scope: null, message });
     return entry.state;
   }
 

@@ -259,7 +259,7 @@ export class ToolCalls {
       // A held tool is refused before anything is asked: no human is shown a definition nobody accepted.
       const held = supervisor.heldTool(request.modelName, request.serviceId, request.toolName);
       if (held !== undefined) throw notTrusted(held);
-      throw new WispError('TOOL_NOT_FOUND', toolNotFound(request, supervisor));
+      throw toolNotFound(request, supervisor);
     }
     return tool;
   }
@@ -274,13 +274,15 @@ function notTrusted(tool: Pick<CatalogTool, 'serviceName' | 'name'>): WispError 
 }
 
 /** Why no tool answers to a request, with the command that helps: the service may merely be inactive. */
-function toolNotFound(request: CallRequest, supervisor: Supervisor): string {
+function toolNotFound(request: CallRequest, supervisor: Supervisor): WispError {
   const tool = JSON.stringify(request.toolName ?? request.modelName ?? '');
-  if (request.serviceId === undefined) return `no active tool is named ${tool} (wispctl mcp tools lists the active tools)`;
+  if (request.serviceId === undefined) return new WispError('TOOL_NOT_FOUND', `no active tool is named ${tool} (wispctl mcp tools lists the active tools)`);
   const name = request.serviceName ?? request.serviceId;
   const { status } = supervisor.state(request.serviceId);
-  if (status !== 'active') return `${name} is not active (${status}): activate it with wispctl mcp activate ${name}`;
-  return `${name} has no tool named ${tool} (wispctl mcp tools ${name} lists its tools)`;
+  // Logged out, or its login lost: what it needs is a login, not an activation.
+  if (status === 'needs_auth') return new WispError('NEEDS_AUTH', `${name} needs a login: wispctl mcp login ${name}`);
+  if (status !== 'active') return new WispError('TOOL_NOT_FOUND', `${name} is not active (${status}): activate it with wispctl mcp activate ${name}`);
+  return new WispError('TOOL_NOT_FOUND', `${name} has no tool named ${tool} (wispctl mcp tools ${name} lists its tools)`);
 }
 
 /** What is said of a call in its events and audit record. */

@@ -1,10 +1,10 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { UnauthorizedError, discoverOAuthProtectedResourceMetadata, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError, discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { LIMITS } from '../core/index.js';
 import { AuthRequired, Failure, type TransportFailure } from './failure.js';
-import { HttpTransport } from './http-transport.js';
+import { HttpTransport, type BearerSource } from './http-transport.js';
 import { SseTransport } from './sse-transport.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
@@ -18,8 +18,8 @@ export interface ServiceLaunch {
   readonly config: StoredService;
   /** stdio: the service's own variables. http: its header values. */
   readonly env: Readonly<Record<string, string>>;
-  /** http with OAuth: the provider holding the saved tokens (refreshed on 401 by the SDK). */
-  readonly authProvider?: OAuthClientProvider | undefined;
+  /** http with OAuth: the saved login (its access token on every request, renewed on a 401). */
+  readonly bearer?: BearerSource | undefined;
 }
 
 /** What the connection hands a factory besides the launch: its limits, its sinks and its hooks. */
@@ -111,7 +111,7 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
     headers: launch.env,
     maxMessageBytes: LIMITS.maxStdioFrameBytes,
     onFailure: context.onFailure,
-    authProvider: launch.authProvider,
+    bearer: launch.bearer,
   });
   return {
     kind: 'remote',
@@ -124,7 +124,7 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
     get challengedScope() {
       return http.challenge?.scope ?? null;
     },
-    explain: (error) => httpFailure(error, url),
+    explain: (error) => httpFailure(error, url, launch),
     sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
     authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
     stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
@@ -134,7 +134,7 @@ function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLi
 /** A legacy HTTP+SSE server: the same caps, headers and failures as streamable HTTP; no session to renew. */
 function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink {
   const url = launch.config.url ?? '';
-  const sse = new SseTransport({ url, headers: launch.env, maxMessageBytes: LIMITS.maxStdioFrameBytes, onFailure: context.onFailure, authProvider: launch.authProvider });
+  const sse = new SseTransport({ url, headers: launch.env, maxMessageBytes: LIMITS.maxStdioFrameBytes, onFailure: context.onFailure, bearer: launch.bearer });
   return {
     kind: 'remote',
     transport: sse.inner,
@@ -146,7 +146,7 @@ function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink 
     get challengedScope() {
       return sse.challenge?.scope ?? null;
     },
-    explain: (error) => sseFailure(error, url) ?? httpFailure(error, url),
+    explain: (error) => sseFailure(error, url) ?? httpFailure(error, url, launch),
     // A legacy session ends with its stream (see SseTransport): it is never renewed under a running call.
     sessionLost: () => false,
     authorizationServer: () => authorizationServerOf(url, sse.challenge?.resourceMetadataUrl),
@@ -172,10 +172,14 @@ function sseFailure(error: unknown, url: string): Failure | undefined {
 }
 
 /** What a remote server's failures mean: unreachable, HTTP errors, a login needed. */
-function httpFailure(error: unknown, url: string): Failure | undefined {
-  if (error instanceof UnauthorizedError) return new AuthRequired(`${url} needs a login (wispctl mcp login)`);
+function httpFailure(error: unknown, url: string, launch: ServiceLaunch): Failure | undefined {
+  const login = launch.config.oauth?.enabled === true ? `: log in with wispctl mcp login ${launch.config.name}` : '';
+  if (error instanceof UnauthorizedError) return new AuthRequired(`${url} needs a login${login}`);
   if (error instanceof StreamableHTTPError) {
-    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the request (HTTP ${error.code}): it needs authorization`);
+    if (error.code === 401 || error.code === 403) {
+      const why = launch.bearer?.problem;
+      return new AuthRequired(`${url} refused the request (HTTP ${error.code})${why !== undefined ? ` (${why})` : ''}: it needs authorization${login}`);
+    }
     return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
   }
   if (error instanceof TypeError && /fetch failed/i.test(error.message)) {

@@ -169,8 +169,13 @@ function oauthSuite(variant: Variant): void {
       log = await EventLog.follow(client);
       const service = await current('protected');
       expect((await client.call('services.activate', { id: service.id, configVersion: service.configVersion })).service.connection).toMatchObject({ status: 'active' });
-      const { service: loggedOut } = await client.call('services.logout', { id: service.id });
-      expect(loggedOut.connection.status).toBe('disabled');
+      const { service: loggedOut, revocation } = await client.call('services.logout', { id: service.id });
+      expect(loggedOut.connection).toMatchObject({ status: 'needs_auth', message: expect.stringContaining('wispctl mcp login protected') });
+      expect(revocation.status).toMatch(/^(revoked|unsupported)$/);
+      await expect(client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: 'after logout' } })).rejects.toMatchObject({
+        code: 'NEEDS_AUTH',
+        message: expect.stringContaining('wispctl mcp login protected'),
+      });
       const { service: again } = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
       expect(again.connection).toMatchObject({ status: 'needs_auth' });
     });

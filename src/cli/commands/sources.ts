@@ -7,7 +7,7 @@ import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
-import { headerSavedText, headersText, loggedInText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
+import { headerSavedText, headersText, loggedInText, loggedOutText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
 import { documentOutput } from '../output.js';
 import { importText, sourcesText } from '../render/sources.js';
 import { clean } from '../render.js';
@@ -145,12 +145,12 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
 
   mcp
     .command('logout')
-    .description('remove a remote service\'s OAuth tokens and client registration from the keychain, and stop it')
+    .description('log out of a remote service: stop it, revoke its refresh token at the authorization server (when it offers that), remove its tokens from the keychain')
     .argument('<name>', 'service name (or id)')
     .action((name: string) =>
       ctx.withClient(async (client) => {
-        const { service } = await client.call('services.logout', ref(name));
-        ctx.print(service, () => serviceDone(service, 'logged out (tokens removed from the keychain)'));
+        const result = await client.call('services.logout', ref(name));
+        ctx.print(result, () => loggedOutText(result.service, result.revocation));
       }),
     );
 }

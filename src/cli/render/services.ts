@@ -202,6 +202,13 @@ export function loginUrlText(service: Service, authorizationUrl: string, redirec
   return `Open this URL to log in to ${clean(service.name)} (the answer comes back to ${clean(redirectUri)}):\n\n  ${clean(authorizationUrl)}\n`;
 }
 
+/** A logout says both what happened at the authorization server and that the keychain forgot the login. */
+export function loggedOutText(service: Service, revocation: { status: string; message: string }): string {
+  const remote =
+    revocation.status === 'revoked' ? clean(revocation.message) : revocation.status === 'nothing' ? 'nothing to revoke' : `not revoked at the server: ${clean(revocation.message)}`;
+  return `${clean(service.name)}: logged out; ${remote}; tokens removed from the keychain`;
+}
+
 export function loggedInText(service: Service): string {
   return `${clean(service.name)}: logged in; ${service.connection.status === 'active' ? `active, ${service.connection.toolCount} tools` : service.connection.status}`;
 }

@@ -99,9 +99,22 @@ export const serviceMethods = {
     errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'INVALID_CONFIG', 'AUTH_FAILED', 'CANCELLED', 'TIMEOUT', 'KEYCHAIN_UNAVAILABLE'],
   }),
   'services.logout': method({
-    summary: 'Remove a remote service\'s OAuth tokens and client registration from the keychain, and stop it.',
+    summary:
+      'Log a remote service out: stop it, revoke its refresh token at the authorization server when that offers revocation (RFC 7009), then remove its tokens and ' +
+      'client registration from the keychain. The service then waits in needs_auth; `revocation` says what happened at the server.',
     params: ServiceRef,
-    result: Type.Object({ service: Service }),
+    result: Type.Object({
+      service: Service,
+      revocation: Type.Object(
+        {
+          status: Type.Union([Type.Literal('revoked'), Type.Literal('unsupported'), Type.Literal('failed'), Type.Literal('nothing')], {
+            description: 'revoked: at the server; unsupported: it offers no revocation; failed: it could not be asked or refused; nothing: no token was saved.',
+          }),
+          message: Type.String({ maxLength: 1000 }),
+        },
+        { additionalProperties: false },
+      ),
+    }),
     errors: ['SERVICE_NOT_FOUND', 'INVALID_CONFIG', 'KEYCHAIN_UNAVAILABLE'],
   }),
   'services.list': method({
@@ -260,7 +273,7 @@ export const serviceMethods = {
       { additionalProperties: false },
     ),
     result: ToolCallResult,
-    errors: ['TOOL_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'LIMIT_EXCEEDED', 'INVALID_ARGUMENTS', 'APPROVAL_DENIED', 'APPROVAL_STALE', 'CANCELLED', 'TIMEOUT', 'TOOL_ERROR', 'PROTOCOL_ERROR', 'SERVER_EXITED'],
+    errors: ['TOOL_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'LIMIT_EXCEEDED', 'INVALID_ARGUMENTS', 'APPROVAL_DENIED', 'APPROVAL_STALE', 'CANCELLED', 'TIMEOUT', 'TOOL_ERROR', 'PROTOCOL_ERROR', 'SERVER_EXITED', 'NEEDS_AUTH', 'CONNECTION_CLOSED'],
   }),
   'approvals.list': method({
     summary:

@@ -1,5 +1,5 @@
 import { WispError, isRemoteTransport } from '../../core/index.js';
-import { OAUTH_ITEMS, checkLoginTarget, forgetLogin, login } from '../../mcp/index.js';
+import { OAUTH_ITEMS, checkLoginTarget, forgetLogin, login, revokeLogin } from '../../mcp/index.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 /** Remote (http) services: registration with OAuth settings, login and logout. */
@@ -47,12 +47,19 @@ export function remoteHandlers(
       await services.activate(config, params.configVersion, ctx.signal);
       return { service: services.view(registry.get({ id: config.id })) };
     },
-    'services.logout': async (params) => {
+    // Revoked at the authorization server where it offers that (RFC 7009), then forgotten here: the answer says both.
+    'services.logout': async (params, ctx) => {
       const config = registry.get(params);
       if (!isRemoteTransport(config.transport)) throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
       await supervisor.stop(config.id);
-      await forgetLogin(config, services.vault(config));
-      return { service: services.view(registry.get({ id: config.id })) };
+      const vault = services.vault(config);
+      const revocation =
+        config.oauth?.enabled === true
+          ? await revokeLogin(config, vault, services.launchOf(config).url ?? config.url ?? '', ctx.signal)
+          : { status: 'nothing' as const, message: 'it does not use OAuth' };
+      await forgetLogin(config, vault);
+      if (config.oauth?.enabled === true) await supervisor.loggedOut(config, `logged out: log in with wispctl mcp login ${config.name}`);
+      return { service: services.view(registry.get({ id: config.id })), revocation };
     },
   };
 }
