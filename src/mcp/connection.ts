@@ -183,10 +183,7 @@ export class Connection {
     return client;
   }
 
-  /**
-   * Notes every JSON-RPC error response as it arrives (the SDK chains a handler set before
-   * it connects, and calls it first), and when the transport closes.
-   */
+  /** Notes each JSON-RPC error response as it arrives (the SDK calls a handler set before it connects first), and the transport closing. */
   private observe(transport: Transport): void {
     this.transportLost = false;
     this.observed = transport;
@@ -211,10 +208,7 @@ export class Connection {
     return true;
   }
 
-  /**
-   * Runs one request; when a remote server answers 404 (it no longer knows our session),
-   * opens a new session and sends it once more. The server never saw the first attempt.
-   */
+  /** Runs one request; on a remote 404 (our session is forgotten), opens a new session and sends it once more (never seen before). */
   private async withSession<T>(deadline: number, signal: AbortSignal, request: (client: Client) => Promise<T>): Promise<T> {
     const client = this.client;
     if (client === undefined || this.closed) throw this.closedFailure();
