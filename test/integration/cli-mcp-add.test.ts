@@ -137,7 +137,8 @@ describe('mcp add-json', () => {
       ['["node"]', 'wispctl: the JSON must be one object: {"command": ..., "args": [...]} or {"type": "http", "url": ...} (INVALID_CONFIG)\n'],
       ['{"command":', expect.stringMatching(/^wispctl: the JSON is not valid JSON: .* \(INVALID_PARAMS\)\n$/)],
     ];
-    for (const [json, stderr] of cases) expect(await ctl(['mcp', 'add-json', 'refused', json])).toMatchObject({ code: 2, stdout: '', stderr });
+    const results = await Promise.all(cases.map(([json]) => ctl(['mcp', 'add-json', 'refused', json])));
+    results.forEach((result, i) => expect(result).toMatchObject({ code: 2, stdout: '', stderr: cases[i]?.[1] }));
     const taken = await ctl(['mcp', 'add-json', 'jsonfiles', '{"command":"node"}']);
     expect(taken).toMatchObject({ code: 5, stderr: 'wispctl: a service named jsonfiles already exists (SERVICE_NAME_TAKEN)\n' });
     expect(await names()).toEqual(before);
@@ -179,7 +180,7 @@ describe.skipIf(!Terminal.available())('mcp add-json on a terminal', () => {
       }
       expect((await names()).includes('asked')).toBe(answer === 'y');
     }
-  });
+  }, 90_000);
 });
 
 describe('mcp import --from CLIENT', () => {
@@ -221,5 +222,5 @@ describe('mcp import --from CLIENT', () => {
     }
     expect(await names()).not.toContain('not-here');
     expect((await client.call('services.get', { name: 'from-vscode' })).service.args).toEqual(['${HOME}/x']);
-  });
+  }, 90_000);
 });

@@ -77,12 +77,17 @@ describe('mcp call NAME TOOL key=value', () => {
       stdout: '',
       stderr: 'wispctl: typed has no argument colour: it takes count, ratio, flag, tags, opts, note, maybe (nothing was asked or sent) (INVALID_ARGUMENTS)\n',
     });
-    expect(await ctl('mcp', 'call', 'tools', 'typed', 'count=three')).toMatchObject({ code: 2, stderr: 'wispctl: count must be an integer, not three (INVALID_ARGUMENTS)\n' });
-    expect(await ctl('mcp', 'call', 'tools', 'typed', 'count=1.5')).toMatchObject({ code: 2, stderr: 'wispctl: count must be an integer, not 1.5 (INVALID_ARGUMENTS)\n' });
-    expect(await ctl('mcp', 'call', 'tools', 'typed', 'tags=a,b')).toMatchObject({ code: 2, stderr: 'wispctl: tags must be a JSON array, not a,b (INVALID_ARGUMENTS)\n' });
-    expect(await ctl('mcp', 'call', 'tools', 'typed', 'flag=yes')).toMatchObject({ code: 2, stderr: 'wispctl: flag must be true or false, not yes (INVALID_ARGUMENTS)\n' });
-    expect(await ctl('mcp', 'call', 'tools', 'typed', 'count')).toMatchObject({ code: 2, stderr: 'wispctl: count is not key=value (or give the arguments as one JSON object) (INVALID_PARAMS)\n' });
-    expect(await ctl('mcp', 'call', 'tools', 'typed', 'count=1', 'count=2')).toMatchObject({ code: 2, stderr: 'wispctl: count is given twice (INVALID_PARAMS)\n' });
+    // Independent refusals, run side by side (each is a whole wispctl process).
+    const refusals: [string[], number, string][] = [
+      [['count=three'], 2, 'wispctl: count must be an integer, not three (INVALID_ARGUMENTS)\n'],
+      [['count=1.5'], 2, 'wispctl: count must be an integer, not 1.5 (INVALID_ARGUMENTS)\n'],
+      [['tags=a,b'], 2, 'wispctl: tags must be a JSON array, not a,b (INVALID_ARGUMENTS)\n'],
+      [['flag=yes'], 2, 'wispctl: flag must be true or false, not yes (INVALID_ARGUMENTS)\n'],
+      [['count'], 2, 'wispctl: count is not key=value (or give the arguments as one JSON object) (INVALID_PARAMS)\n'],
+      [['count=1', 'count=2'], 2, 'wispctl: count is given twice (INVALID_PARAMS)\n'],
+    ];
+    const results = await Promise.all(refusals.map(([words]) => ctl('mcp', 'call', 'tools', 'typed', ...words)));
+    results.forEach((result, i) => expect(result).toMatchObject({ code: refusals[i]?.[1], stdout: '', stderr: refusals[i]?.[2] }));
     expect(await ctl('mcp', 'call', 'tools', 'nosuch', 'a=1')).toMatchObject({ code: 4, stderr: 'wispctl: tools has no tool named "nosuch" (wispctl mcp tools tools lists its tools) (TOOL_NOT_FOUND)\n' });
     expect(await approvalsFor('typed')).toBe(before);
   });
@@ -159,7 +164,7 @@ describe('mcp logs NAME -f', () => {
     const [code] = await follow.closed;
     expect(code).toBe(130);
     expect(follow.output().stdout).toBe('count called 1 times\ncount called 2 times\ncount called 1 times\n');
-  });
+  }, 90_000);
 
   it('a removed service ends it with SERVICE_NOT_FOUND', async () => {
     await registerScenario(client, 'shortlived', ['--print-env']);
@@ -208,5 +213,5 @@ describe.skipIf(!Terminal.available())('mcp restart on a terminal', () => {
       }
       expect((await client.call('services.get', { name: 'tools' })).service.connection.status).toBe(answer === 'y' ? 'active' : 'disabled');
     }
-  });
+  }, 90_000);
 });
