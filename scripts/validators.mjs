@@ -64,6 +64,7 @@ export async function targets(load) {
   const { InstallsSection } = await load('install/settings-schema.js');
   const { AttemptRecord } = await load('install/attempt-record-schema.js');
   const { RecordSchemas } = await load('sessions/transcript-schema.js');
+  const { PinDocument } = await load('mcp/tool-pins-schema.js');
   return [
     { file: 'core/wire/params-checks.generated', mode: 'strict', schemas: Object.fromEntries(Object.entries(methods).map(([name, def]) => [name, def.params])) },
     { file: 'mcp/registry-check.generated', mode: 'strict', schemas: { registryDocument: RegistryDocument }, type: { name: 'RegistryDocument', from: './service-store-schema.js' } },
@@ -71,6 +72,7 @@ export async function targets(load) {
     { file: 'install/settings-check.generated', mode: 'strict', schemas: { installsSection: InstallsSection }, type: { name: 'InstallsSection', from: './settings-schema.js' } },
     { file: 'install/attempt-check.generated', mode: 'loose', schemas: { attemptRecord: AttemptRecord }, type: { name: 'AttemptRecord', from: './attempt-record-schema.js' } },
     { file: 'sessions/transcript-checks.generated', mode: 'loose', schemas: RecordSchemas, type: { name: 'TranscriptRecord', from: './transcript-schema.js' } },
+    { file: 'mcp/pins-check.generated', mode: 'loose', schemas: { pinDocument: PinDocument }, type: { name: 'PinDocument', from: './tool-pins-schema.js' } },
   ];
 }
 

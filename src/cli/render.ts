@@ -215,7 +215,13 @@ export function describeApproval(approval: Approval): string {
     `  arguments:  ${showJson(s.arguments)}`,
     `  asked by:   ${clean(requester.clientId)}${requester.sessionId !== null ? `, session ${clean(requester.sessionId)}` : ''}`,
     ...serverClaims(approval),
+    ...toolWarnings(approval),
   ].join('\n');
+}
+
+/** Facts about the tool's definition (hidden or direction-changing characters, other services' tool names): never left out of an approval. */
+export function toolWarnings(approval: Approval, indent = '  '): string[] {
+  return approval.kind === 'tool_call' ? (approval.summary.warnings ?? []).map((w) => `${indent}WARNING: ${clean(w.message)}`) : [];
 }
 
 /** The question under an approval; it names the vouched tool again, last thing before the answer. */
@@ -237,6 +243,7 @@ export function describeApprovalInline(approval: Approval): string {
     `tool call: ${clean(s.serviceName)}/${showArg(registeredTool(approval))} ${showJson(s.arguments)}`,
     ...(approval.kind !== 'tool_call' && s.title !== null ? [`  what: ${clean(s.title)}`] : []),
     ...serverClaims(approval),
+    ...toolWarnings(approval),
   ].join('\n');
 }
 

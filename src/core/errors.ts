@@ -161,7 +161,7 @@ export const ERROR_CATALOG = {
   APPROVAL_STALE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.conflict,
-    description: 'The decision was bound to something that has changed since it was shown: for activation, the service was edited; for a tool call, its tool list or connection changed (or other arguments were sent). Show it again and ask again.',
+    description: 'The decision was bound to something that has changed since it was shown: for activation, the service was edited; for a tool call, its tool list or connection changed (or other arguments were sent); for tools.accept, the tool list changed since the version reviewed. Show it again and ask again.',
   },
   SERVICE_BUSY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -217,6 +217,12 @@ export const ERROR_CATALOG = {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.notFound,
     description: 'No active tool by that model name (or service and tool name). tools.list shows the catalog.',
+  },
+  TOOL_NOT_TRUSTED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description:
+      'The tool is held: it changed, or appeared, since the service\'s tools were pinned, and no human has accepted it yet. Nothing was asked or sent. Review it (tools.review, wispctl mcp review) and accept it (tools.accept).',
   },
   INVALID_ARGUMENTS: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

@@ -17,6 +17,12 @@ export const LIMITS = {
    * is SCHEMA_INVALID (a $ref fan-out would otherwise freeze the daemon).
    */
   maxSchemaCost: 20_000,
+  /**
+   * One tool's definition as pinned (name, title, description, input and output schema,
+   * annotations), serialized: a longer one is refused at discovery. Bounds the pin file
+   * (maxToolsPerService of these) and one tool's review.
+   */
+  maxToolDefinitionBytes: 64 * 1024,
   /** One call's arguments, serialized. */
   maxCallArgumentBytes: 32 * 1024,
   /** One frame (line) on the control socket. */

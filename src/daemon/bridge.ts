@@ -3,7 +3,7 @@ import type { EventPayload } from '../core/index.js';
 import { assertNever } from '../core/index.js';
 import type { ApprovalAnnouncement } from '../approvals/index.js';
 import { STEPS, attemptView, type InstallEvent } from '../install/index.js';
-import type { McpEvent, RegistryChange } from '../mcp/index.js';
+import { launchDigest, type McpEvent, type RegistryChange } from '../mcp/index.js';
 import type { SessionEvent } from '../sessions/index.js';
 import { approvalOutcome, approvalView } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
@@ -56,6 +56,10 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
       return { type: 'service.state', service: event.service, connection: event.state };
     case 'tools.discovered':
       return { type: 'service.tools', service: event.service, toolListVersion: event.toolListVersion, toolCount: event.toolCount };
+    case 'tools.held':
+      return { type: 'tools.held', serviceId: event.service.id, serviceName: event.service.name, toolListVersion: event.toolListVersion, added: [...event.added], changed: [...event.changed] };
+    case 'tools.accepted':
+      return { type: 'tools.accepted', serviceId: event.service.id, serviceName: event.service.name, toolListVersion: event.toolListVersion, accepted: [...event.accepted] };
     case 'call.started':
       return { type: 'tool.call.started', call: event.call };
     case 'call.finished':
@@ -108,13 +112,20 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
   }
 }
 
-/** A configuration change stops the service at once (its tools vanish before the process does). */
+/**
+ * A configuration change stops the service at once (its tools vanish before the process does).
+ * An edited command, args, cwd or url is a new trust: the tool pins go; a deleted service's too.
+ */
 function registryEffects({ supervisor }: Pick<DaemonParts, 'supervisor'>, change: RegistryChange): void {
   if (change.kind === 'service.updated') {
     supervisor.rename(change.service.id, change.service.name);
-    void supervisor.stop(change.service.id, false, `the service ${change.service.name} was edited`);
+    const stopped = supervisor.stop(change.service.id, false, `the service ${change.service.name} was edited`);
+    void stopped.then(() => supervisor.pins.reset(change.service.id, launchDigest(change.service))).catch(() => undefined);
   } else if (change.kind === 'service.deleted') {
-    void supervisor.remove(change.service.id, `the service ${change.service.name} was deleted`);
+    void supervisor
+      .remove(change.service.id, `the service ${change.service.name} was deleted`)
+      .then(() => supervisor.pins.remove(change.service.id))
+      .catch(() => undefined);
   }
 }
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LIMITS } from '../core/index.js';
 import { Approvals, AuditLog } from '../approvals/index.js';
 import { InstallSettingsStore, Installer } from '../install/index.js';
-import { HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../mcp/index.js';
+import { HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
@@ -46,6 +46,15 @@ export function compose(options: DaemonOptions): DaemonParts {
     now,
     // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
     onStop: (serviceId, reason) => parts().sessions.cancelUsing(serviceId, reason),
+    pins: new ToolPins({
+      dataDir: paths.dataDir,
+      now,
+      onProblem: (problem) => {
+        logger.warn({ file: problem.file, problem: problem.problem, movedTo: problem.movedTo }, `${problem.file}: ${problem.problem}`);
+        events.emit({ type: 'storage.warning', file: problem.file, problem: problem.problem, movedTo: problem.movedTo });
+      },
+      onWriteError: (error) => logger.error({ err: String(error) }, 'could not write the tool pins (they hold in memory for this run)'),
+    }),
   });
   const registry = new ServiceRegistry(store, bus.publish, now);
   const audit = new AuditLog(path.join(paths.dataDir, 'audit.jsonl'), (error) => logger.error({ err: String(error) }, 'could not append to the audit log'));

@@ -142,6 +142,7 @@ export class Daemon {
     await sessions.stopAll();
     await installer.stopAll();
     await supervisor.stopAll();
+    await supervisor.pins.flush();
     await serverRecords.flush();
     await registry.flush();
     await audit.close();

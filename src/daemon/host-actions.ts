@@ -14,6 +14,8 @@ export function hostActions(parts: Pick<DaemonParts, 'registry' | 'supervisor' |
         state: supervisor.state(config.id).status,
         env: (config.env ?? []).map((v) => v.name),
         tools: supervisor.tools(config.id).length,
+        // How many, never what: a held tool's text has not been accepted by anyone.
+        heldTools: supervisor.heldTools(config.id).length,
       })),
     describe: (ref) => {
       const config = registry.get(ref);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { WispError, type ConnectionState, type Service } from '../core/index.js';
-import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, savedLogin, type OAuthVault, type StoredService, type Supervisor } from '../mcp/index.js';
+import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, launchDigest, savedLogin, type OAuthVault, type StoredService, type Supervisor } from '../mcp/index.js';
 import { launchBinding, type Redactor, type SecretStore, type Secrets, type VariableRef } from '../secrets/index.js';
 import { serviceView } from './views.js';
 
@@ -29,7 +29,7 @@ export class ServiceOps {
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
-    }, () => savedLogin(config, this.vault(config)));
+    }, () => savedLogin(config, this.vault(config)), launchDigest(config));
   }
 
   /**

@@ -1,6 +1,6 @@
-import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ApprovalOutcome, type ConnectionState, type Service, type ToolInfo } from '../core/index.js';
+import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ApprovalOutcome, type ConnectionState, type Service, type ToolInfo, type HeldTool } from '../core/index.js';
 import type { Approval, Approvals } from '../approvals/index.js';
-import type { CatalogTool, StoredService } from '../mcp/index.js';
+import type { CatalogTool, HeldReview, StoredService } from '../mcp/index.js';
 import type { InstallPlan, Runtime } from '../install/index.js';
 import type { ModelSettings } from '../model/index.js';
 
@@ -68,6 +68,7 @@ export function toolInfo(tool: CatalogTool): ToolInfo {
     annotations: tool.annotations,
     generation: tool.generation,
     toolListVersion: tool.toolListVersion,
+    pin: tool.pin,
   };
 }
 
@@ -85,6 +86,22 @@ export function toolsPage(tools: readonly CatalogTool[], cursor: string | undefi
     bytes += size;
   }
   return { tools: page, nextCursor: next < tools.length ? String(next) : null };
+}
+
+/** One page of tools.review: bounded in bytes like tools.list (at least one tool per page). */
+export function reviewPage(service: { id: string; name: string }, review: HeldReview, cursor: string | undefined): Result<'tools.review'> {
+  const start = cursor === undefined ? 0 : Number(cursor);
+  const page: HeldTool[] = [];
+  let bytes = 0;
+  let next = start;
+  for (; next < review.tools.length; next++) {
+    const tool = review.tools[next] as HeldTool;
+    const size = Buffer.byteLength(JSON.stringify(tool));
+    if (page.length > 0 && bytes + size > LIMITS.maxPageBytes) break;
+    page.push(tool);
+    bytes += size;
+  }
+  return { service, generation: review.generation, toolListVersion: review.toolListVersion, tools: page, nextCursor: next < review.tools.length ? String(next) : null };
 }
 
 /** One page of approvals.list: bounded in count and in bytes, so its reply always fits a frame. */

@@ -49,6 +49,8 @@ export interface ConnectionOptions {
   readonly tracker?: ProcessTracker | undefined;
   /** How the server is reached (default: local servers spawned, remote ones over streamable HTTP). */
   readonly transports?: TransportFactory | undefined;
+  /** The service's latest tool-list version before this connection: this one counts on from it. */
+  readonly toolListVersionBase?: number | undefined;
 }
 
 /** A server's own error message is kept to this many characters (after redaction). */
@@ -100,6 +102,7 @@ export class Connection {
   ) {
     // Every running call listens to it (and unhooks when it ends): many at once is normal.
     setMaxListeners(0, this.calls.signal);
+    this.toolListVersion = options.toolListVersionBase ?? 0;
   }
 
   get pid(): number | undefined {

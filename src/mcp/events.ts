@@ -16,6 +16,8 @@ export type McpEvent =
   | { readonly kind: 'service.deleted'; readonly service: ServiceRef }
   | { readonly kind: 'connection.changed'; readonly service: ServiceRef; readonly state: ConnectionState }
   | { readonly kind: 'tools.discovered'; readonly service: ServiceRef; readonly toolListVersion: number; readonly toolCount: number }
+  | { readonly kind: 'tools.held'; readonly service: ServiceRef; readonly toolListVersion: number; readonly added: string[]; readonly changed: string[] }
+  | { readonly kind: 'tools.accepted'; readonly service: ServiceRef; readonly toolListVersion: number; readonly accepted: string[] }
   | { readonly kind: 'call.started'; readonly call: CallRef }
   | { readonly kind: 'call.finished'; readonly call: CallRef; readonly durationMs: number; readonly waitedMs: number; readonly truncated: boolean }
   | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number; readonly waitedMs: number };

@@ -4,6 +4,8 @@ export type { McpEvent, RegistryChange, CallRef } from './events.js';
 export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervisor.js';
 export { modelToolName } from './tool-names.js';
 export type { CatalogTool } from './tool-catalog.js';
+export { ToolPins, launchDigest, PINS_DIR, type ToolPinsOptions } from './tool-pins.js';
+export type { HeldReview } from './tool-review.js';
 export type { StopLadder } from './stdio-transport.js';
 export { transportLink } from './link.js';
 export type { TransportFactory, ServiceLink, ServiceLaunch, TransportContext } from './transports.js';

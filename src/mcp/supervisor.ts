@@ -9,6 +9,10 @@ import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
+import { ToolPins, launchDigest } from './tool-pins.js';
+import { heldReview, type HeldReview } from './tool-review.js';
+import { toolWarnings, type OtherTool } from './tool-warnings.js';
+import type { ToolWarning } from '../core/index.js';
 import type { TransportFactory } from './transports.js';
 import type { McpEvent } from './events.js';
 
@@ -34,6 +38,8 @@ export interface SupervisorOptions {
   };
   /** How servers are reached (default: local servers spawned, remote ones over streamable HTTP). */
   readonly transports?: TransportFactory;
+  /** The tool pins (default: kept in memory only). */
+  readonly pins?: ToolPins;
 }
 
 /** stderr kept per service, in characters. */
@@ -48,6 +54,8 @@ interface Entry {
   activation: AbortController | undefined;
   stopping: Promise<void> | undefined;
   stderr: StderrTail;
+  /** The latest tool-list version, so a new connection goes on counting (a version is never reused in a run). */
+  toolListVersion: number;
 }
 
 /**
@@ -57,12 +65,17 @@ interface Entry {
  */
 export class Supervisor {
   private readonly entries = new Map<string, Entry>();
+  /** The trusted tools: the only ones offered to models and callable. */
   private readonly catalog = new Map<string, CatalogTool>();
+  /** Tools changed or added since the pins: listed for humans, reachable by nothing else until accepted. */
+  private readonly held = new Map<string, CatalogTool>();
+  readonly pins: ToolPins;
   private readonly background = new Set<Promise<void>>();
   private readonly startedAt: string;
 
   constructor(private readonly options: SupervisorOptions) {
     this.startedAt = options.now().toISOString();
+    this.pins = options.pins ?? new ToolPins({ dataDir: undefined, now: options.now, onProblem: () => undefined, onWriteError: () => undefined });
   }
 
   /** `registeredAt`: when the service was registered; a service not started in this run is disabled since then, or since the daemon started. */
@@ -84,8 +97,73 @@ export class Supervisor {
     return count;
   }
 
+  /** The trusted tools (of one service, or all): what models are offered and calls may reach. */
   tools(serviceId?: string): CatalogTool[] {
     return [...this.catalog.values()].filter((tool) => serviceId === undefined || tool.serviceId === serviceId);
+  }
+
+  /** The held tools (changed or added since the pins), for humans to review. */
+  heldTools(serviceId?: string): CatalogTool[] {
+    return [...this.held.values()].filter((tool) => serviceId === undefined || tool.serviceId === serviceId);
+  }
+
+  /** Every tool with its pin status, trusted first: what front-ends list. */
+  listed(serviceId?: string): CatalogTool[] {
+    return [...this.tools(serviceId), ...this.heldTools(serviceId)];
+  }
+
+  /** A held tool by model name, or by service and own name: only so that a call on it is told why it is refused. */
+  heldTool(modelName: string | undefined, serviceId?: string, name?: string): CatalogTool | undefined {
+    if (modelName !== undefined) return this.held.get(modelName);
+    for (const tool of this.held.values()) if (tool.serviceId === serviceId && tool.name === name) return tool;
+    return undefined;
+  }
+
+  /** Warnings about a tool's text: hidden characters, names of other services' tools (as the catalog is now). */
+  warnings(tool: CatalogTool): ToolWarning[] {
+    const others: OtherTool[] = [...this.catalog.values(), ...this.held.values()].filter((other) => other.serviceId !== tool.serviceId);
+    return toolWarnings(tool.definition, others);
+  }
+
+  /** What a human reviews before accepting: each held tool against its pin. */
+  review(serviceId: string, name: string): HeldReview {
+    const entry = this.entries.get(serviceId);
+    if (entry?.state.status !== 'active') {
+      throw new WispError('SERVICE_NOT_ACTIVE', `${name} is not active (${this.state(serviceId).status})`, { status: this.state(serviceId).status });
+    }
+    return heldReview(entry.state, this.heldTools(serviceId), this.pins, (tool) => this.warnings(tool));
+  }
+
+  /**
+   * A human accepts held tools (all, or those named) of exactly `toolListVersion`: pinned as
+   * they are now (written first), then moved to the trusted catalog.
+   */
+  async accept(serviceId: string, name: string, toolListVersion: number, names?: readonly string[]): Promise<{ accepted: string[]; stillHeld: number }> {
+    const entry = this.entries.get(serviceId);
+    if (entry?.state.status !== 'active') {
+      throw new WispError('SERVICE_NOT_ACTIVE', `${name} is not active (${this.state(serviceId).status})`, { status: this.state(serviceId).status });
+    }
+    if (entry.state.toolListVersion !== toolListVersion || entry.connection?.isChanging === true) {
+      throw new WispError('APPROVAL_STALE', `the tool list of ${name} changed since version ${toolListVersion} (now ${entry.state.toolListVersion}): review it again`, {
+        toolListVersion: entry.state.toolListVersion,
+      });
+    }
+    const held = this.heldTools(serviceId);
+    const chosen = (names ?? held.map((tool) => tool.name)).map((wanted) => {
+      const tool = held.find((candidate) => candidate.name === wanted);
+      if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `${name} has no held tool named ${JSON.stringify(wanted)}`);
+      return tool;
+    });
+    await this.pins.accept(serviceId, chosen);
+    // Whatever is held now (a new list may have come meanwhile) and matches its pin is trusted.
+    for (const tool of this.heldTools(serviceId)) {
+      if (this.pins.pinned(serviceId, tool.name)?.digest !== tool.pinDigest) continue;
+      this.held.delete(tool.modelName);
+      this.catalog.set(tool.modelName, { ...tool, pin: 'trusted' });
+    }
+    const accepted = chosen.map((tool) => tool.name);
+    this.options.publish({ kind: 'tools.accepted', service: { id: serviceId, name: entry.name }, toolListVersion, accepted });
+    return { accepted, stillHeld: this.heldTools(serviceId).length };
   }
 
   tool(modelName: string): CatalogTool | undefined {
@@ -116,6 +194,8 @@ export class Supervisor {
     loadEnv: () => Promise<Record<string, string>> = () => Promise.resolve({}),
     /** A remote service with OAuth: the provider holding its saved tokens (none: no login yet). */
     loadAuth: () => Promise<OAuthClientProvider | undefined> = () => Promise.resolve(undefined),
+    /** What the tool pins are bound to: the launch as stored (default: as given). */
+    trust: string = launchDigest(config),
   ): Promise<ConnectionState> {
     if (config.configVersion !== configVersion) {
       throw new WispError(
@@ -135,6 +215,7 @@ export class Supervisor {
     // Loaded with the first activation: the MCP SDK, zod and the schema compilers behind it
     // are most of the daemon's start-up cost, and no service is active when it starts.
     const { Connection } = await import('./connection.js');
+    await this.pins.prepare(config.id, trust);
     if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed' && statusOf(entry) !== 'needs_auth') {
       throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
     }
@@ -150,6 +231,7 @@ export class Supervisor {
       redact: this.options.redact,
       tracker: trackerFor(this.options.processes, config),
       transports: this.options.transports,
+      toolListVersionBase: entry.toolListVersion,
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -157,6 +239,8 @@ export class Supervisor {
     this.apply(entry, { type: 'activate', generation: entry.generation });
     try {
       await connection.activate(AbortSignal.any([signal, controller.signal]));
+      // The pins of a first discovery are on disk before activation is reported.
+      await this.pins.flush();
     } catch (error) {
       const failure = error instanceof Failure ? error : new Failure('INTERNAL_ERROR', String(error));
       // Re-read the state: stop() or a failure hook may have moved it meanwhile.
@@ -240,7 +324,7 @@ export class Supervisor {
       },
       discovered: (tools, server, toolListVersion) => {
         if (!current()) return;
-        const others = this.catalog.size - this.tools(entry.id).length;
+        const others = this.catalog.size + this.held.size - this.listed(entry.id).length;
         if (others + tools.length > LIMITS.maxActiveTools) {
           throw new WispError(
             'LIMIT_EXCEEDED',
@@ -248,10 +332,14 @@ export class Supervisor {
             { limit: 'maxActiveTools', max: LIMITS.maxActiveTools },
           );
         }
+        const { tools: classified, added, changed } = this.pins.classify(entry.id, tools);
         this.withdraw(entry.id);
-        for (const tool of tools) this.catalog.set(tool.modelName, tool);
+        for (const tool of classified) (tool.pin === 'trusted' ? this.catalog : this.held).set(tool.modelName, tool);
+        entry.toolListVersion = toolListVersion;
         this.apply(entry, { type: 'discovered', toolCount: tools.length, toolListVersion, server });
-        this.options.publish({ kind: 'tools.discovered', service: { id: entry.id, name: entry.name }, toolListVersion, toolCount: tools.length });
+        const service = { id: entry.id, name: entry.name };
+        this.options.publish({ kind: 'tools.discovered', service, toolListVersion, toolCount: tools.length });
+        if (added.length + changed.length > 0) this.options.publish({ kind: 'tools.held', service, toolListVersion, added, changed });
       },
       failed: (failure) => {
         if (current()) this.fail(entry, failure);
@@ -330,6 +418,7 @@ export class Supervisor {
         activation: undefined,
         stopping: undefined,
         stderr: new StderrTail(STDERR_TAIL_CHARS, this.options.redact),
+        toolListVersion: 0,
       };
       this.entries.set(config.id, entry);
     }
@@ -339,6 +428,7 @@ export class Supervisor {
 
   private withdraw(serviceId: string): void {
     for (const [modelName, tool] of this.catalog) if (tool.serviceId === serviceId) this.catalog.delete(modelName);
+    for (const [modelName, tool] of this.held) if (tool.serviceId === serviceId) this.held.delete(modelName);
   }
 
   private apply(entry: Entry, event: ConnectionEvent): void {

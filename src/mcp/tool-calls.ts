@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
-import { LIMITS, WispError, type ToolCallResult } from '../core/index.js';
+import { LIMITS, WispError, type ToolCallResult, type ToolWarning } from '../core/index.js';
 import type { McpEvent } from './events.js';
 import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex } from '../util/index.js';
 import { Failure } from './failure.js';
@@ -143,6 +143,7 @@ export class ToolCalls {
         title: tool.title,
         arguments: request.arguments,
         annotations: tool.annotations,
+        ...warningsOf(supervisor.warnings(tool)),
       });
       call.approvalId = approval.id;
       request.onApprovalRequested?.(approval.id);
@@ -234,7 +235,10 @@ export class ToolCalls {
     let tool: CatalogTool | undefined;
     if (request.tool !== undefined) {
       const live = supervisor.tool(request.tool.modelName);
-      if (live === undefined) throw new WispError('TOOL_NOT_FOUND', `${request.tool.serviceName}/${request.tool.name} is no longer active`);
+      if (live === undefined) {
+        if (supervisor.heldTool(request.tool.modelName) !== undefined) throw notTrusted(request.tool);
+        throw new WispError('TOOL_NOT_FOUND', `${request.tool.serviceName}/${request.tool.name} is no longer active`);
+      }
       // The tool the model was shown, unchanged in every detail (a new list version alone does not change it).
       if (live.generation !== request.tool.generation || live.definitionDigest !== request.tool.definitionDigest) {
         throw new WispError('APPROVAL_STALE', `${request.tool.serviceName}/${request.tool.name} changed since this task started; ask again in a new request`);
@@ -251,9 +255,22 @@ export class ToolCalls {
     } else {
       throw new WispError('INVALID_PARAMS', 'give modelName, or serviceId and toolName');
     }
-    if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', toolNotFound(request, supervisor));
+    if (tool === undefined) {
+      // A held tool is refused before anything is asked: no human is shown a definition nobody accepted.
+      const held = supervisor.heldTool(request.modelName, request.serviceId, request.toolName);
+      if (held !== undefined) throw notTrusted(held);
+      throw new WispError('TOOL_NOT_FOUND', toolNotFound(request, supervisor));
+    }
     return tool;
   }
+}
+
+function notTrusted(tool: Pick<CatalogTool, 'serviceName' | 'name'>): WispError {
+  return new WispError(
+    'TOOL_NOT_TRUSTED',
+    `${tool.serviceName}/${tool.name} changed or appeared since its service's tools were trusted, and is held: review and accept it first (wispctl mcp review ${tool.serviceName})`,
+    { service: tool.serviceName, tool: tool.name },
+  );
 }
 
 /** Why no tool answers to a request, with the command that helps: the service may merely be inactive. */
@@ -349,6 +366,11 @@ function auditRecord(at: Date, ref: CallRef, approvalId: string, outcome: string
   };
   if (truncated !== undefined) record.truncated = truncated;
   return record;
+}
+
+/** Warnings go into an approval's summary only when there are some. */
+function warningsOf(warnings: ToolWarning[]): { warnings?: ToolWarning[] } {
+  return warnings.length > 0 ? { warnings } : {};
 }
 
 function describe(errors: ErrorObject[] | null | undefined): { path: string; message: string }[] {

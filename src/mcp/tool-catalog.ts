@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError } from '../core/index.js';
+import { LIMITS, WispError, type PinStatus, type PinnedDefinition } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { checkSchemaCost } from './schema-cost.js';
 import { modelToolName } from './tool-names.js';
@@ -34,6 +34,28 @@ export interface CatalogTool {
   readonly validate: ArgumentValidator;
   /** Digest of the whole definition as the server sent it: equal digests, the same tool in every detail. */
   readonly definitionDigest: string;
+  /** What is pinned of it (name, title, description, schemas, annotations) and its digest. */
+  readonly definition: PinnedDefinition;
+  readonly pinDigest: string;
+  /** Against the service's pins: only a trusted tool is offered to models and callable. */
+  readonly pin: PinStatus;
+}
+
+/** The canonical pinned definition of a tool: absent fields as null, nothing else the server sent. */
+export function pinnedDefinition(tool: Tool): PinnedDefinition {
+  return {
+    name: tool.name,
+    title: tool.title ?? null,
+    description: tool.description ?? null,
+    inputSchema: tool.inputSchema,
+    outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null,
+    annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
+  };
+}
+
+/** sha256 of the canonical JSON of a pinned definition. */
+export function pinDigestOf(definition: PinnedDefinition): string {
+  return sha256Hex(canonicalJson(definition));
 }
 
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
@@ -121,6 +143,17 @@ export function buildCatalog(
     if (seen.has(tool.name)) throw new WispError('PROTOCOL_ERROR', `${service.name} lists the tool ${JSON.stringify(tool.name)} twice`);
     seen.add(tool.name);
     const inputSchema = tool.inputSchema as Record<string, unknown>;
+    // The input schema's own limit and checks first: their errors say more.
+    const validate = compiler.compile(tool.name, inputSchema);
+    const definition = pinnedDefinition(tool);
+    const bytes = Buffer.byteLength(JSON.stringify(definition));
+    if (bytes > LIMITS.maxToolDefinitionBytes) {
+      throw new WispError('LIMIT_EXCEEDED', `tool ${JSON.stringify(tool.name)} has a definition of ${bytes} bytes (at most ${LIMITS.maxToolDefinitionBytes})`, {
+        limit: 'maxToolDefinitionBytes',
+        max: LIMITS.maxToolDefinitionBytes,
+        tool: tool.name,
+      });
+    }
     return {
       serviceId: service.id,
       serviceName: service.name,
@@ -133,8 +166,12 @@ export function buildCatalog(
       description: tool.description ?? '',
       inputSchema,
       annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
-      validate: compiler.compile(tool.name, inputSchema),
+      validate,
       definitionDigest: sha256Hex(canonicalJson(tool)),
+      definition,
+      pinDigest: pinDigestOf(definition),
+      // Until the supervisor has compared it with the service's pins, a tool is held.
+      pin: 'added' as const,
     };
   });
 }

@@ -99,9 +99,9 @@ describe('documentation stays true to the code', () => {
     expect(read('docs/errors.md')).toBe(renderErrorsMarkdown());
   });
 
-  it('docs/protocol.md is readable: under 3,000 lines, every shared shape written out once and referenced elsewhere', () => {
+  it('docs/protocol.md is readable: under 4,000 lines, every shared shape written out once and referenced elsewhere', () => {
     const doc = renderProtocolMarkdown();
-    expect(doc.split('\n').length).toBeLessThan(3000);
+    expect(doc.split('\n').length).toBeLessThan(4000);
     // The exported schemas specific enough that an equal copy means the same shape.
     const shared = Object.entries(wire).filter(
       ([, value]) => typeof value === 'object' && Kind in value && ['description', 'properties', 'anyOf'].some((key) => Object.hasOwn(value, key)),

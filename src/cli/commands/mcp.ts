@@ -1,14 +1,15 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { EXIT, WispError, exitStatusFor } from '../../core/index.js';
+import { WispError, exitStatusFor } from '../../core/index.js';
 import { parseArgsJson, parseNonNegative, ref } from '../args.js';
 import type { CliContext } from '../context.js';
-import { confirm } from '../prompt.js';
-import { fitToTerminal, showArg, stderrColumns } from '../render.js';
 import { documentSubcommand } from '../output.js';
 import { servicesWideTable } from '../render/wide.js';
-import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
+import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
+import { registerAdd, warnShellLine } from './mcp-add.js';
+import { registerAddJson } from './mcp-add-json.js';
+import { activateWithQuestion, registerRestart } from './mcp-restart.js';
+import * as review from './review.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
@@ -20,7 +21,9 @@ export function register(program: Command, ctx: CliContext): void {
   const mcp = program.command('mcp').description('manage MCP server registrations');
   registerEditing(mcp, ctx);
   registerLifecycle(mcp, ctx);
+  registerRestart(mcp, ctx);
   tools.register(mcp, ctx);
+  review.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
   const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection'];
@@ -30,35 +33,13 @@ export function register(program: Command, ctx: CliContext): void {
 
 /** add, list, show, edit, remove. */
 function registerEditing(mcp: Command, ctx: CliContext): void {
-  mcp
-    .command('add')
-    .description('register a stdio MCP server (stored disabled; nothing runs)')
-    .argument('<name>', 'unique name: 1-64 of A-Z a-z 0-9 . _ -')
-    .argument('[command]', 'executable: an absolute path is best (a bare name is looked up on the daemon\'s PATH)')
-    .argument('[args...]', 'arguments, passed item by item (put them after --)')
-    .option('--args-json <json>', 'arguments as a JSON array of strings, instead of after --')
-    .option('--cwd <dir>', 'absolute working directory')
-    .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (a progress notification from the server starts it again); 100-600000, default 10000', (v) => parseNonNegative(v, '--timeout-ms'))
-    .addHelpText('after', '\nExample:\n  wispctl mcp add files -- /usr/local/bin/node /opt/mcp/files/server.js --root /home/me/docs')
-    .action((name: string, command: string | undefined, args: string[], opts: { argsJson?: string; cwd?: string; timeoutMs?: number }) =>
-      ctx.withClient(async (client) => {
-        if (command === undefined) throw new WispError('INVALID_PARAMS', 'give the command after the name: wispctl mcp add NAME -- COMMAND [ARGS...]');
-        const argList = opts.argsJson !== undefined ? parseArgsJson(opts.argsJson, args) : args;
-        const { service } = await client.call('services.register', {
-          name,
-          command,
-          args: argList,
-          ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
-          ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-        });
-        warnShellLine(ctx, service.name, command, argList);
-        ctx.print(service, () => registeredText(service));
-      }),
-    );
+  registerAdd(mcp, ctx);
+  registerAddJson(mcp, ctx);
 
   mcp
     .command('list')
-    .description('list registered services with their state (the status panel)')
+    .alias('ls')
+    .description('list registered services with their state (the status panel; alias: ls)')
     .action(() =>
       ctx.withClient(async (client) => {
         const { services } = await client.call('services.list');
@@ -68,7 +49,8 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
 
   mcp
     .command('show')
-    .description('show one service')
+    .alias('get')
+    .description('show one service (alias: get)')
     .argument('<name>', 'service name (or id)')
     .action((name: string) =>
       ctx.withClient(async (client) => {
@@ -110,16 +92,6 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     );
 }
 
-/**
- * `-- "node server.js"` is one program name, not a shell line, and would fail only at
- * activation: a command with spaces that names no file gets a warning with the split form.
- */
-function warnShellLine(ctx: CliContext, name: string, command: string, args: readonly string[]): void {
-  if (!/\s/.test(command.trim()) || existsSync(command)) return;
-  const split = [...command.trim().split(/\s+/), ...args].map(showArg).join(' ');
-  ctx.io.err(`warning: the command ${showArg(command)} has spaces and no such file exists; it is one program name, not a shell line. Did you mean: wispctl mcp edit ${showArg(name)} -- ${split}`);
-}
-
 /** What `mcp edit` asks to change. */
 function serviceChange(command: string | undefined, args: string[], opts: EditOptions): ServiceChange {
   const set: ServiceChange = {};
@@ -148,19 +120,7 @@ function registerLifecycle(mcp: Command, ctx: CliContext): void {
     .action((name: string, opts: { yes?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        if (opts.yes !== true) {
-          // Lines too wide for the terminal are broken by us, never wrapped by it.
-          ctx.io.err(fitToTerminal(activationText(service), stderrColumns()));
-          if (!(await confirm(activationQuestion(service), 'not a terminal, so nobody can confirm: pass --yes to trust this configuration'))) {
-            ctx.io.err('not activated');
-            process.exitCode = EXIT.refused;
-            return;
-          }
-        }
-        const result = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
-        const c = result.service.connection;
-        ctx.print(result.service, () => stateLine(result.service));
-        if (c.status === 'failed') process.exitCode = exitStatusFor(c.code);
+        await activateWithQuestion(client, ctx, service, opts.yes === true);
       }),
     );
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { WispError } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
@@ -10,6 +10,8 @@ import { readSecret } from '../prompt.js';
 import { headerSavedText, headersText, loggedInText, loginUrlText, registeredText, secretPrompt, serviceDone } from '../render/services.js';
 import { documentOutput } from '../output.js';
 import { importText, sourcesText } from '../render/sources.js';
+import { clean } from '../render.js';
+import { IMPORT_CLIENTS, defaultWhere, readClientConfig, type ImportClient } from './mcp-import-from.js';
 
 type RemoteOptions = { timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
 
@@ -47,19 +49,42 @@ function registerSources(mcp: Command, ctx: CliContext): void {
 
   mcp
     .command('import')
-    .description('one-off import of a Claude-Desktop-style (mcpServers) or VS Code-style (servers) file: each entry is registered disabled')
-    .argument('<file>', 'the JSON file')
+    .description('one-off import of a Claude-Desktop-style (mcpServers) or VS Code-style (servers) file, or of a client\'s own file (--from): each entry is registered disabled')
+    .argument('[file]', 'the JSON file')
+    .addOption(new Option('--from <client>', 'read the file where that client keeps it on this system').choices(IMPORT_CLIENTS))
     .option('--session', 'keep env and header values in memory only (not in the keychain)')
-    .action((file: string, opts: { session?: boolean }) =>
+    .addHelpText('after', IMPORT_HELP)
+    .action((file: string | undefined, opts: { from?: ImportClient; session?: boolean }) =>
       ctx.withClient(async (client) => {
-        const content = await fs.readFile(file, 'utf8').catch((error: unknown) => {
-          throw new WispError('INVALID_PARAMS', `cannot read ${file}: ${(error as Error).message}`);
-        });
-        const importFile = () => client.call('services.import', { content, file: path.resolve(file), storage: opts.session === true ? 'session' : 'keychain' });
-        const result = await withSessionAdvice(importFile, ['mcp', 'import', file]);
+        const { content, file: source, warnings } = await importSource(file, opts.from);
+        for (const warning of warnings) ctx.io.err(`warning: ${clean(warning)}`);
+        const importFile = () => client.call('services.import', { content, file: source, storage: opts.session === true ? 'session' : 'keychain' });
+        const result = await withSessionAdvice(importFile, ['mcp', 'import', ...(opts.from !== undefined ? ['--from', opts.from] : [file ?? ''])]);
         ctx.print(result, () => importText(result));
       }),
     );
+}
+
+const IMPORT_HELP = `
+--from reads the file where the client keeps it:
+  claude-desktop  macOS: ~/Library/Application Support/Claude/claude_desktop_config.json
+                  Windows: %APPDATA%\\Claude\\claude_desktop_config.json
+                  Linux (community builds): $XDG_CONFIG_HOME/Claude/claude_desktop_config.json
+  claude-code     ~/.claude.json: the user-scope servers, and this directory's local-scope ones
+                  (a project's .mcp.json is a config source: wispctl mcp sources add-project DIR)
+  vscode          the user profile's mcp.json: ~/Library/Application Support/Code/User/mcp.json,
+                  %APPDATA%\\Code\\User\\mcp.json, $XDG_CONFIG_HOME/Code/User/mcp.json
+  cursor          ~/.cursor/mcp.json
+\${env:NAME} becomes \${NAME}, filled in from the daemon's environment.`;
+
+/** What to import: the FILE given, or the client's own file (--from); one of the two. */
+async function importSource(file: string | undefined, from: ImportClient | undefined): Promise<{ content: string; file: string; warnings: string[] }> {
+  if ((file === undefined) === (from === undefined)) throw new WispError('INVALID_PARAMS', 'give a FILE or --from CLIENT (one of the two)');
+  if (from !== undefined) return readClientConfig(from, defaultWhere(), process.cwd());
+  const content = await fs.readFile(file ?? '', 'utf8').catch((error: unknown) => {
+    throw new WispError('INVALID_PARAMS', `cannot read ${file ?? ''}: ${(error as Error).message}`);
+  });
+  return { content, file: path.resolve(file ?? ''), warnings: [] };
 }
 
 /** add-remote, login, logout. */

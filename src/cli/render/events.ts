@@ -27,6 +27,10 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ok in ${event.durationMs} ms, after ${event.waitedMs} ms waiting${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ${clean(event.code)}: ${clean(event.message)}`;
+    case 'tools.held':
+      return `${head}  ${clean(event.serviceName)} holds ${[...event.added.map((n) => `${showArg(n)} (added)`), ...event.changed.map((n) => `${showArg(n)} (changed)`)].join(', ')}: wispctl mcp review ${showArg(event.serviceName)}`;
+    case 'tools.accepted':
+      return `${head}  ${clean(event.serviceName)} accepted ${event.accepted.map(showArg).join(', ')} (list v${event.toolListVersion})`;
     case 'service.login':
       return `${head}  ${clean(event.service.name)} waits for a login: ${clean(event.authorizationUrl)}`;
     case 'install.progress':

@@ -110,11 +110,13 @@ export function activationQuestion(service: Service): string {
 
 export function toolsTable(tools: readonly ToolInfo[]): string {
   if (tools.length === 0) return 'no active tools';
-  return table(
+  const held = tools.filter((t) => t.pin !== 'trusted');
+  const listed = table(
     ['SERVICE', 'TOOL', 'MODEL NAME', 'HINTS', 'DESCRIPTION (from the server, untrusted)'],
     tools.map((t) => [
       t.serviceName,
-      showArg(t.name), // table() cleans every cell
+      // A held tool is marked where its name is: not callable, not offered to models.
+      t.pin === 'trusted' ? showArg(t.name) : `${showArg(t.name)} [HELD: ${t.pin}]`, // table() cleans every cell
       t.modelName,
       Object.entries(t.annotations ?? {})
         .filter(([k, v]) => k.endsWith('Hint') && v === true)
@@ -123,6 +125,9 @@ export function toolsTable(tools: readonly ToolInfo[]): string {
       oneLine(t.description, 60),
     ]),
   );
+  if (held.length === 0) return listed;
+  const services = [...new Set(held.map((t) => t.serviceName))];
+  return `${listed}\n\n${held.length} held tool${held.length === 1 ? '' : 's'} (changed or added since trusted; not callable): review with ${services.map((n) => `wispctl mcp review ${showArg(n)}`).join(', ')}`;
 }
 
 export function toolResultText(result: Result<'tools.call'>): string {

@@ -88,6 +88,19 @@ export const events = {
       movedTo: Type.Union([Type.String(), Type.Null()], { description: 'Where the bad file now is, intact; null when it stayed in place.' }),
     },
   ),
+  'tools.held': event('tools.held', 'A discovery found tools changed or added since the service\'s tools were pinned: they are held (not callable, not shown to models) until accepted (tools.review, tools.accept).', {
+    serviceId: Type.String(),
+    serviceName: Type.String(),
+    toolListVersion: Type.Integer(),
+    added: Type.Array(Type.String(), { description: 'Tool names (untrusted text).' }),
+    changed: Type.Array(Type.String(), { description: 'Tool names (untrusted text).' }),
+  }),
+  'tools.accepted': event('tools.accepted', 'A human accepted held tools: they are pinned as they are now and callable.', {
+    serviceId: Type.String(),
+    serviceName: Type.String(),
+    toolListVersion: Type.Integer(),
+    accepted: Type.Array(Type.String()),
+  }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
   'daemon.recovered': event('daemon.recovered', 'At start: the MCP servers a crashed run left running (recorded in the runtime dir) were stopped. A recorded pid that now belongs to another process (its start time differs) is left alone.', {
     servers: Type.Array(

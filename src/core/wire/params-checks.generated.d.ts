@@ -49,4 +49,6 @@ export declare const checks: {
   readonly "sources.addProject": ValidateFunction;
   readonly "sources.removeProject": ValidateFunction;
   readonly "services.import": ValidateFunction;
+  readonly "tools.review": ValidateFunction;
+  readonly "tools.accept": ValidateFunction;
 };

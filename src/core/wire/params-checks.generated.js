@@ -99,7 +99,7 @@ return errors === 0;
 }
 
 export const check_events_subscribe = validate13;
-const schema14 = {"additionalProperties":false,"type":"object","properties":{"since":{"minimum":0,"description":"Last seq this client saw.","type":"integer"},"runId":{"description":"The runId that `since` belongs to.","type":"string"},"types":{"minItems":1,"uniqueItems":true,"description":"Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.","type":"array","items":{"anyOf":[{"const":"service.registered","type":"string"},{"const":"service.updated","type":"string"},{"const":"service.deleted","type":"string"},{"const":"service.state","type":"string"},{"const":"service.tools","type":"string"},{"const":"service.login","type":"string"},{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"tool.call.started","type":"string"},{"const":"tool.call.finished","type":"string"},{"const":"tool.call.failed","type":"string"},{"const":"session.created","type":"string"},{"const":"session.deleted","type":"string"},{"const":"task.state","type":"string"},{"const":"model.delta","type":"string"},{"const":"model.turn","type":"string"},{"const":"install.progress","type":"string"},{"const":"install.finished","type":"string"},{"const":"storage.warning","type":"string"},{"const":"daemon.stopping","type":"string"},{"const":"daemon.recovered","type":"string"}]}}}};
+const schema14 = {"additionalProperties":false,"type":"object","properties":{"since":{"minimum":0,"description":"Last seq this client saw.","type":"integer"},"runId":{"description":"The runId that `since` belongs to.","type":"string"},"types":{"minItems":1,"uniqueItems":true,"description":"Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.","type":"array","items":{"anyOf":[{"const":"service.registered","type":"string"},{"const":"service.updated","type":"string"},{"const":"service.deleted","type":"string"},{"const":"service.state","type":"string"},{"const":"service.tools","type":"string"},{"const":"service.login","type":"string"},{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"tool.call.started","type":"string"},{"const":"tool.call.finished","type":"string"},{"const":"tool.call.failed","type":"string"},{"const":"session.created","type":"string"},{"const":"session.deleted","type":"string"},{"const":"task.state","type":"string"},{"const":"model.delta","type":"string"},{"const":"model.turn","type":"string"},{"const":"install.progress","type":"string"},{"const":"install.finished","type":"string"},{"const":"storage.warning","type":"string"},{"const":"tools.held","type":"string"},{"const":"tools.accepted","type":"string"},{"const":"daemon.stopping","type":"string"},{"const":"daemon.recovered","type":"string"}]}}}};
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -640,8 +640,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("daemon.stopping" !== data3){
-const err44 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/19/const",keyword:"const",params:{allowedValue: "daemon.stopping"},message:"must be equal to constant"};
+if("tools.held" !== data3){
+const err44 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/19/const",keyword:"const",params:{allowedValue: "tools.held"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -664,8 +664,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-if("daemon.recovered" !== data3){
-const err46 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/20/const",keyword:"const",params:{allowedValue: "daemon.recovered"},message:"must be equal to constant"};
+if("tools.accepted" !== data3){
+const err46 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/20/const",keyword:"const",params:{allowedValue: "tools.accepted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -675,6 +675,54 @@ vErrors.push(err46);
 errors++;
 }
 var _valid0 = _errs50 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const _errs52 = errors;
+if(typeof data3 !== "string"){
+const err47 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/21/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if("daemon.stopping" !== data3){
+const err48 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/21/const",keyword:"const",params:{allowedValue: "daemon.stopping"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid0 = _errs52 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const _errs54 = errors;
+if(typeof data3 !== "string"){
+const err49 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/22/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if("daemon.recovered" !== data3){
+const err50 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/22/const",keyword:"const",params:{allowedValue: "daemon.recovered"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid0 = _errs54 === errors;
 valid3 = valid3 || _valid0;
 }
 }
@@ -696,13 +744,15 @@ valid3 = valid3 || _valid0;
 }
 }
 }
+}
+}
 if(!valid3){
-const err47 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err51 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err51];
 }
 else {
-vErrors.push(err47);
+vErrors.push(err51);
 }
 errors++;
 }
@@ -725,12 +775,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-const err48 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err52 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err52];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err52);
 }
 errors++;
 break outer0;
@@ -740,24 +790,24 @@ break outer0;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err53 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err49];
+vErrors = [err53];
 }
 else {
-vErrors.push(err49);
+vErrors.push(err53);
 }
 errors++;
 }
 }
 }
 else {
-const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err54];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err54);
 }
 errors++;
 }
@@ -6489,6 +6539,295 @@ validate56.errors = vErrors;
 return errors === 0;
 }
 
+export const check_tools_review = validate57;
+const schema58 = {"additionalProperties":false,"type":"object","required":["serviceId"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
+
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.serviceId === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "serviceId"},message:"must have required property '"+"serviceId"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "serviceId") || (key0 === "cursor"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.serviceId !== undefined){
+let data0 = data.serviceId;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err2 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.cursor !== undefined){
+let data1 = data.cursor;
+if(typeof data1 === "string"){
+if(!pattern15.test(data1)){
+const err5 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,5})$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate57.errors = vErrors;
+return errors === 0;
+}
+
+export const check_tools_accept = validate58;
+const schema59 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"type":"array","items":{"minLength":1,"maxLength":1024,"type":"string"}}}};
+
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.serviceId === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "serviceId"},message:"must have required property '"+"serviceId"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.toolListVersion === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "toolListVersion"},message:"must have required property '"+"toolListVersion"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "serviceId") || (key0 === "toolListVersion")) || (key0 === "tools"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.serviceId !== undefined){
+let data0 = data.serviceId;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err3 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err4 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.toolListVersion !== undefined){
+let data1 = data.toolListVersion;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/toolListVersion",schemaPath:"#/properties/toolListVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/toolListVersion",schemaPath:"#/properties/toolListVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.tools !== undefined){
+let data2 = data.tools;
+if(Array.isArray(data2)){
+if(data2.length > 64){
+const err8 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.length < 1){
+const err9 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func3(data3) > 1024){
+const err10 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func3(data3) < 1){
+const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate58.errors = vErrors;
+return errors === 0;
+}
+
 export const checks = Object.assign(Object.create(null), {
   "daemon.status": check_daemon_status,
   "daemon.shutdown": check_daemon_shutdown,
@@ -6537,4 +6876,6 @@ export const checks = Object.assign(Object.create(null), {
   "sources.addProject": check_sources_addProject,
   "sources.removeProject": check_sources_removeProject,
   "services.import": check_services_import,
+  "tools.review": check_tools_review,
+  "tools.accept": check_tools_accept,
 });

@@ -12,5 +12,6 @@ export * from './shapes.js';
 export * from './install-shapes.js';
 export * from './status-shapes.js';
 export * from './methods.js';
+export * from './pin-methods.js';
 export * from './events.js';
 export * from './openrpc.js';

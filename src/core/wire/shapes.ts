@@ -149,6 +149,25 @@ export const ServiceRefProps = {
 };
 export const ServiceRef = Type.Object(ServiceRefProps, { additionalProperties: false });
 
+/**
+ * A tool against its pin (the definition trusted when the service was first discovered after
+ * activation): trusted (the same in every detail), changed, or added. changed and added are
+ * held: listed for humans, never given to a model, never callable (TOOL_NOT_TRUSTED) until
+ * accepted (tools.review, tools.accept).
+ */
+const PinStatus = Type.Union([Type.Literal('trusted'), Type.Literal('changed'), Type.Literal('added')], {
+  description: 'trusted: matches its pin. changed, added: held until accepted (tools.accept); only trusted tools reach models and calls.',
+});
+export type PinStatus = Static<typeof PinStatus>;
+
+/** A fact about a tool's text a human should see before trusting it (never a verdict). */
+export const ToolWarning = Type.Object({
+  kind: Type.Unsafe<'tag_characters' | 'zero_width' | 'bidi_control' | 'names_other_tool'>(Type.String({ enum: ['tag_characters', 'zero_width', 'bidi_control', 'names_other_tool'] })),
+  field: Type.String({ description: 'Where: a JSON pointer into the definition (/description, /inputSchema/properties/x/description...).' }),
+  message: Type.String({ description: 'The fact, in words (may quote a tool name: untrusted text).' }),
+});
+export type ToolWarning = Static<typeof ToolWarning>;
+
 export const ToolInfo = Type.Object({
   serviceId: Type.String(),
   serviceName: Type.String(),
@@ -160,6 +179,7 @@ export const ToolInfo = Type.Object({
   annotations: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Untrusted hints: shown, never obeyed.' }),
   generation: Generation,
   toolListVersion: Type.Integer(),
+  pin: PinStatus,
 });
 export type ToolInfo = Static<typeof ToolInfo>;
 export type ServiceRef = Static<typeof ServiceRef>;
@@ -204,6 +224,7 @@ export const Approval = Type.Object({
     title: Type.Union([Type.String(), Type.Null()]),
     arguments: Type.Object({}, { additionalProperties: true, description: 'Exactly what will be sent if approved.' }),
     annotations: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Untrusted hints: shown, never obeyed.' }),
+    warnings: Type.Optional(Type.Array(ToolWarning, { description: 'tool_call: hidden or direction-changing characters in the tool\'s definition, or names of other services\' tools in it.' })),
   }),
   createdAt: Timestamp,
   state: ApprovalState,

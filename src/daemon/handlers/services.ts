@@ -1,4 +1,4 @@
-import { forgetLogin } from '../../mcp/index.js';
+import { forgetLogin, launchDigest } from '../../mcp/index.js';
 import { assertEditable, assertRemovable, secretRefs } from '../service-ops.js';
 import type { DaemonParts, Handlers } from './types.js';
 
@@ -24,6 +24,8 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
       assertEditable(registry.get({ id: params.id, name: params.name }));
       const config = await registry.update({ id: params.id, name: params.name }, params.set, params.configVersion);
       await supervisor.stop(config.id);
+      // Another command, args, cwd or url is a new trust: the tool pins go before the answer (the bridge does it for every edit).
+      await supervisor.pins.reset(config.id, launchDigest(config));
       return { service: services.view(config) };
     },
     'services.delete': async (params) => {
@@ -35,6 +37,7 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
         await forgetLogin(config, services.vault(config), true);
       });
       await supervisor.remove(deleted.id);
+      await supervisor.pins.remove(deleted.id);
       return { deleted };
     },
     'services.activate': async (params, ctx) => {

@@ -1,10 +1,20 @@
-import { clientId, toolsPage } from '../views.js';
+import { clientId, reviewPage, toolsPage } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 /** The active tools, paged, and a call by a client (approved by a human first, in ToolCalls). */
-export function toolHandlers({ supervisor, toolCalls, registry }: Pick<DaemonParts, 'supervisor' | 'toolCalls' | 'registry'>): Pick<Handlers, 'tools.list' | 'tools.call'> {
+export function toolHandlers({ supervisor, toolCalls, registry }: Pick<DaemonParts, 'supervisor' | 'toolCalls' | 'registry'>): Pick<Handlers, 'tools.list' | 'tools.call' | 'tools.review' | 'tools.accept'> {
   return {
-    'tools.list': (params) => toolsPage(supervisor.tools(params.serviceId), params.cursor),
+    // Held tools too, each with its pin status: front-ends show them; only trusted ones are callable.
+    'tools.list': (params) => toolsPage(supervisor.listed(params.serviceId), params.cursor),
+    'tools.review': (params) => {
+      const config = registry.get({ id: params.serviceId });
+      return reviewPage({ id: config.id, name: config.name }, supervisor.review(config.id, config.name), params.cursor);
+    },
+    'tools.accept': async (params) => {
+      const config = registry.get({ id: params.serviceId });
+      const done = await supervisor.accept(config.id, config.name, params.toolListVersion, params.tools);
+      return { service: { id: config.id, name: config.name }, toolListVersion: params.toolListVersion, ...done };
+    },
     'tools.call': (params, ctx) =>
       toolCalls.call({
         modelName: params.modelName,

@@ -158,7 +158,9 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-describe('verifyLockfile on lockfiles written by the real npm', () => {
+// Nine real npm runs start together in beforeAll; on a loaded 2-CPU machine the first one
+// awaited can take well over the default 30 s, so each test waits for its npm run longer.
+describe('verifyLockfile on lockfiles written by the real npm', { timeout: 150_000 }, () => {
   it('accepts a good tree: scoped, npm: alias, nested range, optional platform packages', async () => {
     const { lock } = await locks.good;
     expect(lines(verifyLockfile(lock, { name: 'good-server', version: '1.0.0' }, registry.url))).toEqual([]);

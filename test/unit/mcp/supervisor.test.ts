@@ -84,10 +84,13 @@ describe('Supervisor (in-memory servers)', () => {
     mcp().registerTool('second', { description: 'the second tool' }, () => ({ content: [{ type: 'text', text: 'two' }] }));
     await refreshed;
     expect(sup.state(config.id)).toMatchObject({ status: 'active', toolListVersion: 2, toolCount: 2 });
-    expect(sup.tools(config.id).map((t) => [t.name, t.toolListVersion])).toEqual([
-      ['first', 2],
-      ['second', 2],
+    // The new tool is held (not pinned when the service was trusted): listed, not in the trusted catalog.
+    expect(sup.tools(config.id).map((t) => [t.name, t.toolListVersion])).toEqual([['first', 2]]);
+    expect(sup.listed(config.id).map((t) => [t.name, t.toolListVersion, t.pin])).toEqual([
+      ['first', 2, 'trusted'],
+      ['second', 2, 'added'],
     ]);
+    expect(emitted.events).toContainEqual({ kind: 'tools.held', service: { id: config.id, name: 'growing' }, toolListVersion: 2, added: ['second'], changed: [] });
     await sup.stopAll();
   });
 

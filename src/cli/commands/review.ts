@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import type { WispClient } from '../../control/client.js';
+import { EXIT, type Result } from '../../core/index.js';
+import { ref } from '../args.js';
+import type { CliContext } from '../context.js';
+import { confirm } from '../prompt.js';
+import { clean, fitToTerminal } from '../render.js';
+import { reviewQuestion, reviewText } from '../render/review.js';
+
+type Review = Result<'tools.review'>;
+
+/** wispctl mcp review: the tools a service changed or added since it was trusted, shown and accepted (or not). */
+export function register(mcp: Command, ctx: CliContext): void {
+  mcp
+    .command('review')
+    .description('show the tools a service changed or added since it was trusted (held: not callable), and accept them')
+    .argument('<name>', 'service name (or id)')
+    .option('-y, --yes', 'accept without asking (for scripts); you accept exactly the definitions shown')
+    .option('--no-accept', 'only show them')
+    .action((name: string, opts: { yes?: boolean; accept: boolean }) => ctx.withClient((client) => review(client, ctx, name, opts)));
+}
+
+async function review(client: WispClient, ctx: CliContext, name: string, opts: { yes?: boolean; accept: boolean }): Promise<void> {
+  const { service } = await client.call('services.get', ref(name));
+  const first = await client.call('tools.review', { serviceId: service.id });
+  const tools = await allHeld(client, service.id, first);
+  if (!ctx.json()) ctx.io.out(fitToTerminal(reviewText(first, tools), stdoutColumns()));
+  if (tools.length === 0 || !opts.accept || (ctx.json() && opts.yes !== true)) {
+    if (ctx.json()) ctx.print({ ...first, tools, nextCursor: null }, () => '');
+    return;
+  }
+  if (opts.yes !== true && !(await confirm(reviewQuestion(first, tools.length), 'not a terminal, so nobody can confirm: pass --yes to accept the tools shown'))) {
+    ctx.io.err('not accepted: the tools stay held');
+    process.exitCode = EXIT.refused;
+    return;
+  }
+  // Bound to the version shown, and to the tools shown by name: a newer list makes it APPROVAL_STALE.
+  const accepted = await client.call('tools.accept', { serviceId: service.id, toolListVersion: first.toolListVersion, tools: tools.map((t) => t.name) });
+  ctx.print(accepted, () => `accepted ${accepted.accepted.length} tool${accepted.accepted.length === 1 ? '' : 's'} of ${clean(service.name)}: callable from now, offered to models from their next task`);
+}
+
+/** The width to fit the review to: the terminal's, when stdout is one. */
+function stdoutColumns(): number | undefined {
+  return process.stdout.isTTY ? process.stdout.columns : undefined;
+}
+
+/** Every page of the review, all at the version of the first (a change meanwhile makes the accept stale anyway). */
+async function allHeld(client: WispClient, serviceId: string, first: Review): Promise<Review['tools']> {
+  const tools = [...first.tools];
+  let cursor = first.nextCursor;
+  while (cursor !== null) {
+    const page = await client.call('tools.review', { serviceId, cursor });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  }
+  return tools;
+}
