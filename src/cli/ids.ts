@@ -1,6 +1,6 @@
 import type { WispClient } from '../control/client.js';
 import { WispError, type Approval, type ErrorCode } from '../core/index.js';
-import { clean, oneLine } from './render.js';
+import { clean, oneLine, registeredTool } from './render.js';
 
 /**
  * Unique id prefixes, as the README promises (`wispctl approve 4f0c`): an approval, session
@@ -83,7 +83,7 @@ export async function approvalId(client: WispClient, given: string): Promise<str
   return resolvePrefix(
     APPROVAL,
     given,
-    approvals.map((a) => ({ id: a.id, label: `${clean(a.state.status)}  ${oneLine(a.summary.serviceName, 40)}/${oneLine(a.summary.toolName, 60)}` })),
+    approvals.map((a) => ({ id: a.id, label: `${clean(a.state.status)}  ${oneLine(a.summary.serviceName, 40)}/${oneLine(registeredTool(a), 60)}` })),
   );
 }
 

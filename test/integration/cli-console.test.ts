@@ -45,7 +45,7 @@ function wispctl(...args: string[]): Terminal {
 
 /** An echo call left waiting for its approval: its approval id, and the call's outcome. */
 async function pendingCall(text: string): Promise<{ id: string; outcome: Promise<ToolCallResult | { code?: string }> }> {
-  const requested = events.next((e) => e.type === 'approval.requested' && (e.approval.summary.arguments as Record<string, unknown>).text === text);
+  const requested = events.next((e) => e.type === 'approval.requested' && (e.approval.summary.arguments as { text?: unknown }).text === text);
   const outcome = client.call('tools.call', { serviceId, toolName: 'echo', arguments: { text } }).catch((error: unknown) => error as { code?: string });
   const event = await requested;
   return { id: event.type === 'approval.requested' ? event.approval.id : '', outcome };

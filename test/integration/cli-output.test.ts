@@ -64,7 +64,7 @@ afterAll(async () => {
 
 /** A tool call left waiting for its approval; resolves with the call's outcome. */
 async function pendingCall(text: string): Promise<{ id: string; outcome: Promise<ToolCallResult | Error> }> {
-  const requested = events.next((e) => e.type === 'approval.requested' && (e.approval.summary.arguments as Record<string, unknown>).text === text);
+  const requested = events.next((e) => e.type === 'approval.requested' && (e.approval.summary.arguments as { text?: unknown }).text === text);
   const service = (await client.call('services.get', { name: 'tools' })).service;
   const outcome = client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text } }).catch((error: unknown) => error as Error);
   const event = await requested;

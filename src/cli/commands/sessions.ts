@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { sessionId } from '../ids.js';
 import { documentOutput } from '../output.js';
+import { clean } from '../render.js';
 import { sessionDeletedText, sessionsTable, sessionsWideTable, transcriptText } from '../render/sessions.js';
 import { toolLabels } from '../tool-names.js';
 
@@ -30,11 +31,8 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const id = await sessionId(client, given);
         const result = await client.call('sessions.get', { id });
-        if (ctx.json()) {
-          ctx.print(result, () => '');
-          return;
-        }
-        const label = await toolLabels(client, result.messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.function.name)));
+        // JSON keeps the model-facing names exactly as sent; only the text needs the lookup.
+        const label = ctx.json() ? clean : await toolLabels(client, result.messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.function.name)));
         ctx.print(result, () => transcriptText(result, label), () => transcriptText(result, label, true));
       }),
     );
