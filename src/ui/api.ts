@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WispClient } from '../control/client.js';
 import { WispError, type ErrorCode } from '../core/index.js';
+import type { PanelBackend } from './backend.js';
 import { SECURITY_HEADERS } from './guard.js';
 
 /**
@@ -38,6 +38,7 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'sessions.get',
   'sessions.send',
   'sessions.cancel',
+  'sessions.delete',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */
@@ -108,7 +109,7 @@ function errorBody(error: unknown): { code: ErrorCode; message: string; errors?:
 }
 
 /** Handles one `POST /api/call` (the door checks have passed). */
-export async function handleCall(req: IncomingMessage, res: ServerResponse, client: WispClient): Promise<void> {
+export async function handleCall(req: IncomingMessage, res: ServerResponse, backend: PanelBackend): Promise<void> {
   const body = await readBody(req, res);
   if (body === undefined) return;
   const { method, params } = (typeof body === 'object' && body !== null ? body : {}) as { method?: unknown; params?: unknown };
@@ -121,7 +122,7 @@ export async function handleCall(req: IncomingMessage, res: ServerResponse, clie
     return;
   }
   try {
-    const result = await (client.call as (m: string, p: unknown) => Promise<unknown>)(method, params ?? {});
+    const result = await backend.call(method, params ?? {});
     json(res, 200, { ok: true, result });
   } catch (error) {
     json(res, 200, { ok: false, error: errorBody(error) });
