@@ -73,6 +73,11 @@ export class EventStreams {
     return true;
   }
 
+  /** How many pages follow the stream now. */
+  get size(): number {
+    return this.streams.size;
+  }
+
   send(event: WispEvent): void {
     // JSON.stringify escapes line breaks, so one event is one data line.
     const text = `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`;
