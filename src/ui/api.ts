@@ -13,6 +13,7 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'services.list',
   'services.register',
   'services.registerRemote',
+  'services.login',
   'services.update',
   'services.setEnv',
   'services.setHeaders',

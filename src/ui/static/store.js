@@ -54,6 +54,8 @@ export const state = {
   installProgress: new Map(),
   /** The events since this page opened, oldest first, at most KEEP_EVENTS. */
   events: [],
+  /** serviceId -> the last service.login ({ authorizationUrl, redirectUri }) while its login waits. */
+  logins: new Map(),
   /** Bumped on every install.finished, so the attempts list reloads. */
   installsFinished: 0,
 };
@@ -172,6 +174,9 @@ function onEvent(event) {
       forgetOldResolved();
       break;
     }
+    case 'service.login':
+      state.logins.set(event.service.id, { authorizationUrl: event.authorizationUrl, redirectUri: event.redirectUri });
+      break;
     case 'install.progress':
       state.installProgress.set(event.install.digest, { index: event.index, total: event.total, step: event.step, status: event.status });
       break;
