@@ -6,7 +6,7 @@ import { SECURITY_HEADERS } from './guard.js';
 /**
  * `POST /api/call {method, params}`: the pages' one way to the daemon. Only the methods the
  * pages use are forwarded; anything else (daemon.shutdown, model settings and keys, install
- * settings, imports) is refused here, whatever the page asks.
+ * settings) is refused here, whatever the page asks.
  */
 export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'daemon.status',
@@ -34,6 +34,7 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'sources.reload',
   'sources.addProject',
   'sources.removeProject',
+  'services.import',
   'sessions.list',
   'sessions.create',
   'sessions.get',
