@@ -1,18 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WispClient } from '../control/client.js';
 import { WispError, type ErrorCode } from '../core/index.js';
+import type { PanelBackend } from './backend.js';
 import { SECURITY_HEADERS } from './guard.js';
 
 /**
  * `POST /api/call {method, params}`: the pages' one way to the daemon. Only the methods the
  * pages use are forwarded; anything else (daemon.shutdown, model settings and keys, install
- * settings, imports) is refused here, whatever the page asks.
+ * settings) is refused here, whatever the page asks.
  */
 export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'daemon.status',
   'services.list',
   'services.register',
   'services.registerRemote',
+  'services.login',
   'services.update',
   'services.setEnv',
   'services.setHeaders',
@@ -33,11 +34,13 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'sources.reload',
   'sources.addProject',
   'sources.removeProject',
+  'services.import',
   'sessions.list',
   'sessions.create',
   'sessions.get',
   'sessions.send',
   'sessions.cancel',
+  'sessions.delete',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */
@@ -108,7 +111,7 @@ function errorBody(error: unknown): { code: ErrorCode; message: string; errors?:
 }
 
 /** Handles one `POST /api/call` (the door checks have passed). */
-export async function handleCall(req: IncomingMessage, res: ServerResponse, client: WispClient): Promise<void> {
+export async function handleCall(req: IncomingMessage, res: ServerResponse, backend: PanelBackend): Promise<void> {
   const body = await readBody(req, res);
   if (body === undefined) return;
   const { method, params } = (typeof body === 'object' && body !== null ? body : {}) as { method?: unknown; params?: unknown };
@@ -121,7 +124,7 @@ export async function handleCall(req: IncomingMessage, res: ServerResponse, clie
     return;
   }
   try {
-    const result = await (client.call as (m: string, p: unknown) => Promise<unknown>)(method, params ?? {});
+    const result = await backend.call(method, params ?? {});
     json(res, 200, { ok: true, result });
   } catch (error) {
     json(res, 200, { ok: false, error: errorBody(error) });

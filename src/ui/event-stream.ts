@@ -30,6 +30,9 @@ export const PANEL_EVENT_TYPES = [
 const MAX_STREAMS = 32;
 /** A page that stops reading is dropped once this much is waiting for it. */
 const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
+/** Events held for a page that reconnects (Last-Event-ID): at most this many, and this many bytes. */
+const HISTORY_EVENTS = 1000;
+const HISTORY_BYTES = 2 * 1024 * 1024;
 /** A comment this often keeps idle connections from being closed by anything in between. */
 const HEARTBEAT_MS = 15_000;
 
@@ -40,26 +43,57 @@ const HEARTBEAT_MS = 15_000;
 export class EventStreams {
   private readonly streams = new Set<ServerResponse>();
   private readonly heartbeat: NodeJS.Timeout;
+  /** The newest events as sent, oldest first, for replays. */
+  private readonly history: { seq: number; text: string }[] = [];
+  private historyBytes = 0;
+  /** The seq of the newest event dropped from the history (0: none dropped yet). */
+  private droppedUpTo = 0;
 
   constructor() {
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
     this.heartbeat.unref();
   }
 
-  /** Opens a stream on res; false when too many are open (the caller answers). */
-  open(res: ServerResponse): boolean {
+  /**
+   * Opens a stream on res; false when too many are open (the caller answers). With since (a
+   * page that lost its stream: the browser's Last-Event-ID), the held events after it come
+   * first, and a `missed` event when some of them are no longer held.
+   */
+  open(res: ServerResponse, since: number | null = null): boolean {
     if (this.streams.size >= MAX_STREAMS) return false;
     res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
     // The first bytes tell the page the stream is open, so it loads lists after this point.
     res.write('retry: 3000\n: open\n\n');
+    if (since !== null) {
+      if (since < this.droppedUpTo) res.write(`event: missed\ndata: ${JSON.stringify({ since, heldFrom: this.droppedUpTo + 1 })}\n\n`);
+      for (const held of this.history) if (held.seq > since) res.write(held.text);
+    }
     this.streams.add(res);
     res.on('close', () => this.streams.delete(res));
     return true;
   }
 
+  /** How many pages follow the stream now. */
+  get size(): number {
+    return this.streams.size;
+  }
+
   send(event: WispEvent): void {
     // JSON.stringify escapes line breaks, so one event is one data line.
-    this.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+    const text = `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`;
+    this.hold(event.seq, text);
+    this.write(text);
+  }
+
+  private hold(seq: number, text: string): void {
+    this.history.push({ seq, text });
+    this.historyBytes += text.length;
+    while (this.history.length > HISTORY_EVENTS || this.historyBytes > HISTORY_BYTES) {
+      const dropped = this.history.shift();
+      if (dropped === undefined) break;
+      this.historyBytes -= dropped.text.length;
+      this.droppedUpTo = dropped.seq;
+    }
   }
 
   /** Ends every stream (the panel is stopping). */

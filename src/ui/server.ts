@@ -2,14 +2,15 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WispClient } from '../control/client.js';
 import { WispError } from '../core/index.js';
-import { handleCall, json } from './api.js';
+import { ALLOWED_METHODS, handleCall, json } from './api.js';
+import { socketBackend, type PanelBackend } from './backend.js';
 import { EventStreams, PANEL_EVENT_TYPES } from './event-stream.js';
 import { SECURITY_HEADERS, hostRefusal, newSecret, originRefusal, plain, readCookie, sameSecret, sessionCookie, type Door } from './guard.js';
 import { loadStaticFiles, type StaticFile } from './static-files.js';
 
 export interface PanelOptions {
-  /** The daemon's socket. */
-  readonly socket: string;
+  /** The daemon's socket; or demo: the in-memory demo daemon (wispctl ui --demo), no socket. */
+  readonly socket: string | { readonly demo: true };
   /** 0 (the default): a free port. */
   readonly port?: number;
   /** Where the browser app is (default: next to the built module). */
@@ -74,10 +75,16 @@ function routeStatic(req: IncomingMessage, res: ServerResponse, file: StaticFile
   res.end(req.method === 'HEAD' ? undefined : file.body);
 }
 
+/** Where a page's stream resumes: the browser's Last-Event-ID on a reconnect, or ?since=. */
+function sinceOf(req: IncomingMessage, url: URL): number | null {
+  const given = req.headers['last-event-id'] ?? url.searchParams.get('since') ?? '';
+  return typeof given === 'string' && /^[0-9]{1,15}$/.test(given) ? Number(given) : null;
+}
+
 interface Handler {
   readonly door: Door;
   readonly entry: Entry;
-  readonly client: WispClient;
+  readonly backend: PanelBackend;
   readonly streams: EventStreams;
   readonly files: ReadonlyMap<string, StaticFile>;
 }
@@ -95,12 +102,17 @@ function handle(req: IncomingMessage, res: ServerResponse, h: Handler): void {
   if (badOrigin !== null) return plain(res, badOrigin.status, badOrigin.message);
   if (url.pathname === '/api/call') {
     if (req.method !== 'POST') return plain(res, 405, 'method not allowed', { Allow: 'POST' });
-    void handleCall(req, res, h.client);
+    void handleCall(req, res, h.backend);
     return;
+  }
+  if (url.pathname === '/api/panel') {
+    if (req.method !== 'GET') return plain(res, 405, 'method not allowed', { Allow: 'GET' });
+    // What the pages need to know of this panel: demo or not, and the lists they follow and call.
+    return json(res, 200, { demo: h.backend.demo, eventTypes: PANEL_EVENT_TYPES, methods: [...ALLOWED_METHODS] });
   }
   if (url.pathname === '/api/events') {
     if (req.method !== 'GET') return plain(res, 405, 'method not allowed', { Allow: 'GET' });
-    if (!h.streams.open(res)) json(res, 503, { ok: false, error: { code: 'LIMIT_EXCEEDED', message: 'too many pages follow the events' } });
+    if (!h.streams.open(res, sinceOf(req, url))) json(res, 503, { ok: false, error: { code: 'LIMIT_EXCEEDED', message: 'too many pages follow the events' } });
     return;
   }
   routeStatic(req, res, h.files.get(url.pathname));
@@ -123,19 +135,25 @@ async function listenLoopback(handler: http.RequestListener, port: number): Prom
   return { servers, port: bound, addresses };
 }
 
+/** The demo daemon, loaded only for --demo. */
+async function startDemo(): Promise<PanelBackend> {
+  const { DemoDaemon } = await import('./demo/index.js');
+  return DemoDaemon.start();
+}
+
 /**
  * Starts the panel: connects to the daemon (DAEMON_NOT_RUNNING if nothing answers), follows
  * its events, and serves the app on loopback. The token lives in memory only.
  */
 export async function startPanel(options: PanelOptions): Promise<Panel> {
   const files = loadStaticFiles(options.staticDir);
-  const client = await WispClient.connect(options.socket);
+  const client = typeof options.socket === 'string' ? socketBackend(await WispClient.connect(options.socket)) : await startDemo();
   const streams = new EventStreams();
   const entry: Entry = { token: newSecret(), session: null };
   let door: Door = { hosts: new Set(), cookieName: '' };
   let listening: Awaited<ReturnType<typeof listenLoopback>>;
   try {
-    listening = await listenLoopback((req, res) => handle(req, res, { door, entry, client, streams, files }), options.port ?? 0);
+    listening = await listenLoopback((req, res) => handle(req, res, { door, entry, backend: client, streams, files }), options.port ?? 0);
     door = { hosts: new Set(listening.addresses), cookieName: `wisp_panel_${listening.port}` };
     client.onEvent((event) => streams.send(event));
     await client.call('events.subscribe', { types: [...PANEL_EVENT_TYPES] });

@@ -120,4 +120,27 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Chat', { timeout: 60_00
     await expect.poll(() => page.getByRole('alert').innerText(), { timeout: 20_000 }).toMatch(/^cancelled: .+/);
     expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(false);
   });
+
+  it('shows the model\'s reasoning apart from its answer, and deletes a session after a confirmation', async () => {
+    const { page } = s;
+    await page.getByLabel('Title (optional)').fill('to delete');
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.getByRole('heading', { name: /^to delete/ }).waitFor();
+    mock.enqueue({ events: textEvents('Short answer.', { reasoning: 'Think first, then answer.' }) });
+    await page.getByLabel('Your request').fill('Think, then answer.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const transcript = page.getByRole('list', { name: 'transcript' });
+    await expect.poll(() => transcript.innerText(), { timeout: 20_000 }).toContain('model: Short answer.');
+    expect(await transcript.innerText()).toContain('reasoning: Think first, then answer.');
+    expect(await transcript.locator('li.msg-reasoning').count()).toBe(1);
+    const { sessions } = await s.client.call('sessions.list');
+    const id = sessions.find((x) => x.title === 'to delete')?.id ?? '';
+
+    await page.getByRole('button', { name: 'Delete this session…' }).click();
+    await page.getByRole('group', { name: 'confirm deleting the session' }).getByRole('button', { name: 'Yes, delete it' }).click();
+    await page.getByText('Pick or start a session.').waitFor();
+    expect(await page.getByRole('button', { name: 'to delete' }).count()).toBe(0);
+    await expect(s.client.call('sessions.get', { id })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    await s.events.waitFor((e) => e.type === 'session.deleted' && e.sessionId === id);
+  });
 });

@@ -120,4 +120,38 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Installs', { timeout: 1
     expect(await page.locator('tr[data-service="hello-mcp"]').innerText()).toContain('npm install of hello-mcp@1.0.0');
     expect(s.dialogs).toEqual([]);
   });
+
+  it('a plan denied in the page asks the daemon nothing and installs nothing; the same plan approved again is already installed', async () => {
+    const { page } = s;
+    const planIt = async () => {
+      const form = page.getByRole('form', { name: 'Plan an install from the npm registry' });
+      await form.getByLabel(/^Package/).fill('hello-mcp');
+      await form.getByLabel(/^Exact version/).fill('1.0.0');
+      await form.getByLabel(/^Bin/).fill('hello-mcp');
+      await form.getByRole('button', { name: 'Add an argument' }).click();
+      await form.getByLabel('argument 1', { exact: true }).fill('--verbose');
+      await form.getByRole('button', { name: 'Show the plan' }).click();
+      await page.getByText('Install hello-mcp@1.0.0?').waitFor();
+    };
+    await page.getByRole('link', { name: 'Installs' }).click();
+    const installApprovals = () => s.events.events.filter((e) => e.type === 'approval.requested' && e.approval.kind === 'install').length;
+    const asked = installApprovals();
+    await planIt();
+    await page.getByRole('button', { name: 'Deny: Install hello-mcp@1.0.0?' }).click();
+    expect(await page.getByLabel('the outcome', { exact: true }).innerText()).toBe('not installed');
+    expect(installApprovals()).toBe(asked);
+    await page.getByRole('button', { name: 'Plan another' }).click();
+
+    await planIt();
+    await page.getByRole('button', { name: 'Approve: Install hello-mcp@1.0.0?' }).click();
+    const outcome = page.getByLabel('the outcome', { exact: true });
+    await outcome.waitFor({ timeout: 60_000 });
+    const lines = (await outcome.innerText()).split('\n');
+    expect(lines[0]).toBe('already installed hello-mcp@1.0.0 (3 packages verified)');
+    expect(lines[1]).toMatch(/^registered hello-mcp \(disabled\): /);
+    expect(installApprovals()).toBe(asked + 1);
+    await expect.poll(() => page.locator('tr[data-attempt]').count()).toBe(1);
+    expect((await s.client.call('services.list')).services.filter((x) => x.name.startsWith('hello-mcp'))).toHaveLength(1);
+    await s.shot('installs-reused');
+  });
 });

@@ -81,4 +81,24 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60
     await page.getByText('(none: add one below)').waitFor();
     expect((await s.client.call('sources.list')).projects).toEqual([]);
   });
+
+  it('imports a pasted config file once: entries registered disabled, the bad one skipped with why, values kept write-only', async () => {
+    const { page } = s;
+    const canary = 'import-canary-5521';
+    const text = JSON.stringify({ mcpServers: { imported: stdio([], { env: { API_TOKEN: canary } }), broken: { args: ['no command'] } } });
+    const form = page.getByRole('form', { name: 'Import a config file once' });
+    await form.getByLabel("The file's text").fill(text);
+    await form.getByLabel('this run only (memory, gone when the daemon stops)').check();
+    await form.getByRole('button', { name: 'Import' }).click();
+    const outcome = form.getByRole('status', { name: 'the import' });
+    await outcome.waitFor({ timeout: 20_000 });
+    const shown = await outcome.innerText();
+    expect(shown).toContain('Imported, disabled until you trust each: imported');
+    expect(shown).toMatch(/broken: \S/);
+    expect(await form.getByLabel("The file's text").inputValue()).toBe('');
+    expect(await page.content()).not.toContain(canary);
+    const { service } = await s.client.call('services.get', { name: 'imported' });
+    expect(service).toMatchObject({ enabled: false, origin: { kind: 'manual' }, env: [{ name: 'API_TOKEN', storage: 'session' }] });
+    await s.shot('sources-import');
+  });
 });

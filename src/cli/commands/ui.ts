@@ -17,11 +17,17 @@ a desktop. The token is exchanged for a cookie (HttpOnly, SameSite=Strict) at th
 visit and stops working; every other request without that cookie is refused. Keep the URL
 to yourself until then: anyone who opens it first gets the panel. It stops on Ctrl-C
 (exit 130) and when the daemon stops (exit 3).
+
+With --demo it needs no daemon: the panel runs an in-memory demo (sample services, where
+a command named fail shows a start failure; a scripted model that walks the install ->
+activation -> call approvals). Nothing runs, nothing is saved, the keychain is never
+touched, and every page says so.
 `;
 
 interface UiOptions {
   port?: number;
   open: boolean;
+  demo?: boolean;
 }
 
 /** wispctl ui: the local web panel (src/ui), for as long as this command runs. */
@@ -31,6 +37,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('serve the local web panel (services, approvals, installs, sources, chat, events) and open it in the browser')
     .option('--port <n>', 'listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--no-open', 'do not open a browser; just print the URL')
+    .option('--demo', 'an in-memory demo instead of the daemon: nothing runs, nothing is saved')
     .addHelpText('after', HELP)
     .action((opts: UiOptions) => runPanel(ctx, opts));
 }
@@ -44,9 +51,11 @@ function parsePort(value: string): number {
 async function runPanel(ctx: CliContext, opts: UiOptions): Promise<void> {
   // Loaded here, so that no other command pays for node:http.
   const { startPanel, openBrowser } = await import('../../ui/index.js');
-  const panel = await startPanel({ socket: ctx.paths().socket, port: opts.port ?? 0 });
-  ctx.print({ url: panel.url, addresses: panel.addresses }, () => panel.url);
-  ctx.io.err(`wisp panel on ${panel.addresses.join(' and ')} for ${ctx.paths().socket}: the URL above works once. Ctrl-C stops it.`);
+  const demo = opts.demo === true;
+  const panel = await startPanel({ socket: demo ? { demo } : ctx.paths().socket, port: opts.port ?? 0 });
+  ctx.print({ url: panel.url, addresses: panel.addresses, demo }, () => panel.url);
+  const what = demo ? 'an in-memory demo (nothing runs, nothing is saved)' : ctx.paths().socket;
+  ctx.io.err(`wisp panel on ${panel.addresses.join(' and ')} for ${what}: the URL above works once. Ctrl-C stops it.`);
   if (opts.open) {
     const opened = await openBrowser(panel.url);
     if (!opened) ctx.io.err('no browser was opened (no desktop here, or no opener): open the URL above yourself');

@@ -29,6 +29,17 @@ function LinkBanner({ link }) {
   return html`<p class="banner" role="alert">${text}</p>`;
 }
 
+/** On every page of wispctl ui --demo: what the demo is and is not. */
+function DemoBanner({ panel }) {
+  if (panel === null || !panel.demo) return null;
+  return html`<p class="demo-banner" role="note" aria-label="demo mode"><strong>Demo</strong>: an in-memory scenario (wispctl ui --demo). Nothing runs, nothing is installed, nothing is saved and the keychain is never touched: services, approvals and the chat's model are samples, gone when the panel stops.</p>`;
+}
+
+function daemonLine(store) {
+  if (store.panel?.demo === true) return 'demo daemon (in memory, no processes)';
+  return store.daemon !== null ? `wispd ${store.daemon.version}, pid ${store.daemon.pid}` : 'connecting to the daemon…';
+}
+
 function Nav({ path, pending }) {
   return html`<nav aria-label="Pages"><ul>
     ${PAGES.map((p) => html`<li key=${p.path}><a href=${`#/${p.path}`} aria-current=${p.path === path ? 'page' : undefined}>
@@ -48,15 +59,16 @@ function App() {
   const page = PAGES.find((p) => p.path === path) ?? PAGES[0];
   const pending = [...store.approvals.values()].filter((e) => e.resolved === null).length;
   useEffect(() => {
-    document.title = `${pending > 0 ? `(${pending}) ` : ''}${page.title} · Wisp panel`;
-  }, [pending, page]);
+    document.title = `${pending > 0 ? `(${pending}) ` : ''}${page.title} · Wisp panel${store.panel?.demo === true ? ' (demo)' : ''}`;
+  }, [pending, page, store.panel]);
   const Page = page.view;
   return html`
     <header>
       <h1>Wisp panel</h1>
       <${Nav} path=${path} pending=${pending} />
-      <p class="daemon" aria-live="polite">${store.daemon !== null ? `wispd ${store.daemon.version}, pid ${store.daemon.pid}` : 'connecting to the daemon…'}</p>
+      <p class="daemon" aria-live="polite">${daemonLine(store)}</p>
     </header>
+    <${DemoBanner} panel=${store.panel} />
     <${LinkBanner} link=${store.link} />
     <main><${Page} /></main>`;
 }

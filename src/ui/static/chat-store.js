@@ -6,7 +6,7 @@ import { callEndLine } from './chat-text.js';
 export const chat = {
   sessions: [],
   sessionsLoaded: false,
-  /** taskId -> { sessionId, text, calls: string[], state } */
+  /** taskId -> { sessionId, text, reasoning, calls: string[], state } */
   tasks: new Map(),
   /** Bumped when a task ends, so the transcript shown reloads. */
   ended: 0,
@@ -24,7 +24,7 @@ const KEEP_TASKS = 50;
 function task(taskId, sessionId) {
   let entry = chat.tasks.get(taskId);
   if (entry === undefined) {
-    entry = { sessionId, text: '', calls: [], state: { status: 'running' } };
+    entry = { sessionId, text: '', reasoning: '', calls: [], state: { status: 'running' } };
     chat.tasks.set(taskId, entry);
     // A Map keeps insertion order: the first key is the oldest task.
     if (chat.tasks.size > KEEP_TASKS) chat.tasks.delete(chat.tasks.keys().next().value);
@@ -41,8 +41,9 @@ onDaemonEvent((event) => {
       chat.sessions = chat.sessions.filter((s) => s.id !== event.sessionId);
       break;
     case 'model.delta':
-      // Reasoning is not shown, as in wispctl chat.
+      // The reasoning is kept apart from the answer, and shown apart.
       if (event.kind === 'content') task(event.taskId, event.sessionId).text += event.text;
+      else task(event.taskId, event.sessionId).reasoning += event.text;
       break;
     case 'tool.call.finished':
     case 'tool.call.failed':

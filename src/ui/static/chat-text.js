@@ -19,6 +19,8 @@ export function messageRows(m) {
       return [['you', m.content ?? '']];
     case 'assistant':
       return [
+        // The model's reasoning, shown apart from its answer (it is sent back to it with tools).
+        ...(typeof m.reasoning_content === 'string' && m.reasoning_content !== '' ? [['reasoning', m.reasoning_content]] : []),
         ...(m.content !== null && m.content !== '' ? [['model', m.content]] : []),
         ...(m.tool_calls ?? []).map((c) => ['tool call', `${c.function.name} ${c.function.arguments}`]),
       ];

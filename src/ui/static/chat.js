@@ -57,12 +57,26 @@ function LiveTask({ taskId }) {
   return html`<section class="live" aria-labelledby="live-title">
     <h4 id="live-title">${t?.state.status === 'awaiting_approval' ? 'Waiting for your answer' : 'The model is answering…'}</h4>
     ${approvals.map((e) => html`<${ApprovalCard} key=${e.approval.id} entry=${e} />`)}
+    ${t !== undefined && t.reasoning !== '' ? html`<details class="reasoning" open><summary>The model's reasoning</summary><div aria-live="off">${t.reasoning}</div></details>` : null}
     ${(t?.calls ?? []).map((line, i) => html`<p class="note call-end" key=${i}>${line}</p>`)}
     <div class="stream" aria-live="polite" aria-label="the answer as it streams">${t?.text ?? ''}</div>
   </section>`;
 }
 
-function Conversation({ sessionId }) {
+/** Deleting a session: asked on the page first; its running task is cancelled by the daemon. */
+function DeleteSession({ sessionId, title, onDeleted }) {
+  const [asking, setAsking] = useState(false);
+  const [error, setError] = useState(null);
+  const remove = () => call('sessions.delete', { id: sessionId }).then(onDeleted, (err) => setError(errorText(err)));
+  return html`<div class="actions">
+    ${asking
+      ? html`<span role="group" aria-label="confirm deleting the session">Delete ${title} and its transcript? <button type="button" class="deny" onClick=${remove}>Yes, delete it</button> <button type="button" onClick=${() => setAsking(false)}>Keep it</button></span>`
+      : html`<button type="button" onClick=${() => setAsking(true)}>Delete this session…</button>`}
+    ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
+  </div>`;
+}
+
+function Conversation({ sessionId, onDeleted }) {
   useStore();
   const [data, setData] = useState(null);
   const [text, setText] = useState('');
@@ -95,6 +109,7 @@ function Conversation({ sessionId }) {
   const cancel = () => call('sessions.cancel', { id: sessionId }).catch((err) => setError(errorText(err)));
   return html`<section class="conversation" aria-labelledby="conversation-title">
     <h3 id="conversation-title">${data?.session?.title ?? 'Session'} <span class="note">(${sessionId})</span></h3>
+    <${DeleteSession} sessionId=${sessionId} title=${data?.session?.title ?? 'this session'} onDeleted=${onDeleted} />
     <${Transcript} data=${data} />
     ${taskId !== null ? html`<${LiveTask} taskId=${taskId} />` : null}
     <form class="send" onSubmit=${send} aria-label="Send a request">
@@ -118,7 +133,7 @@ export function ChatPage() {
     <p class="note">The model sees the active tools; every call it asks for waits for your answer here (or in any other client).</p>
     <div class="chat">
       <${Sessions} selected=${selected} onSelect=${setSelected} />
-      ${selected !== null ? html`<${Conversation} key=${selected} sessionId=${selected} />` : html`<p class="empty">Pick or start a session.</p>`}
+      ${selected !== null ? html`<${Conversation} key=${selected} sessionId=${selected} onDeleted=${() => setSelected(null)} />` : html`<p class="empty">Pick or start a session.</p>`}
     </div>
   </section>`;
 }

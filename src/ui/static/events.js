@@ -1,7 +1,7 @@
 // Events: the daemon's status (daemon.status, in `wispctl status`'s words) and its events
 // since this page opened, live, filterable by type.
 import { html, useState } from './vendor/preact-htm.js';
-import { EVENT_TYPES, eventDetail, statusLines } from './event-text.js';
+import { eventDetail, statusLines } from './event-text.js';
 import { errorText } from './format.js';
 import { call, changed, state, useStore } from './store.js';
 
@@ -22,23 +22,32 @@ function DaemonStatus() {
   </section>`;
 }
 
-function TypeFilter({ shown, setShown }) {
+/** The types the panel follows, as it says (GET /api/panel): one list, kept by the server. */
+function eventTypes(store) {
+  return store.panel?.eventTypes ?? [];
+}
+
+function TypeFilter({ types, shown, setShown }) {
   const toggle = (type) => setShown(shown.includes(type) ? shown.filter((t) => t !== type) : [...shown, type]);
   return html`<fieldset class="filter">
     <legend>Show these event types</legend>
-    <div class="actions"><button type="button" onClick=${() => setShown(EVENT_TYPES)}>All</button> <button type="button" onClick=${() => setShown([])}>None</button></div>
-    <div class="types">${EVENT_TYPES.map((type) => html`<label key=${type}><input type="checkbox" checked=${shown.includes(type)} onChange=${() => toggle(type)} /> ${type}</label>`)}</div>
+    <div class="actions"><button type="button" onClick=${() => setShown(types)}>All</button> <button type="button" onClick=${() => setShown([])}>None</button></div>
+    <div class="types">${types.map((type) => html`<label key=${type}><input type="checkbox" checked=${shown.includes(type)} onChange=${() => toggle(type)} /> ${type}</label>`)}</div>
   </fieldset>`;
 }
 
 export function EventsPage() {
   const store = useStore();
-  const [shown, setShown] = useState(EVENT_TYPES);
+  const types = eventTypes(store);
+  // null: every type (the list comes from the panel after the page opens).
+  const [chosen, setShown] = useState(null);
+  const shown = chosen ?? types;
   const events = store.events.filter((e) => shown.includes(e.type)).reverse();
   return html`<section aria-labelledby="events-title">
     <h2 id="events-title">Events</h2>
     <${DaemonStatus} />
-    <${TypeFilter} shown=${shown} setShown=${setShown} />
+    <${TypeFilter} types=${types} shown=${shown} setShown=${setShown} />
+    ${store.missed ? html`<p class="error" role="alert">Some events came while this page was not connected and are no longer held: the list below has a gap (the other pages reloaded their lists).</p>` : null}
     <p class="note">Live, since this page opened (the last 500 are kept); newest first. ${store.events.length - events.length > 0 ? `${store.events.length - events.length} hidden by the filter.` : ''}</p>
     ${events.length === 0
       ? html`<p class="empty">no events to show</p>`

@@ -13,7 +13,7 @@ export function describeConnection(c) {
     case 'failed':
       return `failed ${c.code}: ${c.message}`;
     case 'needs_auth':
-      return `needs_auth: ${c.message} (wispctl mcp login NAME)`;
+      return `needs_auth: ${c.message} (log in below, or wispctl mcp login NAME)`;
     case 'stopping':
       return 'stopping';
     default:

@@ -1,6 +1,7 @@
 // One service: what it is, what will run if trusted, its actions, stderr tail and tools.
 import { html, useEffect, useState } from './vendor/preact-htm.js';
 import { carryOverText, describeConnection, describeOrigin, errorText, hintsOf, pretty } from './format.js';
+import { Login } from './login.js';
 import { Secrets } from './secrets.js';
 import { EditForm } from './service-forms.js';
 import { call } from './store.js';
@@ -152,6 +153,7 @@ export function ServiceDetail({ service, onRemoved }) {
     ${service.origin.kind === 'source' ? html`<p class="note">It comes from a config file: edit the file and reload the sources, not the service.</p>` : null}
     ${editing ? html`<${EditForm} service=${service} onDone=${() => setEditing(false)} />` : null}
     ${trusting ? html`<${TrustView} service=${service} onClose=${() => setTrusting(false)} />` : null}
+    ${service.transport === 'http' && (service.oauth?.enabled === true || c.status === 'needs_auth') ? html`<${Login} key=${service.id} service=${service} />` : null}
     ${service.origin.kind !== 'source' ? html`<${Secrets} service=${service} />` : null}
     <${Logs} service=${service} />
     <${Tools} service=${service} />

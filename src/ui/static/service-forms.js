@@ -90,11 +90,12 @@ export function RemoteForm({ onDone }) {
   const [url, setUrl] = useState('');
   const [headers, setHeaders] = useState([]);
   const [storage, setStorage] = useState('keychain');
+  const [oauth, setOauth] = useState(false);
   const [registered, setRegistered] = useState(null);
   const form = useSubmit(async () => {
     let service = registered;
     if (service === null) {
-      service = (await call('services.registerRemote', { name, url })).service;
+      service = (await call('services.registerRemote', { name, url, ...(oauth ? { oauth: {} } : {}) })).service;
       setRegistered(service);
     }
     const given = headers.filter((h) => h.name !== '');
@@ -108,6 +109,7 @@ export function RemoteForm({ onDone }) {
     ${registered !== null ? html`<p class="note" role="status">${registered.name} is registered; its headers are not saved yet.</p>` : null}
     <label>Name <input name="name" required disabled=${registered !== null} value=${name} onInput=${(e) => setName(e.currentTarget.value)} /></label>
     <label>URL (http or https) <input name="url" type="url" required disabled=${registered !== null} value=${url} onInput=${(e) => setUrl(e.currentTarget.value)} /></label>
+    <label class="check"><input type="checkbox" name="oauth" disabled=${registered !== null} checked=${oauth} onChange=${(e) => setOauth(e.currentTarget.checked)} /> It needs an OAuth login (tokens go to the keychain; you log in from its page here)</label>
     <${HeaderRows} headers=${headers} setHeaders=${setHeaders} />
     ${headers.length > 0 ? html`<${StorageChoice} storage=${storage} setStorage=${setStorage} label="Keep the header values in" />` : null}
     ${form.error !== null ? html`<p class="error" role="alert">${form.error}</p>` : null}

@@ -5,6 +5,7 @@
 import { html, useEffect, useState } from './vendor/preact-htm.js';
 import { errorText } from './format.js';
 import { call } from './store.js';
+import { ImportForm } from './import-form.js';
 
 /** `project /dir/.mcp.json`, `plugin (kit) /dir/plugin.json`: where() in src/cli/render/sources.ts. */
 function where(origin) {
@@ -92,5 +93,6 @@ export function SourcesPage() {
           </dl>
           ${report !== null ? html`<${Entries} report=${report} /><${Notes} report=${report} />` : null}
           <${Projects} projects=${view.projects} act=${act} />`}
+    <${ImportForm} />
   </section>`;
 }

@@ -38,6 +38,12 @@ const KEEP_EVENTS = 500;
 export const state = {
   /** connecting | open | lost | ended */
   link: 'connecting',
+  /** GET /api/panel: { demo, eventTypes, methods } (the event types and methods this panel lets through). */
+  panel: null,
+  /** The last event seq this page has, so a replay after a reconnect adds nothing twice. */
+  lastSeq: 0,
+  /** Set when the stream said some events were no longer held for this page. */
+  missed: false,
   daemon: null,
   services: [],
   servicesLoaded: false,
@@ -48,6 +54,8 @@ export const state = {
   installProgress: new Map(),
   /** The events since this page opened, oldest first, at most KEEP_EVENTS. */
   events: [],
+  /** serviceId -> the last service.login ({ authorizationUrl, redirectUri }) while its login waits. */
+  logins: new Map(),
   /** Bumped on every install.finished, so the attempts list reloads. */
   installsFinished: 0,
 };
@@ -137,6 +145,8 @@ export function onDaemonEvent(handler) {
 }
 
 function onEvent(event) {
+  if (event.seq <= state.lastSeq) return;
+  state.lastSeq = event.seq;
   state.events = [...state.events.slice(-(KEEP_EVENTS - 1)), event];
   for (const handler of eventHandlers) handler(event);
   switch (event.type) {
@@ -164,6 +174,9 @@ function onEvent(event) {
       forgetOldResolved();
       break;
     }
+    case 'service.login':
+      state.logins.set(event.service.id, { authorizationUrl: event.authorizationUrl, redirectUri: event.redirectUri });
+      break;
     case 'install.progress':
       state.installProgress.set(event.install.digest, { index: event.index, total: event.total, step: event.step, status: event.status });
       break;
@@ -179,9 +192,24 @@ function onEvent(event) {
   changed();
 }
 
-/** Follows the events, and (re)loads the lists each time the stream opens, so nothing falls between. */
+async function loadPanel() {
+  const response = await fetch('/api/panel', { credentials: 'same-origin' });
+  if (response.ok) state.panel = await response.json();
+  changed();
+}
+
+/**
+ * Follows the events, and (re)loads the lists each time the stream opens, so nothing falls
+ * between. After a lost connection the browser asks again with the last seq it had
+ * (Last-Event-ID): the panel replays what came since, and says so when it no longer holds it.
+ */
 export function connect() {
+  void loadPanel().catch(() => undefined);
   const source = new EventSource('/api/events');
+  source.addEventListener('missed', () => {
+    state.missed = true;
+    changed();
+  });
   source.addEventListener('open', () => {
     state.link = 'open';
     changed();
