@@ -7,6 +7,7 @@ import { confirm } from '../prompt.js';
 import { fitToTerminal, showArg, stderrColumns } from '../render.js';
 import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as env from './env.js';
+import * as serve from './mcp-serve.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
@@ -21,6 +22,7 @@ export function register(program: Command, ctx: CliContext): void {
   tools.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
+  serve.register(mcp, ctx);
 }
 
 /** add, list, show, edit, remove. */
