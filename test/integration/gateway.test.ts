@@ -172,7 +172,7 @@ describe('wispctl mcp serve above the deferred-tools threshold', () => {
     try {
       const { tools } = await deferred.client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
-      const found = await deferred.client.callTool({ name: 'mcp_search_tools', arguments: { query: 'echoes text' } });
+      const found = await deferred.client.callTool({ name: 'mcp_search_tools', arguments: { query: 'echoes text files' } });
       const hits = (JSON.parse(text(found)) as { tools: { name: string; service: string; tool: string; description: string }[] }).tools;
       expect(hits[0]).toMatchObject({ service: 'files', tool: 'echo', description: '[from server files] Echoes its text argument.' });
       policy = () => 'approve';
