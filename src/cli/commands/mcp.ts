@@ -10,6 +10,7 @@ import { registerAdd, warnShellLine } from './mcp-add.js';
 import { registerAddJson } from './mcp-add-json.js';
 import { activateWithQuestion, registerRestart } from './mcp-restart.js';
 import * as review from './review.js';
+import * as serve from './mcp-serve.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
@@ -26,6 +27,7 @@ export function register(program: Command, ctx: CliContext): void {
   review.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
+  serve.register(mcp, ctx);
   const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection'];
   documentSubcommand(mcp, 'list', { json: 'an array of services', fields, wide: 'adds ID, VERSION (configVersion), ORIGIN and COMMAND OR URL' });
   documentSubcommand(mcp, 'show', { json: 'one service', fields });

@@ -101,6 +101,8 @@ function toolInfos(service: Service, generation: number, version: number): ToolI
     modelName: `mcp_${service.id.replace(/-/g, '').slice(0, 12)}_${hex(tool.name, 12)}`,
     generation,
     toolListVersion: version,
+    // The demo's tools are the ones shown at its (pretend) trust: pinned, nothing held.
+    pin: 'trusted' as const,
   }));
 }
 
