@@ -6,6 +6,7 @@ import type { CliContext } from '../context.js';
 import { confirm } from '../prompt.js';
 import { fitToTerminal, showArg, stderrColumns } from '../render.js';
 import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
+import * as connectClient from './connect-client.js';
 import * as env from './env.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
@@ -21,6 +22,8 @@ export function register(program: Command, ctx: CliContext): void {
   tools.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
+  // Last: it adds --print-config to the gateway's `mcp serve`.
+  connectClient.register(mcp, ctx);
 }
 
 /** add, list, show, edit, remove. */
