@@ -23,7 +23,8 @@ export const LAYERS = {
   control: ['core', 'util'],
   daemon: ['core', 'util', 'secrets', 'approvals', 'model', 'install', 'mcp', 'sessions', 'control'],
   ui: ['core', 'control'],
-  cli: ['core', 'control', 'ui', 'util'],
+  gateway: ['core', 'control', 'ui'],
+  cli: ['core', 'control', 'ui', 'gateway', 'util'],
 };
 
 /** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
@@ -41,6 +42,9 @@ export const NARROW_DOORS = {
   cli: { core: ['index.js'], control: ['client.js', 'paths.js'], util: ['atomic-file.js'] },
   // The web panel is a client of the socket like wispctl, which starts it (`wispctl ui`).
   ui: { core: ['index.js'], control: ['client.js', 'paths.js'] },
+  // The MCP gateway (`wispctl mcp serve`) is a socket client too; it shares the web panel's
+  // door checks (ui/guard.js: node:crypto only), and it may load the MCP SDK's server side.
+  gateway: { core: ['index.js'], control: ['client.js', 'paths.js'], ui: ['guard.js'] },
 };
 
 /** The areas that are socket clients started by wispctl: they must stay light (CLI_FORBIDDEN_PACKAGES). */

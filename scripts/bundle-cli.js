@@ -42,6 +42,10 @@ const panelOutside = {
     if (importer !== undefined && importer.endsWith(path.join('dist', 'cli', 'commands', 'ui.js')) && source === '../../ui/index.js') {
       return { id: '../ui/index.js', external: true };
     }
+    // `wispctl mcp serve` loads the MCP gateway (dist/gateway/) the same way: it loads the MCP SDK, which the bundle never holds.
+    if (importer !== undefined && importer.endsWith(path.join('dist', 'cli', 'commands', 'mcp-serve.js')) && source === '../../gateway/index.js') {
+      return { id: '../gateway/index.js', external: true };
+    }
     return null;
   },
 };

@@ -56,13 +56,38 @@ export class WispClient {
   }
 
   call<M extends MethodName>(method: M, ...args: object extends Params<M> ? [params?: Params<M>] : [params: Params<M>]): Promise<Result<M>> {
-    const params = args[0] ?? {};
-    if (this.closed) return Promise.reject(new WispError('DAEMON_NOT_RUNNING', 'the connection to the daemon is closed'));
+    return this.send<M>(method, args[0] ?? {}).answer;
+  }
+
+  private send<M extends MethodName>(method: M, params: object): { id: number; answer: Promise<Result<M>> } {
     const id = this.nextId++;
-    return new Promise<Result<M>>((resolve, reject) => {
+    if (this.closed) return { id, answer: Promise.reject(new WispError('DAEMON_NOT_RUNNING', 'the connection to the daemon is closed')) };
+    const answer = new Promise<Result<M>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.socket.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
+    return { id, answer };
+  }
+
+  /**
+   * call(), cancellable: when `signal` aborts while the daemon still runs the request, the
+   * daemon is asked to cancel it (rpc.cancel, with the abort's reason when it is a string)
+   * and the daemon's answer, usually CANCELLED, settles the promise.
+   */
+  callCancellable<M extends MethodName>(signal: AbortSignal, method: M, params: Params<M>): Promise<Result<M>> {
+    const { id, answer } = this.send<M>(method, params);
+    const onAbort = (): void => {
+      if (!this.pending.has(id) || this.closed) return;
+      const reason = typeof signal.reason === 'string' ? signal.reason.replace(/\0/g, '').slice(0, 200) : undefined;
+      this.call('rpc.cancel', { id, ...(reason !== undefined ? { reason } : {}) }).catch(() => undefined);
+    };
+    if (signal.aborted) onAbort();
+    else {
+      signal.addEventListener('abort', onAbort, { once: true });
+      const forget = (): void => signal.removeEventListener('abort', onAbort);
+      answer.then(forget, forget);
+    }
+    return answer;
   }
 
   onEvent(listener: (event: WispEvent) => void): () => void {

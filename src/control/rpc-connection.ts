@@ -25,6 +25,9 @@ export class Connection implements RpcConnection {
   readonly pending = new Set<Promise<unknown>>();
   /** Requests of methods that wait (MethodEntry.waits) not yet answered. */
   pendingCalls = 0;
+  clientName: string | null = null;
+  /** How to abort each request of this client that runs (not answered yet), by its id: rpc.cancel. */
+  readonly cancellers = new Map<string | number, (reason: unknown) => void>();
   private readonly splitter: LineSplitter;
   private closed = false;
   /** Frames written this turn, not yet handed to the socket (see writeLine). */
@@ -143,6 +146,13 @@ export class Connection implements RpcConnection {
   abortAll(why = 'the client disconnected'): void {
     this.abortedAll ??= new WispError('CANCELLED', why);
     for (const controller of this.inflight) controller.abort(this.abortedAll);
+  }
+
+  cancelRequest(id: string | number, reason: unknown): boolean {
+    const cancel = this.cancellers.get(id);
+    if (cancel === undefined) return false;
+    cancel(reason);
+    return true;
   }
 
   /** A request's controller, in flight until it is answered; aborted at once when abortAll already ran. */

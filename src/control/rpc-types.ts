@@ -18,6 +18,10 @@ export interface RpcConnection {
   notify(method: string, params: unknown): void;
   /** A notification whose params are already serialised (a held event). */
   notifySerialized(method: string, params: string): void;
+  /** The name the client gave itself (client.identify); null until it does. */
+  clientName: string | null;
+  /** Aborts this client's own request `id` while it runs (rpc.cancel), with `reason`; false when none of that id runs. */
+  cancelRequest(id: string | number, reason: unknown): boolean;
 }
 
 export interface CallContext {

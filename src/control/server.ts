@@ -178,20 +178,22 @@ export class RpcServer {
       connection.pendingCalls += 1;
       this.pendingCalls += 1;
     }
+    const abort = (reason: unknown): void => {
+      controller ??= connection.newController();
+      controller.abort(reason);
+    };
     const ctx: CallContext = {
       get signal() {
         controller ??= connection.newController();
         return controller.signal;
       },
-      abort: (reason) => {
-        controller ??= connection.newController();
-        controller.abort(reason);
-      },
+      abort,
       connection,
       afterResponse: (fn) => after.push(fn),
     };
     const settle = (outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Response | undefined => {
       if (controller !== undefined) connection.inflight.delete(controller);
+      if (id !== null && connection.cancellers.get(id) === abort) connection.cancellers.delete(id);
       if (waits) {
         connection.pendingCalls -= 1;
         this.pendingCalls -= 1;
@@ -208,6 +210,8 @@ export class RpcServer {
       return settle({ ok: false, error });
     }
     if (!isThenable(out)) return settle({ ok: true, value: out });
+    // A request that runs on can be cancelled by its client (rpc.cancel), by id, until settle forgets it.
+    if (id !== null && !request.isNotification) connection.cancellers.set(id, abort);
     return Promise.resolve(out).then(
       (value) => settle({ ok: true, value }),
       (error: unknown) => settle({ ok: false, error }),

@@ -146,6 +146,7 @@ export function modelSettingsView(settings: ModelSettings, key: Result<'model.ge
   };
 }
 
-export function clientId(connectionId: number): string {
-  return `client-${connectionId}`;
+/** A connection's client id: `client-N`, and the name it gave itself (client.identify) when it did. */
+export function clientId(connection: { readonly id: number; readonly clientName: string | null }): string {
+  return connection.clientName === null ? `client-${connection.id}` : `client-${connection.id} (${connection.clientName})`;
 }

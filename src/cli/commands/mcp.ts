@@ -8,6 +8,7 @@ import { fitToTerminal, showArg, stderrColumns } from '../render.js';
 import { activationQuestion, activationText, describeService, registeredText, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as connectClient from './connect-client.js';
 import * as env from './env.js';
+import * as serve from './mcp-serve.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
@@ -22,6 +23,7 @@ export function register(program: Command, ctx: CliContext): void {
   tools.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
+  serve.register(mcp, ctx);
   // Last: it adds --print-config to the gateway's `mcp serve`.
   connectClient.register(mcp, ctx);
 }

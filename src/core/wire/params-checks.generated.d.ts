@@ -27,6 +27,8 @@ export declare const checks: {
   readonly "tools.call": ValidateFunction;
   readonly "approvals.list": ValidateFunction;
   readonly "approvals.respond": ValidateFunction;
+  readonly "client.identify": ValidateFunction;
+  readonly "rpc.cancel": ValidateFunction;
   readonly "sessions.create": ValidateFunction;
   readonly "sessions.list": ValidateFunction;
   readonly "sessions.get": ValidateFunction;

@@ -4303,10 +4303,245 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_create = validate35;
-const schema36 = {"additionalProperties":false,"type":"object","properties":{"title":{"maxLength":200,"type":"string"}}};
+export const check_client_identify = validate35;
+const schema36 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$","description":"Letters, digits and . _ : @ + - (no spaces), at most 64.","type":"string"}}};
+const pattern17 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:@+-]*$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "name")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func3(data0) > 64){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!pattern17.test(data0)){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:@+-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+
+export const check_rpc_cancel = validate36;
+const schema37 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"anyOf":[{"type":"integer"},{"maxLength":128,"type":"string"}]},"reason":{"maxLength":200,"pattern":"^[^\\u0000]*$","description":"Why, for the approval's record (default: the client cancelled the request).","type":"string"}}};
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "id") || (key0 === "reason"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs3 = errors;
+let valid1 = false;
+const _errs4 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+var _valid0 = _errs4 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs6 = errors;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs3;
+if(vErrors !== null){
+if(_errs3){
+vErrors.length = _errs3;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.reason !== undefined){
+let data1 = data.reason;
+if(typeof data1 === "string"){
+if(func3(data1) > 200){
+const err6 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!pattern1.test(data1)){
+const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sessions_create = validate37;
+const schema38 = {"additionalProperties":false,"type":"object","properties":{"title":{"maxLength":200,"type":"string"}}};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4358,14 +4593,14 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_list = validate36;
-const schema37 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_sessions_list = validate38;
+const schema39 = {"additionalProperties":false,"type":"object","properties":{}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4390,172 +4625,172 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate36.errors = vErrors;
-return errors === 0;
-}
-
-export const check_sessions_get = validate37;
-const schema38 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
-
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(func3(data0) > 128){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-validate37.errors = vErrors;
-return errors === 0;
-}
-
-export const check_sessions_delete = validate38;
-const schema39 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
-
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(func3(data0) > 128){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
 validate38.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_send = validate39;
-const schema40 = {"additionalProperties":false,"type":"object","required":["id","text"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"text":{"minLength":1,"maxLength":100000,"type":"string"}}};
+export const check_sessions_get = validate39;
+const schema40 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sessions_delete = validate40;
+const schema41 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sessions_send = validate41;
+const schema42 = {"additionalProperties":false,"type":"object","required":["id","text"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"text":{"minLength":1,"maxLength":100000,"type":"string"}}};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4672,14 +4907,14 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sessions_cancel = validate40;
-const schema41 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
+export const check_sessions_cancel = validate42;
+const schema43 = {"additionalProperties":false,"type":"object","required":["id"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"}}};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4751,14 +4986,14 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
-export const check_model_getSettings = validate41;
-const schema42 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_model_getSettings = validate43;
+const schema44 = {"additionalProperties":false,"type":"object","properties":{}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4783,15 +5018,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-export const check_model_setSettings = validate42;
-const schema43 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"baseUrl":{"pattern":"^https?://","maxLength":2048,"type":"string"},"model":{"minLength":1,"maxLength":200,"type":"string"},"firstByteTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"idleTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxRetries":{"minimum":0,"maximum":5,"type":"integer"},"deferToolsAbove":{"minimum":0,"maximum":128,"type":"integer"}}};
-const pattern17 = new RegExp("^https?://", "u");
+export const check_model_setSettings = validate44;
+const schema45 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"baseUrl":{"pattern":"^https?://","maxLength":2048,"type":"string"},"model":{"minLength":1,"maxLength":200,"type":"string"},"firstByteTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"idleTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxRetries":{"minimum":0,"maximum":5,"type":"integer"},"deferToolsAbove":{"minimum":0,"maximum":128,"type":"integer"}}};
+const pattern19 = new RegExp("^https?://", "u");
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4830,7 +5065,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern17.test(data0)){
+if(!pattern19.test(data0)){
 const err3 = {instancePath:instancePath+"/baseUrl",schemaPath:"#/properties/baseUrl/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -5038,14 +5273,14 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-export const check_model_setKey = validate43;
-const schema44 = {"additionalProperties":false,"type":"object","required":["value","storage"],"properties":{"value":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
+export const check_model_setKey = validate45;
+const schema46 = {"additionalProperties":false,"type":"object","required":["value","storage"],"properties":{"value":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5201,14 +5436,14 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_plan = validate44;
-const schema45 = {"additionalProperties":false,"type":"object","required":["package","version","bin"],"properties":{"package":{"minLength":1,"maxLength":214,"description":"The full package name (name or @scope/name).","type":"string"},"version":{"minLength":1,"maxLength":256,"description":"An exact version: no ranges, tags, URLs, git or file specs.","type":"string"},"bin":{"minLength":1,"maxLength":214,"description":"The package's JavaScript bin to run.","type":"string"},"args":{"maxItems":256,"description":"Non-sensitive launch arguments.","type":"array","items":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"}}}};
+export const check_installs_plan = validate46;
+const schema47 = {"additionalProperties":false,"type":"object","required":["package","version","bin"],"properties":{"package":{"minLength":1,"maxLength":214,"description":"The full package name (name or @scope/name).","type":"string"},"version":{"minLength":1,"maxLength":256,"description":"An exact version: no ranges, tags, URLs, git or file specs.","type":"string"},"bin":{"minLength":1,"maxLength":214,"description":"The package's JavaScript bin to run.","type":"string"},"args":{"maxItems":256,"description":"Non-sensitive launch arguments.","type":"array","items":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"}}}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5431,15 +5666,15 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_start = validate45;
-const schema46 = {"additionalProperties":false,"type":"object","required":["planDigest"],"properties":{"planDigest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
-const pattern20 = new RegExp("^[0-9a-f]{32}$", "u");
+export const check_installs_start = validate47;
+const schema48 = {"additionalProperties":false,"type":"object","required":["planDigest"],"properties":{"planDigest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
+const pattern22 = new RegExp("^[0-9a-f]{32}$", "u");
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5468,7 +5703,7 @@ errors++;
 if(data.planDigest !== undefined){
 let data0 = data.planDigest;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
+if(!pattern22.test(data0)){
 const err2 = {instancePath:instancePath+"/planDigest",schemaPath:"#/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -5501,14 +5736,14 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_list = validate46;
-const schema47 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_installs_list = validate48;
+const schema49 = {"additionalProperties":false,"type":"object","properties":{}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5533,149 +5768,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate46.errors = vErrors;
-return errors === 0;
-}
-
-export const check_installs_get = validate47;
-const schema48 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
-
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.digest === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "digest")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.digest !== undefined){
-let data0 = data.digest;
-if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
-const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate47.errors = vErrors;
-return errors === 0;
-}
-
-export const check_installs_cancel = validate48;
-const schema49 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
-
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.digest === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "digest")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.digest !== undefined){
-let data0 = data.digest;
-if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
-const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate48.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_discard = validate49;
+export const check_installs_get = validate49;
 const schema50 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -5707,7 +5804,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern20.test(data0)){
+if(!pattern22.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -5744,10 +5841,148 @@ validate49.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_getSettings = validate50;
-const schema51 = {"additionalProperties":false,"type":"object","properties":{}};
+export const check_installs_cancel = validate50;
+const schema51 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.digest === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "digest")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.digest !== undefined){
+let data0 = data.digest;
+if(typeof data0 === "string"){
+if(!pattern22.test(data0)){
+const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate50.errors = vErrors;
+return errors === 0;
+}
+
+export const check_installs_discard = validate51;
+const schema52 = {"additionalProperties":false,"type":"object","required":["digest"],"properties":{"digest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.digest === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "digest")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.digest !== undefined){
+let data0 = data.digest;
+if(typeof data0 === "string"){
+if(!pattern22.test(data0)){
+const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+
+export const check_installs_getSettings = validate52;
+const schema53 = {"additionalProperties":false,"type":"object","properties":{}};
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5772,15 +6007,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
 
-export const check_installs_setSettings = validate51;
-const schema52 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"runtimeDirs":{"minItems":1,"maxItems":16,"type":"array","items":{"pattern":"^/","maxLength":1024,"type":"string"}},"registry":{"anyOf":[{"pattern":"^https?://","maxLength":2048,"type":"string"},{"type":"null"}]},"caFile":{"anyOf":[{"pattern":"^/","maxLength":1024,"type":"string"},{"type":"null"}]},"timeoutMs":{"minimum":1000,"maximum":3600000,"type":"integer"}}};
-const pattern24 = new RegExp("^/", "u");
+export const check_installs_setSettings = validate53;
+const schema54 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"runtimeDirs":{"minItems":1,"maxItems":16,"type":"array","items":{"pattern":"^/","maxLength":1024,"type":"string"}},"registry":{"anyOf":[{"pattern":"^https?://","maxLength":2048,"type":"string"},{"type":"null"}]},"caFile":{"anyOf":[{"pattern":"^/","maxLength":1024,"type":"string"},{"type":"null"}]},"timeoutMs":{"minimum":1000,"maximum":3600000,"type":"integer"}}};
+const pattern26 = new RegExp("^/", "u");
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5843,7 +6078,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern24.test(data1)){
+if(!pattern26.test(data1)){
 const err5 = {instancePath:instancePath+"/runtimeDirs/" + i0,schemaPath:"#/properties/runtimeDirs/items/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -5893,7 +6128,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern17.test(data2)){
+if(!pattern19.test(data2)){
 const err9 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -5969,7 +6204,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern24.test(data3)){
+if(!pattern26.test(data3)){
 const err14 = {instancePath:instancePath+"/caFile",schemaPath:"#/properties/caFile/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -6075,78 +6310,78 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate51.errors = vErrors;
-return errors === 0;
-}
-
-export const check_sources_list = validate52;
-const schema53 = {"additionalProperties":false,"type":"object","properties":{}};
-
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate52.errors = vErrors;
-return errors === 0;
-}
-
-export const check_sources_reload = validate53;
-const schema54 = {"additionalProperties":false,"type":"object","properties":{}};
-
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate53.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sources_addProject = validate54;
-const schema55 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"pattern":"^/","type":"string"}}};
+export const check_sources_list = validate54;
+const schema55 = {"additionalProperties":false,"type":"object","properties":{}};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate54.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sources_reload = validate55;
+const schema56 = {"additionalProperties":false,"type":"object","properties":{}};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+
+export const check_sources_addProject = validate56;
+const schema57 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"pattern":"^/","type":"string"}}};
+
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6195,7 +6430,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern24.test(data0)){
+if(!pattern26.test(data0)){
 const err4 = {instancePath:instancePath+"/directory",schemaPath:"#/properties/directory/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -6228,14 +6463,14 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 
-export const check_sources_removeProject = validate55;
-const schema56 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"type":"string"}}};
+export const check_sources_removeProject = validate57;
+const schema58 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"type":"string"}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6307,14 +6542,14 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
 
-export const check_services_import = validate56;
-const schema57 = {"additionalProperties":false,"type":"object","required":["content","storage"],"properties":{"content":{"maxLength":1048576,"description":"The file's text.","type":"string"},"file":{"maxLength":4096,"description":"Where it came from, for messages.","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
+export const check_services_import = validate58;
+const schema59 = {"additionalProperties":false,"type":"object","required":["content","storage"],"properties":{"content":{"maxLength":1048576,"description":"The file's text.","type":"string"},"file":{"maxLength":4096,"description":"Where it came from, for messages.","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6485,7 +6720,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
 
@@ -6515,6 +6750,8 @@ export const checks = Object.assign(Object.create(null), {
   "tools.call": check_tools_call,
   "approvals.list": check_approvals_list,
   "approvals.respond": check_approvals_respond,
+  "client.identify": check_client_identify,
+  "rpc.cancel": check_rpc_cancel,
   "sessions.create": check_sessions_create,
   "sessions.list": check_sessions_list,
   "sessions.get": check_sessions_get,

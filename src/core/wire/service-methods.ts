@@ -286,4 +286,28 @@ export const serviceMethods = {
     result: Type.Object({ approval: Approval }),
     errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_NOT_PENDING'],
   }),
+  'client.identify': method({
+    summary:
+      'Name this connection (once): from now on its client id in approvals (requester, by), events and the audit log is `client-N (NAME)`. ' +
+      'wispctl mcp serve names each MCP connection after the MCP client (mcp:claude-code). A second call is refused.',
+    params: Type.Object(
+      { name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._:@+-]*$', description: 'Letters, digits and . _ : @ + - (no spaces), at most 64.' }) },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ clientId: Type.String() }),
+    errors: ['INVALID_PARAMS'],
+  }),
+  'rpc.cancel': method({
+    summary:
+      'Cancel one of this connection\'s own requests still running, by its JSON-RPC id: its work is aborted as if the client had gone away ' +
+      '(a waiting approval ends cancelled with the reason, a running call is cancelled). cancelled is false when no request of that id runs.',
+    params: Type.Object(
+      {
+        id: Type.Union([Type.Integer(), Type.String({ maxLength: 128 })]),
+        reason: Type.Optional(Type.String({ maxLength: 200, pattern: NoNul, description: 'Why, for the approval\'s record (default: the client cancelled the request).' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ cancelled: Type.Boolean() }),
+  }),
 } as const satisfies Record<string, MethodDef>;

@@ -6,7 +6,7 @@ export function approvalHandlers({ approvals }: Pick<DaemonParts, 'approvals'>):
   return {
     'approvals.list': (params) => approvalsPage(approvals, params),
     'approvals.respond': (params, ctx) => ({
-      approval: approvalView(approvals.respond(params.id, params.decision, clientId(ctx.connection.id))),
+      approval: approvalView(approvals.respond(params.id, params.decision, clientId(ctx.connection))),
     }),
   };
 }

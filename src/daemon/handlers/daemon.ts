@@ -1,12 +1,12 @@
-import { PROTOCOL_VERSION } from '../../core/index.js';
+import { PROTOCOL_VERSION, WispError } from '../../core/index.js';
 import type { openRpcDocument } from '../../core/wire/index.js';
 import { clientId } from '../views.js';
 import type { DaemonControl, DaemonParts, Handlers } from './types.js';
 
 type Deps = Pick<DaemonParts, 'version' | 'paths' | 'now' | 'events' | 'store' | 'registry' | 'supervisor'>;
 
-/** daemon.status, daemon.shutdown and rpc.discover. */
-export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handlers, 'daemon.status' | 'daemon.shutdown' | 'rpc.discover'> {
+/** daemon.status, daemon.shutdown, rpc.discover, and what a connection says about itself: client.identify, rpc.cancel. */
+export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handlers, 'daemon.status' | 'daemon.shutdown' | 'rpc.discover' | 'client.identify' | 'rpc.cancel'> {
   const { events, registry, supervisor } = parts;
   /** Built once: the document is a few hundred KB and never changes while we run. */
   // The promise is kept, not the document: requests that arrive before the first is built share it.
@@ -29,7 +29,7 @@ export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handle
         subscribers: control.connections().subscriberCount,
       },
       lastSeq: events.lastSeq,
-      you: { clientId: clientId(ctx.connection.id) },
+      you: { clientId: clientId(ctx.connection) },
       registryLoadError: control.loadProblem(),
     }),
     'daemon.shutdown': (_params, ctx) => {
@@ -37,6 +37,15 @@ export function daemonHandlers(parts: Deps, control: DaemonControl): Pick<Handle
       return { stopping: true as const };
     },
     // The wire schemas (TypeBox) are loaded when a client first asks for them, not at start.
+    // Once only: every approval, event and audit record of this connection keeps one name.
+    'client.identify': (params, ctx) => {
+      if (ctx.connection.clientName !== null) throw new WispError('INVALID_PARAMS', `this connection is already named ${ctx.connection.clientName}`);
+      ctx.connection.clientName = params.name;
+      return { clientId: clientId(ctx.connection) };
+    },
+    'rpc.cancel': (params, ctx) => ({
+      cancelled: ctx.connection.cancelRequest(params.id, new WispError('CANCELLED', params.reason ?? 'the client cancelled the request')),
+    }),
     'rpc.discover': () => (discovery ??= import('../../core/wire/index.js').then((wire) => wire.openRpcDocument(parts.version))),
   };
 }

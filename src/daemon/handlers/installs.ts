@@ -17,7 +17,7 @@ export function installHandlers(parts: Pick<DaemonParts, 'installer' | 'registry
       const plan = installer.getPlan(params.planDigest);
       await installer.preflight(plan);
       assertRoomFor(registry, plan);
-      await approveInstall(approvals, plan, { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null }, ctx.signal);
+      await approveInstall(approvals, plan, { clientId: clientId(ctx.connection), sessionId: null, taskId: null }, ctx.signal);
       const outcome = await installer.install(plan, ctx.signal);
       return { attempt: attemptView(outcome.attempt), service: services.view(registry.get({ id: outcome.attempt.serviceId ?? '' })), reused: outcome.reused };
     },

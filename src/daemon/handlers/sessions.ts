@@ -13,7 +13,7 @@ export function sessionHandlers({ sessions }: Pick<DaemonParts, 'sessions'>): Pi
       await sessions.delete(params.id);
       return { deleted: params.id };
     },
-    'sessions.send': async (params, ctx) => ({ task: await sessions.send(params.id, params.text, clientId(ctx.connection.id)) }),
+    'sessions.send': async (params, ctx) => ({ task: await sessions.send(params.id, params.text, clientId(ctx.connection)) }),
     'sessions.cancel': async (params) => ({ task: await sessions.cancel(params.id) }),
   };
 }

@@ -12,7 +12,7 @@ export function toolHandlers({ supervisor, toolCalls, registry }: Pick<DaemonPar
         toolName: params.toolName,
         serviceName: registry.list().find((service) => service.id === params.serviceId)?.name,
         arguments: params.arguments,
-        requester: { clientId: clientId(ctx.connection.id), sessionId: null, taskId: null },
+        requester: { clientId: clientId(ctx.connection), sessionId: null, taskId: null },
         signal: ctx.signal,
         abort: (reason) => ctx.abort(reason),
       }),

@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { WispError } from '../../core/index.js';
+import { parseNonNegative } from '../args.js';
+import { EXIT_INTERRUPTED } from '../cancelled.js';
+import type { CliContext } from '../context.js';
+
+const HELP = `
+An MCP server for the MCP clients you already use (Claude Desktop, Claude Code, Cursor,
+VS Code): add the command \`wispctl mcp serve\` to the client as a stdio server. It offers the
+tools of the services Wisp runs (tools/list, under stable names; above the model setting
+deferToolsAbove, a search/execute pair), and every tools/call goes through the daemon: a
+human approves it in Wisp (wispctl, chat, the web panel), secrets are redacted from results,
+failures come back as results naming the code (APPROVAL_DENIED: ...). Host tools (register,
+install, activate) are never offered. Each connection is one client of the daemon, named
+after the MCP client (client-N (mcp:NAME)) in approvals, events and the audit log.
+
+When the daemon is not running, it still answers: every call fails with DAEMON_NOT_RUNNING
+until the daemon is started (wispctl daemon start); it reconnects by itself.
+
+With --http it serves streamable HTTP on 127.0.0.1 only instead, and prints the URL and a
+bearer token once: every request needs the token, and its Host must be the loopback
+address (a web page's request, with another Origin, is refused). Ctrl-C stops it.
+`;
+
+interface ServeOptions {
+  services?: string;
+  http?: boolean;
+  port?: number;
+  approveInClient?: boolean;
+}
+
+/** wispctl mcp serve: the MCP gateway (src/gateway, loaded only by this command). */
+export function register(mcp: Command, ctx: CliContext): void {
+  mcp
+    .command('serve')
+    .description('be an MCP server (stdio, or --http) for MCP clients: the tools Wisp runs, every call approved in Wisp')
+    .option('--services <names>', 'only the tools of these services (comma-separated names)')
+    .option('--http', 'serve streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and a bearer token')
+    .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
+    .option('--approve-in-client', 'also offer each approval to the calling client (MCP elicitation), when it supports that; the first answer wins')
+    .addHelpText('after', HELP)
+    .action((opts: ServeOptions) => serve(ctx, opts));
+}
+
+function parsePort(value: string): number {
+  const port = parseNonNegative(value, '--port');
+  if (port < 1 || port > 65535) throw new WispError('INVALID_PARAMS', '--port must be between 1 and 65535');
+  return port;
+}
+
+function parseServices(value: string | undefined): ReadonlySet<string> | null {
+  if (value === undefined) return null;
+  const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0) throw new WispError('INVALID_PARAMS', '--services takes service names, comma-separated');
+  return new Set(names);
+}
+
+async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
+  if (opts.port !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--port goes with --http');
+  const options = { services: parseServices(opts.services), approveInClient: opts.approveInClient === true };
+  // Loaded here, so that no other command pays for the MCP SDK.
+  const gateway = await import('../../gateway/index.js');
+  if (opts.http !== true) {
+    // stdout is the MCP channel: nothing else may be written to it.
+    await gateway.serveStdio(ctx.paths().socket, options);
+    return;
+  }
+  const served = await gateway.serveHttp(ctx.paths().socket, options, opts.port ?? 0);
+  ctx.print({ url: served.url, token: served.token }, () => `${served.url}\nAuthorization: Bearer ${served.token}`);
+  ctx.io.err(`MCP gateway on ${served.url} for ${ctx.paths().socket}: every request needs the bearer token above (shown once). Ctrl-C stops it.`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await served.close();
+  ctx.io.err('MCP gateway stopped');
+  process.exitCode = EXIT_INTERRUPTED;
+}

@@ -1,0 +1,128 @@
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { WispClient } from '../control/client.js';
+import type { Approval, ToolInfo, WispEvent } from '../core/index.js';
+import type { DaemonLink } from './link.js';
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** While a call waits, a progress notification this often (when the client asked for progress), so its timeout does not fire. */
+export const PROGRESS_EVERY_MS = 5000;
+/** Arguments longer than this (as JSON) are not put in an elicitation: they could not be shown whole. */
+const MAX_SHOWN_ARGUMENTS = 8000;
+/** How long an elicitation may stay open in the client; the approval itself stays open in Wisp after it. */
+const ELICITATION_TIMEOUT_MS = 10 * 60_000;
+
+/** The approval requests of this gateway connection's calls already taken by one of them (one per approval). */
+export type Claimed = Set<string>;
+
+/**
+ * What one tools/call does while the daemon waits for its approval: it finds the approval
+ * (approval.requested, asked by this connection, for this tool), sends progress
+ * notifications when the client gave a progressToken, and with --approve-in-client offers
+ * the approval to the client as an elicitation. The first answer wins at the daemon
+ * (approvals.respond); the elicitation is withdrawn when the approval ends elsewhere.
+ */
+export class ApprovalWatch {
+  private approvalId: string | null = null;
+  private elicitation: AbortController | null = null;
+  private progress = 0;
+  private readonly timer: NodeJS.Timeout | null;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly link: DaemonLink,
+    private readonly client: WispClient,
+    private readonly tool: ToolInfo,
+    private readonly extra: Extra,
+    private readonly claimed: Claimed,
+    private readonly elicit: boolean,
+  ) {
+    this.unsubscribe = link.onEvent((event) => this.onEvent(event));
+    this.timer = extra._meta?.progressToken !== undefined ? setInterval(() => this.notify(this.approvalId !== null ? 'waiting for approval in Wisp' : 'running'), PROGRESS_EVERY_MS) : null;
+    this.timer?.unref();
+  }
+
+  stop(): void {
+    this.unsubscribe();
+    if (this.timer !== null) clearInterval(this.timer);
+    this.elicitation?.abort();
+    if (this.approvalId !== null) this.claimed.delete(this.approvalId);
+  }
+
+  private onEvent(event: WispEvent): void {
+    if (event.type === 'approval.requested') {
+      const approval = event.approval;
+      if (this.approvalId !== null || this.claimed.has(approval.id) || !this.mine(approval)) return;
+      this.approvalId = approval.id;
+      this.claimed.add(approval.id);
+      this.notify(`waiting for approval in Wisp (approval ${approval.id})`);
+      if (this.elicit) void this.offer(approval);
+    } else if (event.type === 'approval.resolved' && event.approval.id === this.approvalId) {
+      this.claimed.delete(event.approval.id);
+      this.approvalId = null;
+      this.elicitation?.abort();
+      this.elicitation = null;
+      this.notify(`approval ${event.approval.state.status}`);
+    }
+  }
+
+  private mine(approval: Approval): boolean {
+    return (
+      approval.kind === 'tool_call' &&
+      approval.requester.clientId === this.link.me &&
+      approval.summary.modelName === this.tool.modelName &&
+      approval.binding.serviceId === this.tool.serviceId
+    );
+  }
+
+  private notify(message: string): void {
+    const progressToken = this.extra._meta?.progressToken;
+    if (progressToken === undefined) return;
+    this.progress += 1;
+    this.extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: this.progress, message } }).catch(() => undefined);
+  }
+
+  /** The approval as an elicitation: approve or deny, with the service, tool and the exact arguments the daemon shows. */
+  private async offer(approval: Approval): Promise<void> {
+    const shown = JSON.stringify(approval.summary.arguments, null, 2);
+    if (shown.length > MAX_SHOWN_ARGUMENTS) {
+      this.notify('the arguments are too long to show here: answer the approval in Wisp');
+      return;
+    }
+    const controller = new AbortController();
+    this.elicitation = controller;
+    const message = [
+      'Wisp asks: may this tool call run?',
+      `Service: ${approval.summary.serviceName}`,
+      `Tool: ${JSON.stringify(approval.summary.toolName)}`,
+      'Arguments, exactly as they will be sent:',
+      shown,
+      'The first answer wins, here or in Wisp.',
+    ].join('\n');
+    let answer;
+    try {
+      answer = await this.extra.sendRequest(
+        {
+          method: 'elicitation/create',
+          params: {
+            message,
+            requestedSchema: {
+              type: 'object',
+              properties: { decision: { type: 'string', title: 'Run this tool call?', enum: ['approve', 'deny'] } },
+              required: ['decision'],
+            },
+          },
+        },
+        ElicitResultSchema,
+        { signal: controller.signal, timeout: ELICITATION_TIMEOUT_MS },
+      );
+    } catch {
+      return; // withdrawn (answered elsewhere, the call ended), timed out, or the client failed it: the approval waits in Wisp
+    }
+    const decision = answer.action === 'decline' ? 'deny' : answer.action === 'accept' ? answer.content?.decision : undefined;
+    if (controller.signal.aborted || (decision !== 'approve' && decision !== 'deny')) return;
+    // Another client may have answered first: then this answer is refused (APPROVAL_NOT_PENDING) and ignored.
+    await this.client.call('approvals.respond', { id: approval.id, decision }).catch(() => undefined);
+  }
+}

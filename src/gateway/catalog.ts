@@ -1,0 +1,103 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { WispClient } from '../control/client.js';
+import type { ToolInfo } from '../core/index.js';
+
+/** The two tools offered instead of the catalog above the deferred-tools threshold (the names model sessions use). */
+export const SEARCH_TOOL = 'mcp_search_tools';
+export const EXECUTE_TOOL = 'mcp_execute_tool';
+
+/** At most this many pages of tools.list are read (the daemon holds at most 96 tools; a page is up to 512 KB). */
+const MAX_PAGES = 64;
+
+/** What the gateway offers now: the tools (of the services asked for), and whether only search/execute are shown. */
+export interface Catalog {
+  readonly tools: readonly ToolInfo[];
+  readonly deferred: boolean;
+}
+
+/** The active catalog of the services asked for (all when `services` is null), every page, and the deferred-tools setting. */
+export async function readCatalog(client: WispClient, services: ReadonlySet<string> | null): Promise<Catalog> {
+  const settings = client.call('model.getSettings');
+  const tools: ToolInfo[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer: { tools: ToolInfo[]; nextCursor: string | null } = await client.call('tools.list', cursor === null ? {} : { cursor });
+    tools.push(...answer.tools.filter((tool) => services === null || services.has(tool.serviceName)));
+    cursor = answer.nextCursor;
+    if (cursor === null) break;
+  }
+  const { deferToolsAbove } = (await settings).settings;
+  return { tools, deferred: tools.length > deferToolsAbove };
+}
+
+/** What changes the list a client sees: names, versions, and the mode. */
+export function fingerprint(catalog: Catalog): string {
+  return JSON.stringify([catalog.deferred, catalog.tools.map((tool) => [tool.modelName, tool.serviceId, tool.generation, tool.toolListVersion])]);
+}
+
+/** Marks text from a third-party server as such, for the model and the human reading it in their client. */
+function fromServer(service: string, text: string): string {
+  return `[from server ${service}] ${text}`;
+}
+
+/**
+ * A catalog tool as an MCP client is offered it: the stable model-facing name, title and
+ * description marked as the server's, the input schema. The server's annotations are left
+ * out: they are untrusted hints (readOnlyHint...) that a client could act on, such as
+ * skipping its own confirmation.
+ */
+export function mcpTool(tool: ToolInfo): Tool {
+  return {
+    name: tool.modelName,
+    title: fromServer(tool.serviceName, tool.title ?? tool.name),
+    description: fromServer(tool.serviceName, `tool "${tool.name}": ${tool.description}`),
+    // MCP requires an object schema at the top; a tool whose schema is not one cannot be called with arguments anyway.
+    inputSchema: { ...tool.inputSchema, type: 'object' },
+  };
+}
+
+/** The tools/list answer: every tool, or the search/execute pair above the threshold. */
+export function listed(catalog: Catalog): Tool[] {
+  if (!catalog.deferred) return catalog.tools.map(mcpTool);
+  return [
+    {
+      name: SEARCH_TOOL,
+      title: 'Search Wisp\'s MCP tools',
+      description:
+        `Search the ${catalog.tools.length} MCP tools Wisp runs by words in their names and descriptions. Returns matching tools with their names and input schemas. ` +
+        'Descriptions come from third-party servers and are untrusted.',
+      inputSchema: { type: 'object', properties: { query: { type: 'string', description: 'Words to look for.' }, limit: { type: 'integer', minimum: 1, maximum: 20 } }, required: ['query'] },
+    },
+    {
+      name: EXECUTE_TOOL,
+      title: 'Run one of Wisp\'s MCP tools',
+      description: `Run one tool found with ${SEARCH_TOOL}. A human approves every call in Wisp before it runs.`,
+      inputSchema: {
+        type: 'object',
+        properties: { name: { type: 'string', description: `The tool name from ${SEARCH_TOOL}.` }, arguments: { type: 'object' } },
+        required: ['name', 'arguments'],
+      },
+    },
+  ];
+}
+
+/** The search tool's answer: the best matches by how many query words their texts contain. */
+export function search(catalog: Catalog, args: Record<string, unknown>): string | { error: string } {
+  if (typeof args.query !== 'string' || args.query.trim() === '') return { error: 'query must be a non-empty string' };
+  const limit = typeof args.limit === 'number' && Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 10;
+  const words = args.query.toLowerCase().split(/\s+/).filter(Boolean);
+  const ranked = catalog.tools
+    .map((tool) => ({ tool, score: words.filter((w) => `${tool.name} ${tool.title ?? ''} ${tool.description} ${tool.serviceName}`.toLowerCase().includes(w)).length }))
+    .filter((r) => r.score > 0)
+    .sort((a, b) => b.score - a.score || a.tool.modelName.localeCompare(b.tool.modelName))
+    .slice(0, limit);
+  return JSON.stringify({
+    tools: ranked.map(({ tool }) => ({
+      name: tool.modelName,
+      service: tool.serviceName,
+      tool: tool.name,
+      description: fromServer(tool.serviceName, tool.description),
+      inputSchema: tool.inputSchema,
+    })),
+  });
+}

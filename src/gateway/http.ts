@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { hostRefusal, newSecret, plain, sameSecret } from '../ui/guard.js';
+import { DaemonLink } from './link.js';
+import { gatewayServer, type GatewayOptions } from './server.js';
+
+/** A request body larger than this is refused (the daemon takes at most 1 MB per frame anyway). */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+/** MCP sessions open at once; each is one connection to the daemon. */
+export const MAX_SESSIONS = 32;
+export const MCP_PATH = '/mcp';
+
+export interface HttpGateway {
+  /** http://127.0.0.1:PORT/mcp */
+  readonly url: string;
+  /** The bearer token every request must carry (Authorization: Bearer ...). */
+  readonly token: string;
+  close(): Promise<void>;
+}
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly link: DaemonLink;
+}
+
+/**
+ * `wispctl mcp serve --http`: streamable HTTP on 127.0.0.1 only. Loopback TCP is open to
+ * every user of the machine and to web pages, so every request passes the web panel's door
+ * checks (ui/guard.ts): its Host must be our own address (no DNS-rebound name), an Origin,
+ * when sent, must be ours too, and it must carry the bearer token made at start. Each MCP
+ * session is its own connection to the daemon (its own client in events and the audit log).
+ */
+export async function serveHttp(socket: string, options: GatewayOptions, port: number): Promise<HttpGateway> {
+  const token = newSecret();
+  const sessions = new Map<string, Session>();
+  let hosts: ReadonlySet<string> = new Set();
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) plain(res, 500, 'internal error');
+      else res.destroy();
+    });
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (hostRefusal(req, { hosts, cookieName: '' }) !== null) return plain(res, 403, 'this MCP server answers only to its own loopback address (Host refused)');
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`) return plain(res, 403, 'requests from web pages are refused (Origin refused)');
+    if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) return plain(res, 404, `the MCP endpoint is ${MCP_PATH}`);
+    const auth = req.headers.authorization ?? '';
+    if (!auth.startsWith('Bearer ') || !sameSecret(auth.slice('Bearer '.length), token)) {
+      return plain(res, 401, 'a bearer token is required: the one wispctl mcp serve --http printed', { 'WWW-Authenticate': 'Bearer' });
+    }
+    const body = req.method === 'POST' ? await readJson(req, res) : undefined;
+    if (body === REFUSED) return;
+    const sessionId = req.headers['mcp-session-id'];
+    const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (known !== undefined) return known.transport.handleRequest(req, res, body);
+    if (sessionId !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
+    if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no session: the first request must be initialize');
+    if (sessions.size >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once`);
+    await openSession(req, res, body);
+  };
+
+  const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    const link = new DaemonLink(socket);
+    await link.connect();
+    const mcp = gatewayServer(link, options);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, link });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      void link.close();
+    };
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res, body);
+    if (transport.sessionId === undefined) await link.close();
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  hosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`]);
+  return {
+    url: `http://127.0.0.1:${bound}${MCP_PATH}`,
+    token,
+    close: async () => {
+      await Promise.all([...sessions.values()].map((session) => session.transport.close().catch(() => undefined)));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const REFUSED = Symbol('refused');
+
+/** The body as JSON, or REFUSED once it was answered with a refusal (too large, not JSON). */
+async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      plain(res, 413, `a request body holds at most ${MAX_BODY_BYTES} bytes`);
+      req.destroy();
+      return REFUSED;
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    jsonRpcError(res, 400, -32700, 'the body is not JSON');
+    return REFUSED;
+  }
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+}

@@ -1,0 +1,199 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WispClient } from '../../src/control/client.js';
+import type { Approval, Service, WispEvent } from '../../src/core/index.js';
+import { makeCanary } from '../helpers/canary.js';
+import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
+import { EventLog, activate, registerScenario } from '../helpers/services.js';
+import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+
+/**
+ * Issue 16: `wispctl mcp serve` seen by the official SDK Client over stdio (a client this
+ * project did not write), against a real daemon and real fixture servers. The human answers
+ * from a second socket connection, as wispctl or the panel would.
+ */
+const home = tempDir();
+const SECRET = makeCanary();
+let daemon: RunningDaemon;
+let admin: WispClient;
+let log: EventLog;
+let files: Service;
+let gateway: GatewayClient;
+/** What the human at the other connection answers; null: leaves it pending. */
+let policy: (approval: Approval) => 'approve' | 'deny' | null = () => 'approve';
+
+type Resolved = Extract<WispEvent, { type: 'approval.resolved' }>;
+type Requested = Extract<WispEvent, { type: 'approval.requested' }>;
+
+function text(result: unknown): string {
+  return (result as CallToolResult).content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
+}
+
+async function modelName(service: Service, tool: string): Promise<string> {
+  const { tools } = await admin.call('tools.list', { serviceId: service.id });
+  const found = tools.find((t) => t.name === tool);
+  if (found === undefined) throw new Error(`${service.name} has no tool ${tool}`);
+  return found.modelName;
+}
+
+beforeAll(async () => {
+  daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '300'] });
+  admin = await daemon.connect();
+  log = await EventLog.follow(admin);
+  await human(await daemon.connect(), (approval) => policy(approval));
+  await registerScenario(admin, 'files', ['--call-tools', '--print-env']);
+  const set = await admin.call('services.setEnv', { name: 'files', mode: 'replace', variables: [{ name: 'CANARY', value: SECRET, storage: 'session' }] });
+  expect(set.service.name).toBe('files');
+  files = await activate(admin, 'files');
+  expect(files.connection.status).toBe('active');
+  gateway = await stdioGateway(daemon.socket);
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await admin.call('daemon.shutdown').catch(() => undefined);
+  await daemon.exited;
+  killLeftovers();
+  home.remove();
+});
+
+describe('wispctl mcp serve over stdio, with the SDK Client', () => {
+  it('lists the active catalog under the model-facing names, marked as the server\'s, and no host tool', async () => {
+    const { tools } = await gateway.client.listTools();
+    const echo = tools.find((tool) => tool.title === '[from server files] echo');
+    expect(echo?.name).toBe(await modelName(files, 'echo'));
+    expect(echo?.title).toBe('[from server files] echo');
+    expect(echo?.description).toBe('[from server files] tool "echo": Echoes its text argument.');
+    expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
+    // Exactly the daemon's catalog: no host tool (list, register, install, activate) among them.
+    const catalog = (await admin.call('tools.list', {})).tools.map((tool) => tool.modelName);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...catalog].sort());
+    for (const host of ['mcp_list_services', 'mcp_register', 'mcp_install_npm', 'mcp_activate_service']) expect(tools.map((tool) => tool.name)).not.toContain(host);
+    const host = await gateway.client.callTool({ name: 'mcp_list_services', arguments: {} });
+    expect(host.isError).toBe(true);
+    expect(text(host)).toMatch(/^TOOL_NOT_FOUND: /);
+    expect(gateway.client.getInstructions()).not.toContain('not running');
+  });
+
+  it('calls a tool approved from a second socket connection; the approval and the audit log name the MCP client', async () => {
+    policy = () => 'approve';
+    const progress: string[] = [];
+    const name = await modelName(files, 'echo');
+    const requested = log.next((e) => e.type === 'approval.requested' && e.approval.summary.modelName === name);
+    const result = await gateway.client.callTool({ name, arguments: { text: 'hello through the gateway' } }, undefined, {
+      onprogress: (p) => progress.push(p.message ?? ''),
+    });
+    expect(result.isError).not.toBe(true);
+    expect(text(result)).toBe('hello through the gateway');
+    const approval = ((await requested) as Requested).approval;
+    expect(approval.requester.clientId).toMatch(/^client-\d+ \(mcp:test-client\)$/);
+    expect(approval.summary.arguments).toEqual({ text: 'hello through the gateway' });
+    expect(progress.some((message) => message.startsWith('waiting for approval in Wisp'))).toBe(true);
+    const audit = readFileSync(path.join(home.path, 'audit.jsonl'), 'utf8');
+    expect(audit).toContain(JSON.stringify(approval.requester.clientId));
+  });
+
+  it('a denied call is an isError result naming APPROVAL_DENIED', async () => {
+    policy = () => 'deny';
+    const result = await gateway.client.callTool({ name: await modelName(files, 'echo'), arguments: { text: 'no' } });
+    policy = () => 'approve';
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^APPROVAL_DENIED: /);
+  });
+
+  it('a secret the server hands back is redacted, as for models', async () => {
+    const result = await gateway.client.callTool({ name: await modelName(files, 'env-values'), arguments: {} });
+    expect(result.isError).not.toBe(true);
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+    expect(text(result)).toContain('[REDACTED:CANARY]');
+    expect(JSON.stringify(result.structuredContent)).toContain('[REDACTED:CANARY]');
+  });
+
+  it('sends tools/list_changed when a service is activated, and lists its tools', async () => {
+    await registerScenario(admin, 'more', ['--tools', '2']);
+    const changed = gateway.nextListChanged();
+    const more = await activate(admin, 'more');
+    await changed;
+    const { tools } = await gateway.client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain(await modelName(more, 'tool-1'));
+  });
+
+  it('a notifications/cancelled from the client cancels the waiting approval', async () => {
+    policy = () => null;
+    const name = await modelName(files, 'echo');
+    const requested = log.next((e) => e.type === 'approval.requested' && e.approval.summary.modelName === name);
+    const controller = new AbortController();
+    const call = gateway.client.callTool({ name, arguments: { text: 'never' } }, undefined, { signal: controller.signal });
+    const approval = ((await requested) as Requested).approval;
+    const resolved = log.next((e) => e.type === 'approval.resolved' && e.approval.id === approval.id);
+    controller.abort('the user stopped it');
+    await expect(call).rejects.toThrow();
+    const state = ((await resolved) as Resolved).approval.state;
+    expect(state).toMatchObject({ status: 'cancelled', reason: 'the MCP client cancelled the call' });
+    policy = () => 'approve';
+  });
+
+  it('with --approve-in-client, a client that declares elicitation approves its own call', async () => {
+    policy = () => null;
+    const asked: string[] = [];
+    const own = await stdioGateway(daemon.socket, ['--approve-in-client'], {
+      name: 'eliciting client',
+      capabilities: { elicitation: {} },
+      setup: (client) =>
+        client.setRequestHandler(ElicitRequestSchema, (request) => {
+          asked.push(request.params.message);
+          return { action: 'accept', content: { decision: 'approve' } };
+        }),
+    });
+    try {
+      const name = await modelName(files, 'echo');
+      const result = await own.client.callTool({ name, arguments: { text: 'approved in the client' } });
+      expect(text(result)).toBe('approved in the client');
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toContain('Service: files');
+      expect(asked[0]).toContain('Tool: "echo"');
+      expect(asked[0]).toContain('"text": "approved in the client"');
+      const resolved = log.events.filter((e): e is Resolved => e.type === 'approval.resolved').at(-1);
+      expect(resolved?.approval.state).toMatchObject({ status: 'approved', by: expect.stringMatching(/^client-\d+ \(mcp:eliciting-client\)$/) as unknown });
+    } finally {
+      policy = () => 'approve';
+      await own.close();
+    }
+  });
+});
+
+describe('wispctl mcp serve without a daemon', () => {
+  it('answers initialize, fails every call with DAEMON_NOT_RUNNING, and reconnects when the daemon starts', async () => {
+    const other = tempDir();
+    const socket = path.join(other.path, 'wispd.sock');
+    const lonely = await stdioGateway(socket);
+    let second: RunningDaemon | undefined;
+    try {
+      expect(lonely.client.getInstructions()).toContain('The Wisp daemon is not running');
+      expect(lonely.client.getInstructions()).toContain('wispctl daemon start');
+      expect((await lonely.client.listTools()).tools).toEqual([]);
+      const failed = await lonely.client.callTool({ name: 'anything', arguments: {} });
+      expect(failed.isError).toBe(true);
+      expect(text(failed)).toMatch(/^DAEMON_NOT_RUNNING: .*wispctl daemon start/);
+
+      const reconnected = lonely.nextListChanged();
+      second = await startWispd(other.path, { args: ['--socket', socket, '--stop-grace-ms', '300'] });
+      await reconnected;
+      const client = await second.connect();
+      await registerScenario(client, 'late');
+      const changed = lonely.nextListChanged();
+      await activate(client, 'late');
+      await changed;
+      const { tools } = await lonely.client.listTools();
+      expect(tools.map((tool) => tool.title)).toContain('[from server late] echo');
+      await client.call('daemon.shutdown');
+      await second.exited;
+    } finally {
+      await lonely.close();
+      killLeftovers();
+      other.remove();
+    }
+  });
+});
