@@ -7,6 +7,9 @@ export const SERVICE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 /** Environment variable names: letters, digits and '_', not starting with a digit. */
 export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 
+/** A connection's name (client.identify): letters, digits and . _ : @ + -, starting with a letter or digit; no spaces. */
+export const CLIENT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@+-]*$';
+
 /**
  * Every pattern in our own schemas, said in words: an INVALID_PARAMS message says what is
  * allowed, never the regular expression (src/control/rpc-request.ts; a unit test keeps every
@@ -24,4 +27,5 @@ export const PATTERN_WORDS: Readonly<Record<string, string>> = {
   "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$": "must be an HTTP header name: letters, digits and !#$%&'*+.^_`|~-",
   '^(0|[1-9][0-9]{0,5})$': 'must be a cursor given by the previous page (a number)',
   '^[0-9]{1,15}$': 'must be a cursor given by the previous page (a number)',
+  [CLIENT_NAME_PATTERN]: 'must be letters, digits and . _ : @ + -, starting with a letter or digit (no spaces)',
 };

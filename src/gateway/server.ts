@@ -43,7 +43,19 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   let initialized = false;
   let shown: string | null = null;
 
-  const catalog = async (): Promise<Catalog> => readCatalog(await link.current(), options.services);
+  // The catalog as last read, kept until an event or a reconnection may have changed it: a call costs no extra reads.
+  // A stale one is harmless: the daemon checks every call against its live catalog.
+  let cached: Promise<Catalog> | null = null;
+  const catalog = (fresh = false): Promise<Catalog> => {
+    if (cached === null || fresh) {
+      const reading = link.current().then((client) => readCatalog(client, options.services));
+      cached = reading;
+      reading.catch(() => {
+        if (cached === reading) cached = null;
+      });
+    }
+    return cached;
+  };
   // Coalesced: one catalog read for a burst of events; list_changed only when what a client would see changed.
   let checking: Promise<void> | null = null;
   // Bumped by every reason to look; a check looks again until it has seen the last one.
@@ -65,10 +77,14 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
       checking = null;
     });
   };
+  const changed = (): void => {
+    cached = null;
+    checkCatalog();
+  };
   link.onEvent((event: WispEvent) => {
-    if (event.type === 'service.tools' || event.type === 'service.state') checkCatalog();
+    if (event.type === 'service.tools' || event.type === 'service.state') changed();
   });
-  link.setReconnectHandler(checkCatalog);
+  link.setReconnectHandler(changed);
 
   server.oninitialized = () => {
     initialized = true;
@@ -78,7 +94,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   server.setRequestHandler(ListToolsRequestSchema, async (): Promise<{ tools: Tool[] }> => {
     if (!link.connected) await link.connect();
     if (!link.connected) return { tools: [] };
-    const now = await catalog();
+    const now = await catalog(true);
     shown = fingerprint(now);
     return { tools: listed(now) };
   });

@@ -100,6 +100,20 @@ describe('what wispctl loads when it starts', () => {
     }
   });
 
+  it('mcp serve --help loads none of them; mcp serve itself loads the MCP SDK, from dist/gateway, outside the bundle', async () => {
+    const help = await recordedRun(['mcp', 'serve', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--approve-in-client');
+    expect(forbidden(help.loaded)).toEqual([]);
+    expect(sourcesOf(help.loaded).filter((source) => source.startsWith('dist/gateway/'))).toEqual([]);
+    // stdin is /dev/null: the MCP client is gone at once, and the gateway ends (exit 0).
+    const serve = await recordedRun(['mcp', 'serve']);
+    expect(serve.code).toBe(0);
+    expect(sourcesOf(serve.loaded)).toContain('dist/gateway/index.js');
+    expect(forbidden(serve.loaded).some((source) => source.startsWith('node_modules/@modelcontextprotocol/sdk/'))).toBe(true);
+    expect(Object.values(bundled).flat().filter((source) => source.startsWith('dist/gateway/'))).toEqual([]);
+  });
+
   it('the recorder sees a forbidden package when one is loaded', async () => {
     // The daemon's own entry loads them all: proof that the check above can fail.
     const record = path.join(home.path, 'loads-daemon.txt');

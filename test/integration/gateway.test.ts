@@ -164,6 +164,42 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
   });
 });
 
+describe('wispctl mcp serve above the deferred-tools threshold', () => {
+  it('offers only search and execute; search finds a tool, execute runs it through the approval', async () => {
+    const before = (await admin.call('model.getSettings')).settings.deferToolsAbove;
+    await admin.call('model.setSettings', { deferToolsAbove: 1 });
+    const deferred = await stdioGateway(daemon.socket, [], { name: 'deferred' });
+    try {
+      const { tools } = await deferred.client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
+      const found = await deferred.client.callTool({ name: 'mcp_search_tools', arguments: { query: 'echoes text files' } });
+      const hits = (JSON.parse(text(found)) as { tools: { name: string; service: string; tool: string; description: string }[] }).tools;
+      expect(hits[0]).toMatchObject({ service: 'files', tool: 'echo', description: '[from server files] Echoes its text argument.' });
+      policy = () => 'approve';
+      const ran = await deferred.client.callTool({ name: 'mcp_execute_tool', arguments: { name: hits[0]?.name, arguments: { text: 'deferred call' } } });
+      expect(text(ran)).toBe('deferred call');
+      const bad = await deferred.client.callTool({ name: 'mcp_execute_tool', arguments: { name: 'nope', arguments: {} } });
+      expect(text(bad)).toMatch(/^TOOL_NOT_FOUND: /);
+    } finally {
+      await deferred.close();
+      await admin.call('model.setSettings', { deferToolsAbove: before });
+    }
+  });
+
+  it('--services offers only the services named, and refuses a call to another', async () => {
+    const only = await stdioGateway(daemon.socket, ['--services', 'more'], { name: 'only-more' });
+    try {
+      const { tools } = await only.client.listTools();
+      expect(tools.length).toBeGreaterThan(0);
+      expect(tools.every((tool) => tool.title?.startsWith('[from server more] ') === true)).toBe(true);
+      const refused = await only.client.callTool({ name: await modelName(files, 'echo'), arguments: { text: 'x' } });
+      expect(text(refused)).toMatch(/^TOOL_NOT_FOUND: /);
+    } finally {
+      await only.close();
+    }
+  });
+});
+
 describe('wispctl mcp serve without a daemon', () => {
   it('answers initialize, fails every call with DAEMON_NOT_RUNNING, and reconnects when the daemon starts', async () => {
     const other = tempDir();
@@ -195,5 +231,6 @@ describe('wispctl mcp serve without a daemon', () => {
       killLeftovers();
       other.remove();
     }
-  });
+    // Two processes started and a daemon besides: room for a loaded machine.
+  }, 90_000);
 });

@@ -72,6 +72,14 @@ describe('layering (the graph declared in layers.js)', () => {
     }
   });
 
+  it('wispctl reaches the MCP gateway (which loads the MCP SDK) only with import(), in the command that runs it', () => {
+    const toGateway = edges().filter((edge) => edge.from === 'cli' && edge.to === 'gateway');
+    expect(toGateway.map((edge) => edge.file)).toEqual(['cli/commands/mcp-serve.ts']);
+    const text = readFileSync(path.join(src, 'cli', 'commands', 'mcp-serve.ts'), 'utf8');
+    expect(text).toContain("await import('../../gateway/index.js')");
+    expect(text).not.toMatch(/^import[^(]*gateway\/index\.js/m);
+  });
+
   it('wispctl imports none of the daemon\'s packages', () => {
     for (const file of CLIENT_AREAS.flatMap((area) => files(path.join(src, area)))) {
       const bad = specifiers(file).filter((spec) => CLI_FORBIDDEN_PACKAGES.some((name) => spec === name || spec.startsWith(`${name}/`)));

@@ -1,6 +1,7 @@
 /** The methods of the daemon, events, services, tools and approvals (part of the method table). */
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
+import { CLIENT_NAME_PATTERN } from '../patterns.js';
 import { method, type MethodDef } from './define.js';
 import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
 import { DaemonStatus } from './status-shapes.js';
@@ -291,7 +292,7 @@ export const serviceMethods = {
       'Name this connection (once): from now on its client id in approvals (requester, by), events and the audit log is `client-N (NAME)`. ' +
       'wispctl mcp serve names each MCP connection after the MCP client (mcp:claude-code). A second call is refused.',
     params: Type.Object(
-      { name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._:@+-]*$', description: 'Letters, digits and . _ : @ + - (no spaces), at most 64.' }) },
+      { name: Type.String({ minLength: 1, maxLength: 64, pattern: CLIENT_NAME_PATTERN, description: 'Letters, digits and . _ : @ + - (no spaces), at most 64.' }) },
       { additionalProperties: false },
     ),
     result: Type.Object({ clientId: Type.String() }),

@@ -1,0 +1,156 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import http from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WispClient } from '../../src/control/client.js';
+import type { Approval, Service, WispEvent } from '../../src/core/index.js';
+import { human } from '../helpers/gateway.js';
+import { EventLog, activate, registerScenario } from '../helpers/services.js';
+import { daemonEnv, killLeftovers, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
+
+/**
+ * Issue 16: `wispctl mcp serve --http` with the official SDK Client over streamable HTTP,
+ * and the door: the bearer token, the Host and the Origin.
+ */
+const home = tempDir();
+let daemon: RunningDaemon;
+let admin: WispClient;
+let log: EventLog;
+let files: Service;
+let gateway: ChildProcessWithoutNullStreams;
+let url: URL;
+let token: string;
+let stderr = '';
+let policy: (approval: Approval) => 'approve' | 'deny' | null = () => 'approve';
+
+type Requested = Extract<WispEvent, { type: 'approval.requested' }>;
+
+function text(result: unknown): string {
+  return (result as CallToolResult).content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
+}
+
+async function connectClient(name: string, bearer = token): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+  return client;
+}
+
+/** One raw request to the gateway's port, with the headers given (Host included): its status. */
+function rawStatus(headers: Record<string, string>, pathname = '/mcp'): Promise<number> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port: Number(url.port), path: pathname, method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '300'] });
+  admin = await daemon.connect();
+  log = await EventLog.follow(admin);
+  await human(await daemon.connect(), (approval) => policy(approval));
+  await registerScenario(admin, 'files', ['--call-tools']);
+  files = await activate(admin, 'files');
+  gateway = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve', '--http'], { env: daemonEnv() });
+  const printed = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    // The URL and token on stdout, then the note on stderr.
+    const check = (): void => {
+      if (out.split('\n').length > 2 && stderr.includes('Ctrl-C stops it')) resolve(out);
+    };
+    gateway.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      check();
+    });
+    gateway.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      check();
+    });
+    gateway.once('exit', (code) => reject(new Error(`wispctl mcp serve --http exited ${String(code)}: ${stderr}`)));
+  });
+  const [first, second] = printed.split('\n');
+  url = new URL(first ?? '');
+  token = (second ?? '').replace(/^Authorization: Bearer /, '');
+});
+
+afterAll(async () => {
+  gateway.kill('SIGKILL');
+  await admin.call('daemon.shutdown').catch(() => undefined);
+  await daemon.exited;
+  killLeftovers();
+  home.remove();
+});
+
+describe('wispctl mcp serve --http', () => {
+  it('prints a loopback URL and a bearer token once', () => {
+    expect(url.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(stderr).toContain('every request needs the bearer token above');
+    expect(stderr).not.toContain(token);
+  });
+
+  it('lists and calls (approved from a second socket connection, denied) with the SDK Client over streamable HTTP', async () => {
+    const client = await connectClient('http-client');
+    try {
+      const { tools } = await client.listTools();
+      const echo = tools.find((tool) => tool.title === '[from server files] echo');
+      expect(echo).toBeDefined();
+      const name = echo?.name ?? '';
+      policy = () => 'approve';
+      const requested = log.next((e) => e.type === 'approval.requested' && e.approval.summary.modelName === name);
+      const result = await client.callTool({ name, arguments: { text: 'over http' } });
+      expect(text(result)).toBe('over http');
+      expect(((await requested) as Requested).approval.requester.clientId).toMatch(/^client-\d+ \(mcp:http-client\)$/);
+      policy = () => 'deny';
+      const denied = await client.callTool({ name, arguments: { text: 'no' } });
+      expect(denied.isError).toBe(true);
+      expect(text(denied)).toMatch(/^APPROVAL_DENIED: /);
+    } finally {
+      policy = () => 'approve';
+      await client.close();
+    }
+  });
+
+  it('sends list_changed to an HTTP session when a service is activated', async () => {
+    const client = await connectClient('http-watcher');
+    try {
+      const { ToolListChangedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+      const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+      await client.listTools();
+      await registerScenario(admin, 'extra', ['--tools', '1']);
+      await activate(admin, 'extra');
+      await changed;
+      expect((await client.listTools()).tools.map((tool) => tool.title)).toContain('[from server extra] tool-0');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a request without the token, with a wrong token, a foreign Host or a foreign Origin', async () => {
+    const host = `127.0.0.1:${url.port}`;
+    expect(await rawStatus({ Host: host, Authorization: `Bearer ${token}` })).toBe(200);
+    expect(await rawStatus({ Host: host })).toBe(401);
+    expect(await rawStatus({ Host: host, Authorization: `Bearer ${'x'.repeat(43)}` })).toBe(401);
+    expect(await rawStatus({ Host: `evil.example:${url.port}`, Authorization: `Bearer ${token}` })).toBe(403);
+    expect(await rawStatus({ Host: host, Origin: 'http://evil.example', Authorization: `Bearer ${token}` })).toBe(403);
+    expect(await rawStatus({ Host: host, Authorization: `Bearer ${token}` }, '/other')).toBe(404);
+    await expect(connectClient('no-token', 'wrong')).rejects.toThrow();
+    expect(files.connection.status).toBe('active');
+  });
+
+  it('stops on Ctrl-C: exit 130', async () => {
+    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+    gateway.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toContain('MCP gateway stopped');
+  });
+});
