@@ -24,7 +24,7 @@ export const LAYERS = {
   daemon: ['core', 'util', 'secrets', 'approvals', 'model', 'install', 'mcp', 'sessions', 'control'],
   ui: ['core', 'control'],
   gateway: ['core', 'control', 'ui'],
-  cli: ['core', 'control', 'ui', 'gateway'],
+  cli: ['core', 'control', 'ui', 'gateway', 'util'],
 };
 
 /** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
@@ -38,7 +38,8 @@ export const DOORS = {
 
 /** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */
 export const NARROW_DOORS = {
-  cli: { core: ['index.js'], control: ['client.js', 'paths.js'] },
+  // util: only the atomic file write (node built-ins only), for the MCP clients' config files (mcp connect-client).
+  cli: { core: ['index.js'], control: ['client.js', 'paths.js'], util: ['atomic-file.js'] },
   // The web panel is a client of the socket like wispctl, which starts it (`wispctl ui`).
   ui: { core: ['index.js'], control: ['client.js', 'paths.js'] },
   // The MCP gateway (`wispctl mcp serve`) is a socket client too; it shares the web panel's

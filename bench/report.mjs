@@ -64,6 +64,26 @@ function callTables(calls) {
   ];
 }
 
+/** Issue 16: a call through `wispctl mcp serve` (approval answered at once) against a direct SDK call. */
+function gatewayTable(g) {
+  const r = (s) => spread(s, 2);
+  const label = { direct: 'direct SDK `callTool` on the server', gateway: 'SDK `callTool` on `wispctl mcp serve` (approved at once)' };
+  return [
+    '## Calls through the MCP gateway',
+    '',
+    `| subject | seq p50 (ms) | seq p99 (ms) | calls/s at ${g.concurrency} in flight |`,
+    '|---|---|---|---|',
+    ...Object.entries(g.subjects).map(([n, s]) => `| ${label[n] ?? n} | ${ms(s.p50)} | ${ms(s.p99)} | ${spread(s.rate, 0)} |`),
+    '',
+    '| ratio (per round, then median) | seq p50 | seq p99 | throughput |',
+    '|---|---|---|---|',
+    `| gateway / direct | ${r(g.ratios.gatewayDirect.p50)} | ${r(g.ratios.gatewayDirect.p99)} | ${r(g.ratios.gatewayDirect.rate)} |`,
+    '',
+    `- ${g.note}.`,
+    '',
+  ];
+}
+
 function memoryTable(memory) {
   const mb = (kb) => (kb / MB).toFixed(1);
   const w = memory.wispd;
@@ -101,6 +121,7 @@ export function markdown(report) {
     '',
   ];
   if (report.toolCalls) lines.push(...callTables(report.toolCalls));
+  if (report.gateway) lines.push(...gatewayTable(report.gateway));
   if (report.results) {
     lines.push(
       '## Start-up, CLI, activation, installs',

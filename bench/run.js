@@ -4,22 +4,23 @@
 // first table holds the targets of issue 14 (met or not: the run does not fail on a miss).
 // It does fail, non-zero and with the reason, if any subject breaks or stalls.
 //
-// BENCH_ONLY=calls,activation,cli,coldstart,memory,stream,installs runs just those parts and
+// BENCH_ONLY=calls,gateway,activation,cli,coldstart,memory,stream,installs runs just those parts and
 // prints their report instead of writing latest.*. Other knobs: BENCH_RUNS (rounds, default 12),
 // BENCH_SEQ / BENCH_PAR (calls per round), BENCH_MEMORY_CALLS, BENCH_HEAP_BLOCK(S),
-// BENCH_PIECES, BENCH_INSTALL_RUNS.
+// BENCH_PIECES, BENCH_INSTALL_RUNS, BENCH_GATEWAY_SEQ / BENCH_GATEWAY_PAR.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RUNS, killAll, root } from './common.mjs';
 import { toolCalls } from './calls.mjs';
+import { gatewayCalls } from './gateway.mjs';
 import { installs } from './installs.mjs';
 import { memory } from './memory.mjs';
 import { markdown, targets } from './report.mjs';
 import { activation, cliStatus, coldStart } from './startup.mjs';
 import { modelStream } from './stream.mjs';
 
-const PARTS = ['calls', 'activation', 'cli', 'coldstart', 'memory', 'stream', 'installs'];
+const PARTS = ['calls', 'gateway', 'activation', 'cli', 'coldstart', 'memory', 'stream', 'installs'];
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
 const unknown = only?.filter((p) => !PARTS.includes(p)) ?? [];
 if (unknown.length > 0) {
@@ -65,6 +66,7 @@ try {
   const report = { at: new Date().toISOString(), node: process.version, platform: `${process.platform} ${os.arch()}`, cpus: os.cpus().length, runs: RUNS, loadAvgBefore: os.loadavg() };
   // Tool calls first: the figures the issue is about, taken before the other parts heat the machine.
   if (wanted('calls')) report.toolCalls = await step('calls', toolCalls);
+  if (wanted('gateway')) report.gateway = await step('gateway', gatewayCalls);
   const results = [];
   if (wanted('activation')) results.push(await step('activation', activation));
   if (wanted('cli')) results.push(await step('cli', cliStatus));

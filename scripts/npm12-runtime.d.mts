@@ -5,3 +5,6 @@ export declare function npm12Bin(): Promise<string>;
 export declare const CONFORMANCE_VERSION: string;
 /** The MCP conformance suite's CLI (run it with the node from npm12Bin()), installed on first use. */
 export declare function conformanceCli(): Promise<string>;
+export declare const INSPECTOR_VERSION: string;
+/** The MCP Inspector's launcher (run it with the node from npm12Bin(), with --cli), installed on first use. */
+export declare function inspectorLauncher(): Promise<string>;

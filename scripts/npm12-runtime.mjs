@@ -74,3 +74,35 @@ export async function conformanceCli() {
   writeFileSync(path.join(dir, 'ready'), '');
   return cli;
 }
+
+export const INSPECTOR_VERSION = '2.12.0';
+
+/**
+ * The MCP Inspector (`@modelcontextprotocol/inspector`): the path of its launcher, which
+ * takes `--cli` for its scriptable mode. It needs Node 22.19 or later (run it with the node
+ * from npm12Bin()). Installed on first use, not a dependency: about 110 MB that only the
+ * gateway's test uses. Built in a directory of its own and renamed into place when complete,
+ * as npm12Bin() is.
+ */
+export async function inspectorLauncher() {
+  const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.cache', `inspector-${INSPECTOR_VERSION}`);
+  const launcher = path.join(dir, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
+  if (existsSync(path.join(dir, 'ready'))) return launcher;
+  const building = `${dir}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  mkdirSync(building, { recursive: true });
+  try {
+    await run('npm', ['install', '--prefix', building, '--no-save', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', `@modelcontextprotocol/inspector@${INSPECTOR_VERSION}`], { cwd: building });
+    writeFileSync(path.join(building, 'ready'), '');
+    if (!existsSync(path.join(dir, 'ready'))) {
+      rmSync(dir, { recursive: true, force: true });
+      try {
+        renameSync(building, dir);
+      } catch (error) {
+        if (!existsSync(path.join(dir, 'ready'))) throw error;
+      }
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  return launcher;
+}

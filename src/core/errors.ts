@@ -413,6 +413,13 @@ export const ERROR_CATALOG = {
     description:
       'At start, mcp-servers.json failed its schema or named a service twice. It was moved aside intact (daemon.status registryLoadError says where and why) and the daemon started with no services.',
   },
+  CLIENT_CONFIG_INVALID: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    wire: false,
+    description:
+      'Client side: wispctl mcp connect-client found the MCP client\'s config file unusable: not valid JSON (comments included), not a JSON object, its server list not an object, not a regular file, or too large. The file was not changed. Fix it, or add the entry by hand (wispctl mcp serve --print-config CLIENT), then run again.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

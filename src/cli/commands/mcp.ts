@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import { documentSubcommand } from '../output.js';
 import { servicesWideTable } from '../render/wide.js';
 import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
+import * as connectClient from './connect-client.js';
 import * as env from './env.js';
 import { registerAdd, warnShellLine } from './mcp-add.js';
 import { registerAddJson } from './mcp-add-json.js';
@@ -31,6 +32,8 @@ export function register(program: Command, ctx: CliContext): void {
   const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection'];
   documentSubcommand(mcp, 'list', { json: 'an array of services', fields, wide: 'adds ID, VERSION (configVersion), ORIGIN and COMMAND OR URL' });
   documentSubcommand(mcp, 'show', { json: 'one service', fields });
+  // Last: it adds --print-config to the gateway's `mcp serve`.
+  connectClient.register(mcp, ctx);
 }
 
 /** add, list, show, edit, remove. */

@@ -6848,10 +6848,10 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
-export const check_tools_review = validate57;
-const schema58 = {"additionalProperties":false,"type":"object","required":["serviceId"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
+export const check_tools_review = validate59;
+const schema60 = {"additionalProperties":false,"type":"object","required":["serviceId"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6948,14 +6948,14 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
 
-export const check_tools_accept = validate58;
-const schema59 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"type":"array","items":{"minLength":1,"maxLength":1024,"type":"string"}}}};
+export const check_tools_accept = validate60;
+const schema61 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"type":"array","items":{"minLength":1,"maxLength":1024,"type":"string"}}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -7133,7 +7133,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 

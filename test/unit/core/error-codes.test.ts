@@ -69,7 +69,7 @@ describe('the error catalog', () => {
 
   it('declares no local code as an error of a method (local codes never cross the socket)', () => {
     const local = ERROR_CODES.filter((code) => !isWireErrorCode(code));
-    expect(local.sort()).toEqual(['ALREADY_RUNNING', 'DAEMON_NOT_RUNNING', 'PATH_TOO_LONG', 'UNSAFE_DIRECTORY']);
+    expect(local.sort()).toEqual(['ALREADY_RUNNING', 'CLIENT_CONFIG_INVALID', 'DAEMON_NOT_RUNNING', 'PATH_TOO_LONG', 'UNSAFE_DIRECTORY']);
     for (const [name, def] of Object.entries(methods)) {
       for (const code of def.errors) expect(isWireErrorCode(code), `${name}: ${code}`).toBe(true);
     }
