@@ -109,7 +109,9 @@ const Strings = (description?: string) => Type.Array(Type.String(), description 
 
 const listServices = defineHostTool({
   name: 'mcp_list_services',
-  description: 'List the MCP services registered with Wisp Host: ids, names, states and environment variable names (never values). Needs the user\'s approval.',
+  description:
+    'List the MCP services registered with Wisp Host: ids, names, states, tool counts and environment variable names (never values). ' +
+    'heldTools counts tools that changed or appeared since the user trusted the service: unusable until the user reviews and accepts them (wispctl mcp review). Needs the user\'s approval.',
   parameters: Type.Object({}),
   run: async (args, { actions, ask }) => {
     const binding = argumentsBinding('mcp_list_services', args);

@@ -14,6 +14,16 @@ function Claims({ approval }) {
   </div>`;
 }
 
+// Facts about the tool's definition (hidden or direction-changing characters, other services' tool names), never left out.
+function Warnings({ approval }) {
+  const warnings = approval.kind === 'tool_call' ? (approval.summary.warnings ?? []) : [];
+  if (warnings.length === 0) return null;
+  return html`<div class="claims" role="group" aria-label="warnings about the tool's definition">
+    <p class="claims-label">warnings about the tool's definition:</p>
+    <ul>${warnings.map((w, i) => html`<li key=${i}>WARNING: ${w.message}</li>`)}</ul>
+  </div>`;
+}
+
 function Outcome({ entry }) {
   if (entry.answering) return html`<p class="outcome" role="status">Sending your answer…</p>`;
   if (entry.resolved === null) return null;
@@ -36,6 +46,7 @@ export function ApprovalCard({ entry }) {
       <div><dt>asked by</dt><dd>${approval.requester.clientId}${approval.requester.sessionId !== null ? `, session ${approval.requester.sessionId}` : ''}</dd></div>
     </dl>
     <${Claims} approval=${approval} />
+    <${Warnings} approval=${approval} />
     <h3 id=${titleId} class="question">${approvalQuestion(approval)}</h3>
     ${open
       ? html`<div class="actions">
