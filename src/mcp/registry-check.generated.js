@@ -3,14 +3,16 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 "use strict";
 export const check_registryDocument = validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"grant":{"anyOf":[{"const":"client_credentials","type":"string"},{"const":"cross_app","type":"string"}]},"clientAuth":{"anyOf":[{"const":"client_secret_basic","type":"string"},{"const":"private_key_jwt","type":"string"}]},"signingAlg":{"anyOf":[{"const":"ES256","type":"string"},{"const":"ES384","type":"string"},{"const":"RS256","type":"string"},{"const":"RS384","type":"string"},{"const":"RS512","type":"string"},{"const":"PS256","type":"string"},{"const":"EdDSA","type":"string"}]},"clientMetadataUrl":{"pattern":"^https://[^\\s]+$","maxLength":2048,"type":"string"},"idpTokenEndpoint":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"},"idpClientId":{"minLength":1,"maxLength":1024,"type":"string"}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://", "u");
-const pattern2 = new RegExp("^/", "u");
-const pattern3 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-const pattern5 = new RegExp("^[0-9a-f]{32}$", "u");
+const pattern2 = new RegExp("^https://[^\\s]+$", "u");
+const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
+const pattern4 = new RegExp("^/", "u");
+const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern7 = new RegExp("^[0-9a-f]{32}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -476,7 +478,7 @@ vErrors.push(err36);
 errors++;
 }
 for(const key2 in data8){
-if(!(((key2 === "enabled") || (key2 === "clientId")) || (key2 === "scopes"))){
+if(!(func2.call(schema11.properties.services.items.properties.oauth.anyOf[1].properties, key2))){
 const err37 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
@@ -631,9 +633,13 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8.grant !== undefined){
+let data12 = data8.grant;
+const _errs49 = errors;
+let valid10 = false;
+const _errs50 = errors;
+if(typeof data12 !== "string"){
+const err47 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -642,16 +648,464 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid2 = _errs31 === errors;
-valid6 = valid6 || _valid2;
-}
-if(!valid6){
-const err48 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("client_credentials" !== data12){
+const err48 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/0/const",keyword:"const",params:{allowedValue: "client_credentials"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err48];
 }
 else {
 vErrors.push(err48);
+}
+errors++;
+}
+var _valid5 = _errs50 === errors;
+valid10 = valid10 || _valid5;
+if(!valid10){
+const _errs52 = errors;
+if(typeof data12 !== "string"){
+const err49 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if("cross_app" !== data12){
+const err50 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/1/const",keyword:"const",params:{allowedValue: "cross_app"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid5 = _errs52 === errors;
+valid10 = valid10 || _valid5;
+}
+if(!valid10){
+const err51 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs49;
+if(vErrors !== null){
+if(_errs49){
+vErrors.length = _errs49;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data8.clientAuth !== undefined){
+let data13 = data8.clientAuth;
+const _errs55 = errors;
+let valid11 = false;
+const _errs56 = errors;
+if(typeof data13 !== "string"){
+const err52 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if("client_secret_basic" !== data13){
+const err53 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/0/const",keyword:"const",params:{allowedValue: "client_secret_basic"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid6 = _errs56 === errors;
+valid11 = valid11 || _valid6;
+if(!valid11){
+const _errs58 = errors;
+if(typeof data13 !== "string"){
+const err54 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if("private_key_jwt" !== data13){
+const err55 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/1/const",keyword:"const",params:{allowedValue: "private_key_jwt"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid6 = _errs58 === errors;
+valid11 = valid11 || _valid6;
+}
+if(!valid11){
+const err56 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+else {
+errors = _errs55;
+if(vErrors !== null){
+if(_errs55){
+vErrors.length = _errs55;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data8.signingAlg !== undefined){
+let data14 = data8.signingAlg;
+const _errs61 = errors;
+let valid12 = false;
+const _errs62 = errors;
+if(typeof data14 !== "string"){
+const err57 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if("ES256" !== data14){
+const err58 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/0/const",keyword:"const",params:{allowedValue: "ES256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid7 = _errs62 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs64 = errors;
+if(typeof data14 !== "string"){
+const err59 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if("ES384" !== data14){
+const err60 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/1/const",keyword:"const",params:{allowedValue: "ES384"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid7 = _errs64 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs66 = errors;
+if(typeof data14 !== "string"){
+const err61 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if("RS256" !== data14){
+const err62 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/2/const",keyword:"const",params:{allowedValue: "RS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid7 = _errs66 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs68 = errors;
+if(typeof data14 !== "string"){
+const err63 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if("RS384" !== data14){
+const err64 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/3/const",keyword:"const",params:{allowedValue: "RS384"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+var _valid7 = _errs68 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs70 = errors;
+if(typeof data14 !== "string"){
+const err65 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if("RS512" !== data14){
+const err66 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/4/const",keyword:"const",params:{allowedValue: "RS512"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+var _valid7 = _errs70 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs72 = errors;
+if(typeof data14 !== "string"){
+const err67 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if("PS256" !== data14){
+const err68 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/5/const",keyword:"const",params:{allowedValue: "PS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+var _valid7 = _errs72 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs74 = errors;
+if(typeof data14 !== "string"){
+const err69 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if("EdDSA" !== data14){
+const err70 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/6/const",keyword:"const",params:{allowedValue: "EdDSA"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+var _valid7 = _errs74 === errors;
+valid12 = valid12 || _valid7;
+}
+}
+}
+}
+}
+}
+if(!valid12){
+const err71 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+else {
+errors = _errs61;
+if(vErrors !== null){
+if(_errs61){
+vErrors.length = _errs61;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data8.clientMetadataUrl !== undefined){
+let data15 = data8.clientMetadataUrl;
+if(typeof data15 === "string"){
+if(func3(data15) > 2048){
+const err72 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientMetadataUrl",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientMetadataUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+if(!pattern2.test(data15)){
+const err73 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientMetadataUrl",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientMetadataUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s]+$"},message:"must match pattern \""+"^https://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientMetadataUrl",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientMetadataUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+if(data8.idpTokenEndpoint !== undefined){
+let data16 = data8.idpTokenEndpoint;
+if(typeof data16 === "string"){
+if(func3(data16) > 2048){
+const err75 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpTokenEndpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+if(!pattern3.test(data16)){
+const err76 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpTokenEndpoint/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpTokenEndpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data8.idpClientId !== undefined){
+let data17 = data8.idpClientId;
+if(typeof data17 === "string"){
+if(func3(data17) > 1024){
+const err78 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpClientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpClientId/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if(func3(data17) < 1){
+const err79 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpClientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpClientId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpClientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpClientId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+var _valid2 = _errs31 === errors;
+valid6 = valid6 || _valid2;
+}
+if(!valid6){
+const err82 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
 }
 errors++;
 }
@@ -668,471 +1122,10 @@ vErrors = null;
 }
 }
 if(data2.headers !== undefined){
-let data12 = data2.headers;
-if(Array.isArray(data12)){
-if(data12.length > 64){
-const err49 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.name === undefined){
-const err50 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-if(data13.storage === undefined){
-const err51 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-for(const key3 in data13){
-if(!((key3 === "name") || (key3 === "storage"))){
-const err52 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-}
-if(data13.name !== undefined){
-let data14 = data13.name;
-if(typeof data14 === "string"){
-if(func3(data14) > 256){
-const err53 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-if(func3(data14) < 1){
-const err54 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-}
-if(data13.storage !== undefined){
-let data15 = data13.storage;
-const _errs56 = errors;
-let valid13 = false;
-const _errs57 = errors;
-if(typeof data15 !== "string"){
-const err56 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-if("keychain" !== data15){
-const err57 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-}
-var _valid5 = _errs57 === errors;
-valid13 = valid13 || _valid5;
-if(!valid13){
-const _errs59 = errors;
-if(typeof data15 !== "string"){
-const err58 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err58];
-}
-else {
-vErrors.push(err58);
-}
-errors++;
-}
-if("session" !== data15){
-const err59 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-var _valid5 = _errs59 === errors;
-valid13 = valid13 || _valid5;
-}
-if(!valid13){
-const err60 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-}
-}
-else {
-const err62 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-}
-if(data2.args !== undefined){
-let data16 = data2.args;
-if(Array.isArray(data16)){
-if(data16.length > 256){
-const err63 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-const len2 = data16.length;
-for(let i2=0; i2<len2; i2++){
-let data17 = data16[i2];
-if(typeof data17 === "string"){
-if(func3(data17) > 4096){
-const err64 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err64];
-}
-else {
-vErrors.push(err64);
-}
-errors++;
-}
-}
-else {
-const err65 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-if(data2.cwd !== undefined){
-let data18 = data2.cwd;
-const _errs66 = errors;
-let valid16 = false;
-const _errs67 = errors;
-if(typeof data18 === "string"){
-if(!pattern2.test(data18)){
-const err67 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-var _valid6 = _errs67 === errors;
-valid16 = valid16 || _valid6;
-if(!valid16){
-const _errs69 = errors;
-if(data18 !== null){
-const err69 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-var _valid6 = _errs69 === errors;
-valid16 = valid16 || _valid6;
-}
-if(!valid16){
-const err70 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-else {
-errors = _errs66;
-if(vErrors !== null){
-if(_errs66){
-vErrors.length = _errs66;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.timeoutMs !== undefined){
-let data19 = data2.timeoutMs;
-const _errs72 = errors;
-let valid17 = false;
-const _errs73 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err71 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 600000 || isNaN(data19)){
-const err72 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-if(data19 < 100 || isNaN(data19)){
-const err73 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-}
-var _valid7 = _errs73 === errors;
-valid17 = valid17 || _valid7;
-if(!valid17){
-const _errs75 = errors;
-if(data19 !== null){
-const err74 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-var _valid7 = _errs75 === errors;
-valid17 = valid17 || _valid7;
-}
-if(!valid17){
-const err75 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-else {
-errors = _errs72;
-if(vErrors !== null){
-if(_errs72){
-vErrors.length = _errs72;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.fromEnvironment !== undefined){
-let data20 = data2.fromEnvironment;
-if(Array.isArray(data20)){
-if(data20.length > 256){
-const err76 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-const len3 = data20.length;
-for(let i3=0; i3<len3; i3++){
-let data21 = data20[i3];
-if(typeof data21 === "string"){
-if(!pattern3.test(data21)){
-const err77 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-}
-}
-else {
-const err79 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-}
-if(data2.env !== undefined){
-let data22 = data2.env;
-if(Array.isArray(data22)){
-if(data22.length > 64){
-const err80 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-const len4 = data22.length;
-for(let i4=0; i4<len4; i4++){
-let data23 = data22[i4];
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.name === undefined){
-const err81 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err81];
-}
-else {
-vErrors.push(err81);
-}
-errors++;
-}
-if(data23.storage === undefined){
-const err82 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-for(const key4 in data23){
-if(!((key4 === "name") || (key4 === "storage"))){
-const err83 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+let data18 = data2.headers;
+if(Array.isArray(data18)){
+if(data18.length > 64){
+const err83 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1141,12 +1134,12 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-if(data23.name !== undefined){
-let data24 = data23.name;
-if(typeof data24 === "string"){
-if(!pattern3.test(data24)){
-const err84 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.name === undefined){
+const err84 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1155,9 +1148,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.storage === undefined){
+const err85 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1166,14 +1158,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-if(data23.storage !== undefined){
-let data25 = data23.storage;
-const _errs89 = errors;
-let valid23 = false;
-const _errs90 = errors;
-if(typeof data25 !== "string"){
-const err86 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key3 in data19){
+if(!((key3 === "name") || (key3 === "storage"))){
+const err86 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1182,8 +1169,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-if("keychain" !== data25){
-const err87 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+}
+if(data19.name !== undefined){
+let data20 = data19.name;
+if(typeof data20 === "string"){
+if(func3(data20) > 256){
+const err87 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1192,12 +1183,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid8 = _errs90 === errors;
-valid23 = valid23 || _valid8;
-if(!valid23){
-const _errs92 = errors;
-if(typeof data25 !== "string"){
-const err88 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data20) < 1){
+const err88 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1206,8 +1193,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-if("session" !== data25){
-const err89 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+}
+else {
+const err89 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1216,11 +1204,14 @@ vErrors.push(err89);
 }
 errors++;
 }
-var _valid8 = _errs92 === errors;
-valid23 = valid23 || _valid8;
 }
-if(!valid23){
-const err90 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data19.storage !== undefined){
+let data21 = data19.storage;
+const _errs90 = errors;
+let valid16 = false;
+const _errs91 = errors;
+if(typeof data21 !== "string"){
+const err90 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1229,11 +1220,58 @@ vErrors.push(err90);
 }
 errors++;
 }
+if("keychain" !== data21){
+const err91 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err91];
+}
 else {
-errors = _errs89;
+vErrors.push(err91);
+}
+errors++;
+}
+var _valid8 = _errs91 === errors;
+valid16 = valid16 || _valid8;
+if(!valid16){
+const _errs93 = errors;
+if(typeof data21 !== "string"){
+const err92 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if("session" !== data21){
+const err93 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+var _valid8 = _errs93 === errors;
+valid16 = valid16 || _valid8;
+}
+if(!valid16){
+const err94 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+else {
+errors = _errs90;
 if(vErrors !== null){
-if(_errs89){
-vErrors.length = _errs89;
+if(_errs90){
+vErrors.length = _errs90;
 }
 else {
 vErrors = null;
@@ -1243,60 +1281,7 @@ vErrors = null;
 }
 }
 else {
-const err91 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-}
-}
-else {
-const err92 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-}
-if(data2.origin !== undefined){
-let data26 = data2.origin;
-const _errs95 = errors;
-let valid24 = false;
-const _errs96 = errors;
-if(data26 !== null){
-const err93 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
-}
-errors++;
-}
-var _valid9 = _errs96 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs98 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err94 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-if(data26.planDigest === undefined){
-const err95 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
+const err95 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1305,8 +1290,10 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(data26.package === undefined){
-const err96 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1315,8 +1302,12 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data26.version === undefined){
-const err97 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+}
+if(data2.args !== undefined){
+let data22 = data2.args;
+if(Array.isArray(data22)){
+if(data22.length > 256){
+const err97 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1325,9 +1316,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-for(const key5 in data26){
-if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
-const err98 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+const len2 = data22.length;
+for(let i2=0; i2<len2; i2++){
+let data23 = data22[i2];
+if(typeof data23 === "string"){
+if(func3(data23) > 4096){
+const err98 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1337,10 +1331,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data26.kind !== undefined){
-let data27 = data26.kind;
-if(typeof data27 !== "string"){
-const err99 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err99 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1349,8 +1341,10 @@ vErrors.push(err99);
 }
 errors++;
 }
-if("install" !== data27){
-const err100 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1360,11 +1354,14 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data26.planDigest !== undefined){
-let data28 = data26.planDigest;
-if(typeof data28 === "string"){
-if(!pattern5.test(data28)){
-const err101 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(data2.cwd !== undefined){
+let data24 = data2.cwd;
+const _errs100 = errors;
+let valid19 = false;
+const _errs101 = errors;
+if(typeof data24 === "string"){
+if(!pattern4.test(data24)){
+const err101 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1375,7 +1372,7 @@ errors++;
 }
 }
 else {
-const err102 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err102 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1384,12 +1381,12 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-if(data26.package !== undefined){
-let data29 = data26.package;
-if(typeof data29 === "string"){
-if(func3(data29) > 214){
-const err103 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
+var _valid9 = _errs101 === errors;
+valid19 = valid19 || _valid9;
+if(!valid19){
+const _errs103 = errors;
+if(data24 !== null){
+const err103 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1398,8 +1395,11 @@ vErrors.push(err103);
 }
 errors++;
 }
-if(func3(data29) < 1){
-const err104 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid9 = _errs103 === errors;
+valid19 = valid19 || _valid9;
+}
+if(!valid19){
+const err104 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1408,9 +1408,25 @@ vErrors.push(err104);
 }
 errors++;
 }
+else {
+errors = _errs100;
+if(vErrors !== null){
+if(_errs100){
+vErrors.length = _errs100;
 }
 else {
-const err105 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data2.timeoutMs !== undefined){
+let data25 = data2.timeoutMs;
+const _errs106 = errors;
+let valid20 = false;
+const _errs107 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err105 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1419,12 +1435,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-}
-if(data26.version !== undefined){
-let data30 = data26.version;
-if(typeof data30 === "string"){
-if(func3(data30) > 256){
-const err106 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 600000 || isNaN(data25)){
+const err106 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1433,8 +1446,8 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(func3(data30) < 1){
-const err107 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data25 < 100 || isNaN(data25)){
+const err107 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1444,8 +1457,12 @@ vErrors.push(err107);
 errors++;
 }
 }
-else {
-const err108 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs107 === errors;
+valid20 = valid20 || _valid10;
+if(!valid20){
+const _errs109 = errors;
+if(data25 !== null){
+const err108 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1454,10 +1471,11 @@ vErrors.push(err108);
 }
 errors++;
 }
+var _valid10 = _errs109 === errors;
+valid20 = valid20 || _valid10;
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid20){
+const err109 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1466,13 +1484,23 @@ vErrors.push(err109);
 }
 errors++;
 }
-var _valid9 = _errs98 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs109 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err110 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+else {
+errors = _errs106;
+if(vErrors !== null){
+if(_errs106){
+vErrors.length = _errs106;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.fromEnvironment !== undefined){
+let data26 = data2.fromEnvironment;
+if(Array.isArray(data26)){
+if(data26.length > 256){
+const err110 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1481,8 +1509,12 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(data26.source === undefined){
-const err111 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+const len3 = data26.length;
+for(let i3=0; i3<len3; i3++){
+let data27 = data26[i3];
+if(typeof data27 === "string"){
+if(!pattern5.test(data27)){
+const err111 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1491,8 +1523,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(data26.file === undefined){
-const err112 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+}
+else {
+const err112 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1501,8 +1534,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data26.plugin === undefined){
-const err113 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1511,8 +1546,12 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data26.digest === undefined){
-const err114 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+}
+if(data2.env !== undefined){
+let data28 = data2.env;
+if(Array.isArray(data28)){
+if(data28.length > 64){
+const err114 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1521,9 +1560,12 @@ vErrors.push(err114);
 }
 errors++;
 }
-for(const key6 in data26){
-if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
-const err115 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+const len4 = data28.length;
+for(let i4=0; i4<len4; i4++){
+let data29 = data28[i4];
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.name === undefined){
+const err115 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1532,11 +1574,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-if(data26.kind !== undefined){
-let data31 = data26.kind;
-if(typeof data31 !== "string"){
-const err116 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.storage === undefined){
+const err116 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1545,8 +1584,9 @@ vErrors.push(err116);
 }
 errors++;
 }
-if("source" !== data31){
-const err117 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
+for(const key4 in data29){
+if(!((key4 === "name") || (key4 === "storage"))){
+const err117 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1556,13 +1596,11 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data26.source !== undefined){
-let data32 = data26.source;
-const _errs115 = errors;
-let valid27 = false;
-const _errs116 = errors;
-if(typeof data32 !== "string"){
-const err118 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.name !== undefined){
+let data30 = data29.name;
+if(typeof data30 === "string"){
+if(!pattern5.test(data30)){
+const err118 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1571,8 +1609,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-if("global" !== data32){
-const err119 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
+}
+else {
+const err119 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1581,12 +1620,14 @@ vErrors.push(err119);
 }
 errors++;
 }
-var _valid10 = _errs116 === errors;
-valid27 = valid27 || _valid10;
-if(!valid27){
-const _errs118 = errors;
-if(typeof data32 !== "string"){
-const err120 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data29.storage !== undefined){
+let data31 = data29.storage;
+const _errs123 = errors;
+let valid26 = false;
+const _errs124 = errors;
+if(typeof data31 !== "string"){
+const err120 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1595,8 +1636,8 @@ vErrors.push(err120);
 }
 errors++;
 }
-if("plugin" !== data32){
-const err121 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
+if("keychain" !== data31){
+const err121 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1605,12 +1646,12 @@ vErrors.push(err121);
 }
 errors++;
 }
-var _valid10 = _errs118 === errors;
-valid27 = valid27 || _valid10;
-if(!valid27){
-const _errs120 = errors;
-if(typeof data32 !== "string"){
-const err122 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid11 = _errs124 === errors;
+valid26 = valid26 || _valid11;
+if(!valid26){
+const _errs126 = errors;
+if(typeof data31 !== "string"){
+const err122 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1619,8 +1660,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-if("project" !== data32){
-const err123 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+if("session" !== data31){
+const err123 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1629,12 +1670,11 @@ vErrors.push(err123);
 }
 errors++;
 }
-var _valid10 = _errs120 === errors;
-valid27 = valid27 || _valid10;
+var _valid11 = _errs126 === errors;
+valid26 = valid26 || _valid11;
 }
-}
-if(!valid27){
-const err124 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid26){
+const err124 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1644,10 +1684,10 @@ vErrors.push(err124);
 errors++;
 }
 else {
-errors = _errs115;
+errors = _errs123;
 if(vErrors !== null){
-if(_errs115){
-vErrors.length = _errs115;
+if(_errs123){
+vErrors.length = _errs123;
 }
 else {
 vErrors = null;
@@ -1655,11 +1695,9 @@ vErrors = null;
 }
 }
 }
-if(data26.file !== undefined){
-let data33 = data26.file;
-if(typeof data33 === "string"){
-if(func3(data33) > 4096){
-const err125 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+}
+else {
+const err125 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1668,8 +1706,10 @@ vErrors.push(err125);
 }
 errors++;
 }
-if(func3(data33) < 1){
-const err126 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err126 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1679,8 +1719,13 @@ vErrors.push(err126);
 errors++;
 }
 }
-else {
-const err127 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.origin !== undefined){
+let data32 = data2.origin;
+const _errs129 = errors;
+let valid27 = false;
+const _errs130 = errors;
+if(data32 !== null){
+const err127 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1689,14 +1734,13 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data26.plugin !== undefined){
-let data34 = data26.plugin;
-const _errs125 = errors;
-let valid28 = false;
-const _errs126 = errors;
-if(typeof data34 !== "string"){
-const err128 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs130 === errors;
+valid27 = valid27 || _valid12;
+if(!valid27){
+const _errs132 = errors;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.kind === undefined){
+const err128 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1705,12 +1749,8 @@ vErrors.push(err128);
 }
 errors++;
 }
-var _valid11 = _errs126 === errors;
-valid28 = valid28 || _valid11;
-if(!valid28){
-const _errs128 = errors;
-if(data34 !== null){
-const err129 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data32.planDigest === undefined){
+const err129 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1719,11 +1759,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-var _valid11 = _errs128 === errors;
-valid28 = valid28 || _valid11;
-}
-if(!valid28){
-const err130 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data32.package === undefined){
+const err130 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1732,23 +1769,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-else {
-errors = _errs125;
-if(vErrors !== null){
-if(_errs125){
-vErrors.length = _errs125;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data26.digest !== undefined){
-let data35 = data26.digest;
-if(typeof data35 === "string"){
-if(!pattern5.test(data35)){
-const err131 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(data32.version === undefined){
+const err131 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1757,9 +1779,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-else {
-const err132 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key5 in data32){
+if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
+const err132 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1769,9 +1791,10 @@ vErrors.push(err132);
 errors++;
 }
 }
-}
-else {
-const err133 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.kind !== undefined){
+let data33 = data32.kind;
+if(typeof data33 !== "string"){
+const err133 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1780,12 +1803,8 @@ vErrors.push(err133);
 }
 errors++;
 }
-var _valid9 = _errs109 === errors;
-valid24 = valid24 || _valid9;
-}
-}
-if(!valid24){
-const err134 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("install" !== data33){
+const err134 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1794,21 +1813,12 @@ vErrors.push(err134);
 }
 errors++;
 }
-else {
-errors = _errs95;
-if(vErrors !== null){
-if(_errs95){
-vErrors.length = _errs95;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.enabled !== undefined){
-if(typeof data2.enabled !== "boolean"){
-const err135 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data32.planDigest !== undefined){
+let data34 = data32.planDigest;
+if(typeof data34 === "string"){
+if(!pattern7.test(data34)){
+const err135 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1818,10 +1828,8 @@ vErrors.push(err135);
 errors++;
 }
 }
-if(data2.configVersion !== undefined){
-let data37 = data2.configVersion;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err136 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err136 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1830,9 +1838,12 @@ vErrors.push(err136);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 1 || isNaN(data37)){
-const err137 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data32.package !== undefined){
+let data35 = data32.package;
+if(typeof data35 === "string"){
+if(func3(data35) > 214){
+const err137 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1841,11 +1852,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-}
-if(data2.createdAt !== undefined){
-if(typeof data2.createdAt !== "string"){
-const err138 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data35) < 1){
+const err138 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1855,9 +1863,8 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data2.updatedAt !== undefined){
-if(typeof data2.updatedAt !== "string"){
-const err139 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err139 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1867,9 +1874,11 @@ vErrors.push(err139);
 errors++;
 }
 }
-}
-else {
-const err140 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.version !== undefined){
+let data36 = data32.version;
+if(typeof data36 === "string"){
+if(func3(data36) > 256){
+const err140 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1878,10 +1887,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-}
-else {
-const err141 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func3(data36) < 1){
+const err141 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1891,14 +1898,461 @@ vErrors.push(err141);
 errors++;
 }
 }
-}
 else {
-const err142 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err142 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err142];
 }
 else {
 vErrors.push(err142);
+}
+errors++;
+}
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+var _valid12 = _errs132 === errors;
+valid27 = valid27 || _valid12;
+if(!valid27){
+const _errs143 = errors;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.kind === undefined){
+const err144 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+if(data32.source === undefined){
+const err145 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+if(data32.file === undefined){
+const err146 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+if(data32.plugin === undefined){
+const err147 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+if(data32.digest === undefined){
+const err148 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+for(const key6 in data32){
+if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
+const err149 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+if(data32.kind !== undefined){
+let data37 = data32.kind;
+if(typeof data37 !== "string"){
+const err150 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+if("source" !== data37){
+const err151 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+if(data32.source !== undefined){
+let data38 = data32.source;
+const _errs149 = errors;
+let valid30 = false;
+const _errs150 = errors;
+if(typeof data38 !== "string"){
+const err152 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+if("global" !== data38){
+const err153 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+var _valid13 = _errs150 === errors;
+valid30 = valid30 || _valid13;
+if(!valid30){
+const _errs152 = errors;
+if(typeof data38 !== "string"){
+const err154 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+if("plugin" !== data38){
+const err155 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+var _valid13 = _errs152 === errors;
+valid30 = valid30 || _valid13;
+if(!valid30){
+const _errs154 = errors;
+if(typeof data38 !== "string"){
+const err156 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+if("project" !== data38){
+const err157 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+var _valid13 = _errs154 === errors;
+valid30 = valid30 || _valid13;
+}
+}
+if(!valid30){
+const err158 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+else {
+errors = _errs149;
+if(vErrors !== null){
+if(_errs149){
+vErrors.length = _errs149;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data32.file !== undefined){
+let data39 = data32.file;
+if(typeof data39 === "string"){
+if(func3(data39) > 4096){
+const err159 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+if(func3(data39) < 1){
+const err160 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+}
+else {
+const err161 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+}
+if(data32.plugin !== undefined){
+let data40 = data32.plugin;
+const _errs159 = errors;
+let valid31 = false;
+const _errs160 = errors;
+if(typeof data40 !== "string"){
+const err162 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+var _valid14 = _errs160 === errors;
+valid31 = valid31 || _valid14;
+if(!valid31){
+const _errs162 = errors;
+if(data40 !== null){
+const err163 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+var _valid14 = _errs162 === errors;
+valid31 = valid31 || _valid14;
+}
+if(!valid31){
+const err164 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+else {
+errors = _errs159;
+if(vErrors !== null){
+if(_errs159){
+vErrors.length = _errs159;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data32.digest !== undefined){
+let data41 = data32.digest;
+if(typeof data41 === "string"){
+if(!pattern7.test(data41)){
+const err165 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+else {
+const err166 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+}
+}
+else {
+const err167 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+var _valid12 = _errs143 === errors;
+valid27 = valid27 || _valid12;
+}
+}
+if(!valid27){
+const err168 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+else {
+errors = _errs129;
+if(vErrors !== null){
+if(_errs129){
+vErrors.length = _errs129;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.enabled !== undefined){
+if(typeof data2.enabled !== "boolean"){
+const err169 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+if(data2.configVersion !== undefined){
+let data43 = data2.configVersion;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err170 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 1 || isNaN(data43)){
+const err171 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+if(data2.createdAt !== undefined){
+if(typeof data2.createdAt !== "string"){
+const err172 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+if(data2.updatedAt !== undefined){
+if(typeof data2.updatedAt !== "string"){
+const err173 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+}
+else {
+const err174 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+}
+else {
+const err175 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+}
+else {
+const err176 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
 }
 errors++;
 }
