@@ -45,6 +45,26 @@ async function browse(authorizationUrl) {
   }
 }
 
+/**
+ * What a user would configure for each kind of server (wispctl mcp add-remote options):
+ * the grant the server takes, and the secrets the scenario hands out.
+ */
+function oauthSettings(scenario, context) {
+  const text = (value) => (typeof value === 'string' ? value : undefined);
+  const settings = { clientId: text(context.client_id), clientSecret: text(context.client_secret) };
+  if (scenario === 'auth/basic-cimd') settings.clientMetadataUrl = 'https://conformance-test.local/client-metadata.json';
+  if (scenario.startsWith('auth/client-credentials-')) {
+    settings.grant = 'client_credentials';
+    settings.privateKey = text(context.private_key_pem);
+    settings.signingAlg = text(context.signing_algorithm);
+    settings.clientAuth = settings.privateKey !== undefined ? 'private_key_jwt' : 'client_secret_basic';
+  }
+  if (scenario.startsWith('auth/cross-app-access')) {
+    Object.assign(settings, { grant: 'cross_app', clientAuth: 'client_secret_basic', idpTokenEndpoint: text(context.idp_token_endpoint), idpClientId: text(context.idp_client_id), identityAssertion: text(context.idp_id_token) });
+  }
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+}
+
 const dir = mkdtempSync(path.join(os.tmpdir(), 'wisp-conf-'));
 const redactor = new Redactor();
 const daemon = await Daemon.start({
@@ -62,12 +82,7 @@ try {
     if (event.type === 'service.login') void browse(event.authorizationUrl).catch((error) => log(`browser failed: ${error}`));
   });
   await client.call('events.subscribe', {});
-  const oauth = scenario.startsWith('auth/')
-    ? {
-        ...(typeof context.client_id === 'string' ? { clientId: context.client_id } : {}),
-        ...(typeof context.client_id === 'string' && typeof context.client_secret === 'string' ? { clientSecret: context.client_secret } : {}),
-      }
-    : undefined;
+  const oauth = scenario.startsWith('auth/') ? oauthSettings(scenario, context) : undefined;
   let { service } = await client.call('services.registerRemote', { name: 'conformance', url, timeoutMs: 20_000, ...(oauth !== undefined ? { oauth } : {}) });
   ({ service } = await client.call('services.activate', { id: service.id, configVersion: service.configVersion }));
   if (service.connection.status === 'needs_auth') {

@@ -70,6 +70,8 @@ export class ServiceOps {
 function holdOAuth(redactor: Redactor, serviceId: string, item: string, value: string): void {
   const holder = `oauth:${serviceId}/${item}`;
   if (item === OAUTH_ITEMS.clientSecret) redactor.hold(holder, 'OAUTH_CLIENT_SECRET', value);
+  else if (item === OAUTH_ITEMS.privateKey) redactor.hold(holder, 'OAUTH_PRIVATE_KEY', value);
+  else if (item === OAUTH_ITEMS.identityAssertion) redactor.hold(holder, 'OAUTH_IDENTITY_ASSERTION', value);
   else if (item === OAUTH_ITEMS.tokens || item === OAUTH_ITEMS.client) {
     let parsed: unknown;
     try {

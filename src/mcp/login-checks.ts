@@ -17,10 +17,13 @@ export function checkLoginTarget(config: StoredService, configVersion: number): 
   }
 }
 
+/** What the user gave (a logout keeps them: they are configuration, not a login). */
+const USER_ITEMS = new Set<string>([OAUTH_ITEMS.clientSecret, OAUTH_ITEMS.privateKey, OAUTH_ITEMS.identityAssertion]);
+
 /** A service's login, gone from the vault (logout); with `everything`, its client secret too (the service deleted). */
 export async function forgetLogin(config: StoredService, vault: OAuthVault, everything = false): Promise<void> {
   if (config.oauth == null) return;
   for (const name of Object.values(OAUTH_ITEMS)) {
-    if (name !== OAUTH_ITEMS.clientSecret || everything) await vault.delete(name);
+    if (!USER_ITEMS.has(name) || everything) await vault.delete(name);
   }
 }

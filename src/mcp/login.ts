@@ -4,6 +4,7 @@ import { WispError, type ConnectionState } from '../core/index.js';
 import { LOGIN_TIMEOUT_MS } from './login-checks.js';
 import { OAUTH_ITEMS, VaultOAuthProvider, listenForCallback, probeChallenge, type OAuthVault } from './oauth.js';
 import { checkCallbackIssuer, discoverChecked, quoted, timedFetch } from './oauth-discovery.js';
+import { machineLogin } from './oauth-machine.js';
 import { OAuthSession } from './oauth-session.js';
 import type { StoredService } from './service-store.js';
 
@@ -28,7 +29,11 @@ export interface LoginOptions {
  */
 export async function login(config: StoredService, options: LoginOptions): Promise<void> {
   const { vault, signal } = options;
-  const oauth = { clientId: config.oauth?.clientId ?? null, scopes: config.oauth?.scopes ?? null };
+  if (config.oauth?.grant !== undefined) {
+    await vault.delete(OAUTH_ITEMS.tokens);
+    return machineLogin(config, vault, options.serverUrl(), signal);
+  }
+  const oauth = { clientId: config.oauth?.clientId ?? null, scopes: config.oauth?.scopes ?? null, clientMetadataUrl: config.oauth?.clientMetadataUrl ?? null };
   const previous = await vault.get(OAUTH_ITEMS.redirect);
   const expectedState = randomBytes(24).toString('base64url');
   const callback = await listenForCallback(expectedState, signal, previous !== null ? Number(new URL(previous).port) : 0);
@@ -71,6 +76,11 @@ export async function login(config: StoredService, options: LoginOptions): Promi
 export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string): Promise<OAuthSession | undefined> {
   if (config.oauth?.enabled !== true) return undefined;
   const [tokens, redirect] = await Promise.all([vault.get(OAUTH_ITEMS.tokens), vault.get(OAUTH_ITEMS.redirect)]);
+  if (config.oauth.grant !== undefined && tokens !== null) {
+    // No refresh token without a person: an expired token is replaced by the same grant.
+    const provider = new VaultOAuthProvider(vault, { clientId: config.oauth.clientId, scopes: config.oauth.scopes }, '', () => undefined);
+    return new OAuthSession(provider, serverUrl, () => machineLogin(config, vault, serverUrl()).then(() => true, () => false));
+  }
   if (tokens === null || redirect === null) return undefined;
   // A refresh that fails wants a new login: the activation then ends in needs_auth.
   const provider = new VaultOAuthProvider(vault, { ...config.oauth, clientSecret: await clientSecret(config, vault) }, redirect, () => undefined);
@@ -90,7 +100,17 @@ async function clientSecret(config: StoredService, vault: OAuthVault): Promise<s
  */
 async function register(provider: VaultOAuthProvider, discovery: OAuthDiscoveryState, scope: string | undefined, fetchFn: ReturnType<typeof timedFetch>): Promise<void> {
   const metadata = discovery.authorizationServerMetadata;
-  if (metadata?.registration_endpoint === undefined || (await provider.clientInformation()) !== undefined) return;
+  if ((await provider.clientInformation()) !== undefined) return;
+  const urlIds = metadata?.client_id_metadata_document_supported === true;
+  if (urlIds && provider.clientMetadataUrl !== undefined) return; // the SDK presents the URL as the client id (SEP-991)
+  if (metadata !== undefined && metadata.registration_endpoint === undefined && urlIds) {
+    throw new WispError(
+      'AUTH_FAILED',
+      `${quoted(metadata.issuer)} takes URL-based client ids (Client ID Metadata Documents) and offers no dynamic registration, and none is configured: ` +
+        'register the service with --client-metadata-url https://… (a metadata document you host) or with --client-id',
+    );
+  }
+  if (metadata?.registration_endpoint === undefined) return;
   const issuer = discovery.authorizationServerUrl;
   const plain = { ...provider.clientMetadata };
   delete plain.scope;

@@ -14,4 +14,8 @@ export const OAUTH_ITEMS = {
   redirect: 'oauth:redirect',
   /** A pre-registered client's secret (confidential clients): set by the user, never shown. */
   clientSecret: 'oauth:client-secret',
+  /** private_key_jwt: the client's private key (PKCS#8 PEM): set by the user, never shown. */
+  privateKey: 'oauth:private-key',
+  /** cross_app: the identity assertion exchanged at the IdP: set by the user, never shown. */
+  identityAssertion: 'oauth:identity-assertion',
 } as const;

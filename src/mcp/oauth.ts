@@ -13,6 +13,8 @@ export interface OAuthSettings {
   readonly scopes: string | null;
   /** With a pre-registered client id: its secret, read from the vault for this use only. */
   readonly clientSecret?: string | null;
+  /** A Client ID Metadata Document's https URL: the client id where the authorization server takes one (SEP-991). */
+  readonly clientMetadataUrl?: string | null;
 }
 
 /**
@@ -34,6 +36,10 @@ export class VaultOAuthProvider implements OAuthClientProvider {
 
   get redirectUrl(): string {
     return this.redirect;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.settings.clientMetadataUrl ?? undefined;
   }
 
   get clientMetadata(): OAuthClientMetadata {

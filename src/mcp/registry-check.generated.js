@@ -3,14 +3,16 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 "use strict";
 export const check_registryDocument = validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","file","at"],"properties":{"kind":{"const":"import","type":"string"},"file":{"minLength":1,"maxLength":4096,"type":"string"},"at":{"maxLength":64,"type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"grant":{"anyOf":[{"const":"client_credentials","type":"string"},{"const":"cross_app","type":"string"}]},"clientAuth":{"anyOf":[{"const":"client_secret_basic","type":"string"},{"const":"private_key_jwt","type":"string"}]},"signingAlg":{"anyOf":[{"const":"ES256","type":"string"},{"const":"ES384","type":"string"},{"const":"RS256","type":"string"},{"const":"RS384","type":"string"},{"const":"RS512","type":"string"},{"const":"PS256","type":"string"},{"const":"EdDSA","type":"string"}]},"clientMetadataUrl":{"pattern":"^https://[^\\s]+$","maxLength":2048,"type":"string"},"idpTokenEndpoint":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"},"idpClientId":{"minLength":1,"maxLength":1024,"type":"string"}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","file","at"],"properties":{"kind":{"const":"import","type":"string"},"file":{"minLength":1,"maxLength":4096,"type":"string"},"at":{"maxLength":64,"type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://", "u");
-const pattern2 = new RegExp("^/", "u");
-const pattern3 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-const pattern5 = new RegExp("^[0-9a-f]{32}$", "u");
+const pattern2 = new RegExp("^https://[^\\s]+$", "u");
+const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
+const pattern4 = new RegExp("^/", "u");
+const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern7 = new RegExp("^[0-9a-f]{32}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -501,7 +503,7 @@ vErrors.push(err38);
 errors++;
 }
 for(const key2 in data8){
-if(!(((key2 === "enabled") || (key2 === "clientId")) || (key2 === "scopes"))){
+if(!(func2.call(schema11.properties.services.items.properties.oauth.anyOf[1].properties, key2))){
 const err39 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err39];
@@ -656,9 +658,13 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err49 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8.grant !== undefined){
+let data12 = data8.grant;
+const _errs51 = errors;
+let valid10 = false;
+const _errs52 = errors;
+if(typeof data12 !== "string"){
+const err49 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -667,16 +673,464 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid2 = _errs33 === errors;
-valid6 = valid6 || _valid2;
-}
-if(!valid6){
-const err50 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("client_credentials" !== data12){
+const err50 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/0/const",keyword:"const",params:{allowedValue: "client_credentials"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err50];
 }
 else {
 vErrors.push(err50);
+}
+errors++;
+}
+var _valid5 = _errs52 === errors;
+valid10 = valid10 || _valid5;
+if(!valid10){
+const _errs54 = errors;
+if(typeof data12 !== "string"){
+const err51 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if("cross_app" !== data12){
+const err52 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf/1/const",keyword:"const",params:{allowedValue: "cross_app"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid5 = _errs54 === errors;
+valid10 = valid10 || _valid5;
+}
+if(!valid10){
+const err53 = {instancePath:instancePath+"/services/" + i0+"/oauth/grant",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/grant/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+else {
+errors = _errs51;
+if(vErrors !== null){
+if(_errs51){
+vErrors.length = _errs51;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data8.clientAuth !== undefined){
+let data13 = data8.clientAuth;
+const _errs57 = errors;
+let valid11 = false;
+const _errs58 = errors;
+if(typeof data13 !== "string"){
+const err54 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if("client_secret_basic" !== data13){
+const err55 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/0/const",keyword:"const",params:{allowedValue: "client_secret_basic"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid6 = _errs58 === errors;
+valid11 = valid11 || _valid6;
+if(!valid11){
+const _errs60 = errors;
+if(typeof data13 !== "string"){
+const err56 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if("private_key_jwt" !== data13){
+const err57 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf/1/const",keyword:"const",params:{allowedValue: "private_key_jwt"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid6 = _errs60 === errors;
+valid11 = valid11 || _valid6;
+}
+if(!valid11){
+const err58 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientAuth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientAuth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+else {
+errors = _errs57;
+if(vErrors !== null){
+if(_errs57){
+vErrors.length = _errs57;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data8.signingAlg !== undefined){
+let data14 = data8.signingAlg;
+const _errs63 = errors;
+let valid12 = false;
+const _errs64 = errors;
+if(typeof data14 !== "string"){
+const err59 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if("ES256" !== data14){
+const err60 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/0/const",keyword:"const",params:{allowedValue: "ES256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid7 = _errs64 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs66 = errors;
+if(typeof data14 !== "string"){
+const err61 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if("ES384" !== data14){
+const err62 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/1/const",keyword:"const",params:{allowedValue: "ES384"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid7 = _errs66 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs68 = errors;
+if(typeof data14 !== "string"){
+const err63 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if("RS256" !== data14){
+const err64 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/2/const",keyword:"const",params:{allowedValue: "RS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+var _valid7 = _errs68 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs70 = errors;
+if(typeof data14 !== "string"){
+const err65 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if("RS384" !== data14){
+const err66 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/3/const",keyword:"const",params:{allowedValue: "RS384"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+var _valid7 = _errs70 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs72 = errors;
+if(typeof data14 !== "string"){
+const err67 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if("RS512" !== data14){
+const err68 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/4/const",keyword:"const",params:{allowedValue: "RS512"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+var _valid7 = _errs72 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs74 = errors;
+if(typeof data14 !== "string"){
+const err69 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if("PS256" !== data14){
+const err70 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/5/const",keyword:"const",params:{allowedValue: "PS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+var _valid7 = _errs74 === errors;
+valid12 = valid12 || _valid7;
+if(!valid12){
+const _errs76 = errors;
+if(typeof data14 !== "string"){
+const err71 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+if("EdDSA" !== data14){
+const err72 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf/6/const",keyword:"const",params:{allowedValue: "EdDSA"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+var _valid7 = _errs76 === errors;
+valid12 = valid12 || _valid7;
+}
+}
+}
+}
+}
+}
+if(!valid12){
+const err73 = {instancePath:instancePath+"/services/" + i0+"/oauth/signingAlg",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/signingAlg/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+else {
+errors = _errs63;
+if(vErrors !== null){
+if(_errs63){
+vErrors.length = _errs63;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data8.clientMetadataUrl !== undefined){
+let data15 = data8.clientMetadataUrl;
+if(typeof data15 === "string"){
+if(func3(data15) > 2048){
+const err74 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientMetadataUrl",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientMetadataUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(!pattern2.test(data15)){
+const err75 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientMetadataUrl",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientMetadataUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s]+$"},message:"must match pattern \""+"^https://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/services/" + i0+"/oauth/clientMetadataUrl",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/clientMetadataUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+if(data8.idpTokenEndpoint !== undefined){
+let data16 = data8.idpTokenEndpoint;
+if(typeof data16 === "string"){
+if(func3(data16) > 2048){
+const err77 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpTokenEndpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+if(!pattern3.test(data16)){
+const err78 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpTokenEndpoint/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpTokenEndpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data8.idpClientId !== undefined){
+let data17 = data8.idpClientId;
+if(typeof data17 === "string"){
+if(func3(data17) > 1024){
+const err80 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpClientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpClientId/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if(func3(data17) < 1){
+const err81 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpClientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpClientId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/services/" + i0+"/oauth/idpClientId",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/properties/idpClientId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+var _valid2 = _errs33 === errors;
+valid6 = valid6 || _valid2;
+}
+if(!valid6){
+const err84 = {instancePath:instancePath+"/services/" + i0+"/oauth",schemaPath:"#/properties/services/items/properties/oauth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
 }
 errors++;
 }
@@ -693,471 +1147,10 @@ vErrors = null;
 }
 }
 if(data2.headers !== undefined){
-let data12 = data2.headers;
-if(Array.isArray(data12)){
-if(data12.length > 64){
-const err51 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.name === undefined){
-const err52 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-if(data13.storage === undefined){
-const err53 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-for(const key3 in data13){
-if(!((key3 === "name") || (key3 === "storage"))){
-const err54 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-if(data13.name !== undefined){
-let data14 = data13.name;
-if(typeof data14 === "string"){
-if(func3(data14) > 256){
-const err55 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-if(func3(data14) < 1){
-const err56 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-}
-}
-if(data13.storage !== undefined){
-let data15 = data13.storage;
-const _errs58 = errors;
-let valid13 = false;
-const _errs59 = errors;
-if(typeof data15 !== "string"){
-const err58 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err58];
-}
-else {
-vErrors.push(err58);
-}
-errors++;
-}
-if("keychain" !== data15){
-const err59 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-var _valid5 = _errs59 === errors;
-valid13 = valid13 || _valid5;
-if(!valid13){
-const _errs61 = errors;
-if(typeof data15 !== "string"){
-const err60 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-if("session" !== data15){
-const err61 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-var _valid5 = _errs61 === errors;
-valid13 = valid13 || _valid5;
-}
-if(!valid13){
-const err62 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-else {
-errors = _errs58;
-if(vErrors !== null){
-if(_errs58){
-vErrors.length = _errs58;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err63 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-}
-}
-else {
-const err64 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err64];
-}
-else {
-vErrors.push(err64);
-}
-errors++;
-}
-}
-if(data2.args !== undefined){
-let data16 = data2.args;
-if(Array.isArray(data16)){
-if(data16.length > 256){
-const err65 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-const len2 = data16.length;
-for(let i2=0; i2<len2; i2++){
-let data17 = data16[i2];
-if(typeof data17 === "string"){
-if(func3(data17) > 4096){
-const err66 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-}
-if(data2.cwd !== undefined){
-let data18 = data2.cwd;
-const _errs68 = errors;
-let valid16 = false;
-const _errs69 = errors;
-if(typeof data18 === "string"){
-if(!pattern2.test(data18)){
-const err69 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-var _valid6 = _errs69 === errors;
-valid16 = valid16 || _valid6;
-if(!valid16){
-const _errs71 = errors;
-if(data18 !== null){
-const err71 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-var _valid6 = _errs71 === errors;
-valid16 = valid16 || _valid6;
-}
-if(!valid16){
-const err72 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-else {
-errors = _errs68;
-if(vErrors !== null){
-if(_errs68){
-vErrors.length = _errs68;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.timeoutMs !== undefined){
-let data19 = data2.timeoutMs;
-const _errs74 = errors;
-let valid17 = false;
-const _errs75 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err73 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 600000 || isNaN(data19)){
-const err74 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-if(data19 < 100 || isNaN(data19)){
-const err75 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-}
-var _valid7 = _errs75 === errors;
-valid17 = valid17 || _valid7;
-if(!valid17){
-const _errs77 = errors;
-if(data19 !== null){
-const err76 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-var _valid7 = _errs77 === errors;
-valid17 = valid17 || _valid7;
-}
-if(!valid17){
-const err77 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-else {
-errors = _errs74;
-if(vErrors !== null){
-if(_errs74){
-vErrors.length = _errs74;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.fromEnvironment !== undefined){
-let data20 = data2.fromEnvironment;
-if(Array.isArray(data20)){
-if(data20.length > 256){
-const err78 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-const len3 = data20.length;
-for(let i3=0; i3<len3; i3++){
-let data21 = data20[i3];
-if(typeof data21 === "string"){
-if(!pattern3.test(data21)){
-const err79 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-}
-else {
-const err80 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-}
-}
-else {
-const err81 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err81];
-}
-else {
-vErrors.push(err81);
-}
-errors++;
-}
-}
-if(data2.env !== undefined){
-let data22 = data2.env;
-if(Array.isArray(data22)){
-if(data22.length > 64){
-const err82 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-const len4 = data22.length;
-for(let i4=0; i4<len4; i4++){
-let data23 = data22[i4];
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.name === undefined){
-const err83 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err83];
-}
-else {
-vErrors.push(err83);
-}
-errors++;
-}
-if(data23.storage === undefined){
-const err84 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
-if(vErrors === null){
-vErrors = [err84];
-}
-else {
-vErrors.push(err84);
-}
-errors++;
-}
-for(const key4 in data23){
-if(!((key4 === "name") || (key4 === "storage"))){
-const err85 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+let data18 = data2.headers;
+if(Array.isArray(data18)){
+if(data18.length > 64){
+const err85 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1166,12 +1159,12 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-if(data23.name !== undefined){
-let data24 = data23.name;
-if(typeof data24 === "string"){
-if(!pattern3.test(data24)){
-const err86 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.name === undefined){
+const err86 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1180,9 +1173,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.storage === undefined){
+const err87 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1191,14 +1183,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data23.storage !== undefined){
-let data25 = data23.storage;
-const _errs91 = errors;
-let valid23 = false;
-const _errs92 = errors;
-if(typeof data25 !== "string"){
-const err88 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key3 in data19){
+if(!((key3 === "name") || (key3 === "storage"))){
+const err88 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1207,8 +1194,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-if("keychain" !== data25){
-const err89 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+}
+if(data19.name !== undefined){
+let data20 = data19.name;
+if(typeof data20 === "string"){
+if(func3(data20) > 256){
+const err89 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1217,12 +1208,8 @@ vErrors.push(err89);
 }
 errors++;
 }
-var _valid8 = _errs92 === errors;
-valid23 = valid23 || _valid8;
-if(!valid23){
-const _errs94 = errors;
-if(typeof data25 !== "string"){
-const err90 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data20) < 1){
+const err90 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1231,8 +1218,9 @@ vErrors.push(err90);
 }
 errors++;
 }
-if("session" !== data25){
-const err91 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+}
+else {
+const err91 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/name",schemaPath:"#/properties/services/items/properties/headers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1241,11 +1229,14 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid8 = _errs94 === errors;
-valid23 = valid23 || _valid8;
 }
-if(!valid23){
-const err92 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data19.storage !== undefined){
+let data21 = data19.storage;
+const _errs92 = errors;
+let valid16 = false;
+const _errs93 = errors;
+if(typeof data21 !== "string"){
+const err92 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1254,11 +1245,58 @@ vErrors.push(err92);
 }
 errors++;
 }
+if("keychain" !== data21){
+const err93 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err93];
+}
 else {
-errors = _errs91;
+vErrors.push(err93);
+}
+errors++;
+}
+var _valid8 = _errs93 === errors;
+valid16 = valid16 || _valid8;
+if(!valid16){
+const _errs95 = errors;
+if(typeof data21 !== "string"){
+const err94 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+if("session" !== data21){
+const err95 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+var _valid8 = _errs95 === errors;
+valid16 = valid16 || _valid8;
+}
+if(!valid16){
+const err96 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1+"/storage",schemaPath:"#/properties/services/items/properties/headers/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+else {
+errors = _errs92;
 if(vErrors !== null){
-if(_errs91){
-vErrors.length = _errs91;
+if(_errs92){
+vErrors.length = _errs92;
 }
 else {
 vErrors = null;
@@ -1268,60 +1306,7 @@ vErrors = null;
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
-}
-errors++;
-}
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-}
-if(data2.origin !== undefined){
-let data26 = data2.origin;
-const _errs97 = errors;
-let valid24 = false;
-const _errs98 = errors;
-if(data26 !== null){
-const err95 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
-}
-errors++;
-}
-var _valid9 = _errs98 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs100 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err96 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err96];
-}
-else {
-vErrors.push(err96);
-}
-errors++;
-}
-if(data26.planDigest === undefined){
-const err97 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
+const err97 = {instancePath:instancePath+"/services/" + i0+"/headers/" + i1,schemaPath:"#/properties/services/items/properties/headers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1330,8 +1315,10 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data26.package === undefined){
-const err98 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/services/" + i0+"/headers",schemaPath:"#/properties/services/items/properties/headers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1340,8 +1327,12 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(data26.version === undefined){
-const err99 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+}
+if(data2.args !== undefined){
+let data22 = data2.args;
+if(Array.isArray(data22)){
+if(data22.length > 256){
+const err99 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1350,9 +1341,12 @@ vErrors.push(err99);
 }
 errors++;
 }
-for(const key5 in data26){
-if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
-const err100 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+const len2 = data22.length;
+for(let i2=0; i2<len2; i2++){
+let data23 = data22[i2];
+if(typeof data23 === "string"){
+if(func3(data23) > 4096){
+const err100 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1362,10 +1356,8 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data26.kind !== undefined){
-let data27 = data26.kind;
-if(typeof data27 !== "string"){
-const err101 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err101 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1374,8 +1366,10 @@ vErrors.push(err101);
 }
 errors++;
 }
-if("install" !== data27){
-const err102 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1385,11 +1379,14 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data26.planDigest !== undefined){
-let data28 = data26.planDigest;
-if(typeof data28 === "string"){
-if(!pattern5.test(data28)){
-const err103 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(data2.cwd !== undefined){
+let data24 = data2.cwd;
+const _errs102 = errors;
+let valid19 = false;
+const _errs103 = errors;
+if(typeof data24 === "string"){
+if(!pattern4.test(data24)){
+const err103 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1400,7 +1397,7 @@ errors++;
 }
 }
 else {
-const err104 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err104 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1409,12 +1406,12 @@ vErrors.push(err104);
 }
 errors++;
 }
-}
-if(data26.package !== undefined){
-let data29 = data26.package;
-if(typeof data29 === "string"){
-if(func3(data29) > 214){
-const err105 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
+var _valid9 = _errs103 === errors;
+valid19 = valid19 || _valid9;
+if(!valid19){
+const _errs105 = errors;
+if(data24 !== null){
+const err105 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1423,8 +1420,11 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(func3(data29) < 1){
-const err106 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid9 = _errs105 === errors;
+valid19 = valid19 || _valid9;
+}
+if(!valid19){
+const err106 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1433,9 +1433,25 @@ vErrors.push(err106);
 }
 errors++;
 }
+else {
+errors = _errs102;
+if(vErrors !== null){
+if(_errs102){
+vErrors.length = _errs102;
 }
 else {
-const err107 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data2.timeoutMs !== undefined){
+let data25 = data2.timeoutMs;
+const _errs108 = errors;
+let valid20 = false;
+const _errs109 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err107 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1444,12 +1460,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-if(data26.version !== undefined){
-let data30 = data26.version;
-if(typeof data30 === "string"){
-if(func3(data30) > 256){
-const err108 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 600000 || isNaN(data25)){
+const err108 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1458,8 +1471,8 @@ vErrors.push(err108);
 }
 errors++;
 }
-if(func3(data30) < 1){
-const err109 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data25 < 100 || isNaN(data25)){
+const err109 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1469,8 +1482,12 @@ vErrors.push(err109);
 errors++;
 }
 }
-else {
-const err110 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs109 === errors;
+valid20 = valid20 || _valid10;
+if(!valid20){
+const _errs111 = errors;
+if(data25 !== null){
+const err110 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1479,10 +1496,11 @@ vErrors.push(err110);
 }
 errors++;
 }
+var _valid10 = _errs111 === errors;
+valid20 = valid20 || _valid10;
 }
-}
-else {
-const err111 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid20){
+const err111 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1491,13 +1509,23 @@ vErrors.push(err111);
 }
 errors++;
 }
-var _valid9 = _errs100 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs111 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err112 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+else {
+errors = _errs108;
+if(vErrors !== null){
+if(_errs108){
+vErrors.length = _errs108;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.fromEnvironment !== undefined){
+let data26 = data2.fromEnvironment;
+if(Array.isArray(data26)){
+if(data26.length > 256){
+const err112 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1506,8 +1534,12 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data26.source === undefined){
-const err113 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+const len3 = data26.length;
+for(let i3=0; i3<len3; i3++){
+let data27 = data26[i3];
+if(typeof data27 === "string"){
+if(!pattern5.test(data27)){
+const err113 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1516,8 +1548,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data26.file === undefined){
-const err114 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+}
+else {
+const err114 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1526,8 +1559,10 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(data26.plugin === undefined){
-const err115 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1536,8 +1571,12 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data26.digest === undefined){
-const err116 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+}
+if(data2.env !== undefined){
+let data28 = data2.env;
+if(Array.isArray(data28)){
+if(data28.length > 64){
+const err116 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1546,9 +1585,12 @@ vErrors.push(err116);
 }
 errors++;
 }
-for(const key6 in data26){
-if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
-const err117 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+const len4 = data28.length;
+for(let i4=0; i4<len4; i4++){
+let data29 = data28[i4];
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.name === undefined){
+const err117 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1557,11 +1599,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-if(data26.kind !== undefined){
-let data31 = data26.kind;
-if(typeof data31 !== "string"){
-const err118 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.storage === undefined){
+const err118 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1570,8 +1609,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-if("source" !== data31){
-const err119 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
+for(const key4 in data29){
+if(!((key4 === "name") || (key4 === "storage"))){
+const err119 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1581,13 +1621,11 @@ vErrors.push(err119);
 errors++;
 }
 }
-if(data26.source !== undefined){
-let data32 = data26.source;
-const _errs117 = errors;
-let valid27 = false;
-const _errs118 = errors;
-if(typeof data32 !== "string"){
-const err120 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.name !== undefined){
+let data30 = data29.name;
+if(typeof data30 === "string"){
+if(!pattern5.test(data30)){
+const err120 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1596,8 +1634,9 @@ vErrors.push(err120);
 }
 errors++;
 }
-if("global" !== data32){
-const err121 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
+}
+else {
+const err121 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1606,12 +1645,14 @@ vErrors.push(err121);
 }
 errors++;
 }
-var _valid10 = _errs118 === errors;
-valid27 = valid27 || _valid10;
-if(!valid27){
-const _errs120 = errors;
-if(typeof data32 !== "string"){
-const err122 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data29.storage !== undefined){
+let data31 = data29.storage;
+const _errs125 = errors;
+let valid26 = false;
+const _errs126 = errors;
+if(typeof data31 !== "string"){
+const err122 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1620,8 +1661,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-if("plugin" !== data32){
-const err123 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
+if("keychain" !== data31){
+const err123 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1630,12 +1671,12 @@ vErrors.push(err123);
 }
 errors++;
 }
-var _valid10 = _errs120 === errors;
-valid27 = valid27 || _valid10;
-if(!valid27){
-const _errs122 = errors;
-if(typeof data32 !== "string"){
-const err124 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid11 = _errs126 === errors;
+valid26 = valid26 || _valid11;
+if(!valid26){
+const _errs128 = errors;
+if(typeof data31 !== "string"){
+const err124 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1644,8 +1685,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-if("project" !== data32){
-const err125 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+if("session" !== data31){
+const err125 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1654,12 +1695,11 @@ vErrors.push(err125);
 }
 errors++;
 }
-var _valid10 = _errs122 === errors;
-valid27 = valid27 || _valid10;
+var _valid11 = _errs128 === errors;
+valid26 = valid26 || _valid11;
 }
-}
-if(!valid27){
-const err126 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid26){
+const err126 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1669,10 +1709,10 @@ vErrors.push(err126);
 errors++;
 }
 else {
-errors = _errs117;
+errors = _errs125;
 if(vErrors !== null){
-if(_errs117){
-vErrors.length = _errs117;
+if(_errs125){
+vErrors.length = _errs125;
 }
 else {
 vErrors = null;
@@ -1680,11 +1720,9 @@ vErrors = null;
 }
 }
 }
-if(data26.file !== undefined){
-let data33 = data26.file;
-if(typeof data33 === "string"){
-if(func3(data33) > 4096){
-const err127 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+}
+else {
+const err127 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -1693,8 +1731,10 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(func3(data33) < 1){
-const err128 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err128 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -1704,8 +1744,13 @@ vErrors.push(err128);
 errors++;
 }
 }
-else {
-const err129 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.origin !== undefined){
+let data32 = data2.origin;
+const _errs131 = errors;
+let valid27 = false;
+const _errs132 = errors;
+if(data32 !== null){
+const err129 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -1714,14 +1759,13 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-if(data26.plugin !== undefined){
-let data34 = data26.plugin;
-const _errs127 = errors;
-let valid28 = false;
-const _errs128 = errors;
-if(typeof data34 !== "string"){
-const err130 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs132 === errors;
+valid27 = valid27 || _valid12;
+if(!valid27){
+const _errs134 = errors;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.kind === undefined){
+const err130 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -1730,12 +1774,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-var _valid11 = _errs128 === errors;
-valid28 = valid28 || _valid11;
-if(!valid28){
-const _errs130 = errors;
-if(data34 !== null){
-const err131 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data32.planDigest === undefined){
+const err131 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1744,11 +1784,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-var _valid11 = _errs130 === errors;
-valid28 = valid28 || _valid11;
-}
-if(!valid28){
-const err132 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data32.package === undefined){
+const err132 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1757,23 +1794,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-else {
-errors = _errs127;
-if(vErrors !== null){
-if(_errs127){
-vErrors.length = _errs127;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data26.digest !== undefined){
-let data35 = data26.digest;
-if(typeof data35 === "string"){
-if(!pattern5.test(data35)){
-const err133 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(data32.version === undefined){
+const err133 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1782,9 +1804,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-else {
-const err134 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key5 in data32){
+if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
+const err134 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1794,9 +1816,10 @@ vErrors.push(err134);
 errors++;
 }
 }
-}
-else {
-const err135 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.kind !== undefined){
+let data33 = data32.kind;
+if(typeof data33 !== "string"){
+const err135 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1805,13 +1828,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-var _valid9 = _errs111 === errors;
-valid24 = valid24 || _valid9;
-if(!valid24){
-const _errs134 = errors;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.kind === undefined){
-const err136 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if("install" !== data33){
+const err136 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -1820,8 +1838,12 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data26.file === undefined){
-const err137 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+}
+if(data32.planDigest !== undefined){
+let data34 = data32.planDigest;
+if(typeof data34 === "string"){
+if(!pattern7.test(data34)){
+const err137 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -1830,8 +1852,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(data26.at === undefined){
-const err138 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "at"},message:"must have required property '"+"at"+"'"};
+}
+else {
+const err138 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1840,9 +1863,12 @@ vErrors.push(err138);
 }
 errors++;
 }
-for(const key7 in data26){
-if(!(((key7 === "kind") || (key7 === "file")) || (key7 === "at"))){
-const err139 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+if(data32.package !== undefined){
+let data35 = data32.package;
+if(typeof data35 === "string"){
+if(func3(data35) > 214){
+const err139 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1851,11 +1877,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-if(data26.kind !== undefined){
-let data36 = data26.kind;
-if(typeof data36 !== "string"){
-const err140 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data35) < 1){
+const err140 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1864,8 +1887,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-if("import" !== data36){
-const err141 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "import"},message:"must be equal to constant"};
+}
+else {
+const err141 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1875,11 +1899,11 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data26.file !== undefined){
-let data37 = data26.file;
-if(typeof data37 === "string"){
-if(func3(data37) > 4096){
-const err142 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(data32.version !== undefined){
+let data36 = data32.version;
+if(typeof data36 === "string"){
+if(func3(data36) > 256){
+const err142 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1888,8 +1912,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(func3(data37) < 1){
-const err143 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func3(data36) < 1){
+const err143 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1900,7 +1924,7 @@ errors++;
 }
 }
 else {
-const err144 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err144 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1910,11 +1934,9 @@ vErrors.push(err144);
 errors++;
 }
 }
-if(data26.at !== undefined){
-let data38 = data26.at;
-if(typeof data38 === "string"){
-if(func3(data38) > 64){
-const err145 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+}
+else {
+const err145 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1923,9 +1945,13 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs134 === errors;
+valid27 = valid27 || _valid12;
+if(!valid27){
+const _errs145 = errors;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.kind === undefined){
+const err146 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1934,10 +1960,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-}
-else {
-const err147 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.source === undefined){
+const err147 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1946,13 +1970,8 @@ vErrors.push(err147);
 }
 errors++;
 }
-var _valid9 = _errs134 === errors;
-valid24 = valid24 || _valid9;
-}
-}
-}
-if(!valid24){
-const err148 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data32.file === undefined){
+const err148 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1961,21 +1980,8 @@ vErrors.push(err148);
 }
 errors++;
 }
-else {
-errors = _errs97;
-if(vErrors !== null){
-if(_errs97){
-vErrors.length = _errs97;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.enabled !== undefined){
-if(typeof data2.enabled !== "boolean"){
-const err149 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data32.plugin === undefined){
+const err149 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1984,11 +1990,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-if(data2.configVersion !== undefined){
-let data40 = data2.configVersion;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err150 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data32.digest === undefined){
+const err150 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -1997,9 +2000,9 @@ vErrors.push(err150);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
-const err151 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+for(const key6 in data32){
+if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
+const err151 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2009,10 +2012,10 @@ vErrors.push(err151);
 errors++;
 }
 }
-}
-if(data2.createdAt !== undefined){
-if(typeof data2.createdAt !== "string"){
-const err152 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data32.kind !== undefined){
+let data37 = data32.kind;
+if(typeof data37 !== "string"){
+const err152 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2021,10 +2024,8 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-if(data2.updatedAt !== undefined){
-if(typeof data2.updatedAt !== "string"){
-const err153 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("source" !== data37){
+const err153 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2034,9 +2035,13 @@ vErrors.push(err153);
 errors++;
 }
 }
-}
-else {
-const err154 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.source !== undefined){
+let data38 = data32.source;
+const _errs151 = errors;
+let valid30 = false;
+const _errs152 = errors;
+if(typeof data38 !== "string"){
+const err154 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2045,10 +2050,8 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-}
-else {
-const err155 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if("global" !== data38){
+const err155 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2057,15 +2060,466 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-}
-else {
-const err156 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid13 = _errs152 === errors;
+valid30 = valid30 || _valid13;
+if(!valid30){
+const _errs154 = errors;
+if(typeof data38 !== "string"){
+const err156 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
 else {
 vErrors.push(err156);
+}
+errors++;
+}
+if("plugin" !== data38){
+const err157 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+var _valid13 = _errs154 === errors;
+valid30 = valid30 || _valid13;
+if(!valid30){
+const _errs156 = errors;
+if(typeof data38 !== "string"){
+const err158 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+if("project" !== data38){
+const err159 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+var _valid13 = _errs156 === errors;
+valid30 = valid30 || _valid13;
+}
+}
+if(!valid30){
+const err160 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+else {
+errors = _errs151;
+if(vErrors !== null){
+if(_errs151){
+vErrors.length = _errs151;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data32.file !== undefined){
+let data39 = data32.file;
+if(typeof data39 === "string"){
+if(func3(data39) > 4096){
+const err161 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+if(func3(data39) < 1){
+const err162 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+}
+if(data32.plugin !== undefined){
+let data40 = data32.plugin;
+const _errs161 = errors;
+let valid31 = false;
+const _errs162 = errors;
+if(typeof data40 !== "string"){
+const err164 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+var _valid14 = _errs162 === errors;
+valid31 = valid31 || _valid14;
+if(!valid31){
+const _errs164 = errors;
+if(data40 !== null){
+const err165 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+var _valid14 = _errs164 === errors;
+valid31 = valid31 || _valid14;
+}
+if(!valid31){
+const err166 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+else {
+errors = _errs161;
+if(vErrors !== null){
+if(_errs161){
+vErrors.length = _errs161;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data32.digest !== undefined){
+let data41 = data32.digest;
+if(typeof data41 === "string"){
+if(!pattern7.test(data41)){
+const err167 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+}
+else {
+const err168 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+}
+}
+else {
+const err169 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+var _valid12 = _errs145 === errors;
+valid27 = valid27 || _valid12;
+if(!valid27){
+const _errs168 = errors;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.kind === undefined){
+const err170 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+if(data32.file === undefined){
+const err171 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+if(data32.at === undefined){
+const err172 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "at"},message:"must have required property '"+"at"+"'"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+for(const key7 in data32){
+if(!(((key7 === "kind") || (key7 === "file")) || (key7 === "at"))){
+const err173 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+if(data32.kind !== undefined){
+let data42 = data32.kind;
+if(typeof data42 !== "string"){
+const err174 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+if("import" !== data42){
+const err175 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "import"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+if(data32.file !== undefined){
+let data43 = data32.file;
+if(typeof data43 === "string"){
+if(func3(data43) > 4096){
+const err176 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+if(func3(data43) < 1){
+const err177 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+else {
+const err178 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+if(data32.at !== undefined){
+let data44 = data32.at;
+if(typeof data44 === "string"){
+if(func3(data44) > 64){
+const err179 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+}
+else {
+const err180 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+var _valid12 = _errs168 === errors;
+valid27 = valid27 || _valid12;
+}
+}
+}
+if(!valid27){
+const err182 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+else {
+errors = _errs131;
+if(vErrors !== null){
+if(_errs131){
+vErrors.length = _errs131;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.enabled !== undefined){
+if(typeof data2.enabled !== "boolean"){
+const err183 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+if(data2.configVersion !== undefined){
+let data46 = data2.configVersion;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err184 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 < 1 || isNaN(data46)){
+const err185 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+}
+if(data2.createdAt !== undefined){
+if(typeof data2.createdAt !== "string"){
+const err186 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+if(data2.updatedAt !== undefined){
+if(typeof data2.updatedAt !== "string"){
+const err187 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+}
+else {
+const err188 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+}
+else {
+const err189 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+}
+else {
+const err190 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
 }
 errors++;
 }

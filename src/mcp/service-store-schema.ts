@@ -2,6 +2,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
 import { SCHEMA_VERSION } from './service-store.js';
 
+/** OAuth without a person: client credentials, or cross-app access (an identity assertion exchanged for an access token). */
+export const OAuthGrant = Type.Union([Type.Literal('client_credentials'), Type.Literal('cross_app')]);
+/** How a pre-registered client proves itself at the token endpoint: its secret (HTTP Basic), or a JWT signed with its key. */
+export const OAuthClientAuth = Type.Union([Type.Literal('client_secret_basic'), Type.Literal('private_key_jwt')]);
+export const OAuthSigningAlg = Type.Union(['ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'EdDSA'].map((alg) => Type.Literal(alg)));
+const HttpsUrl = Type.String({ pattern: '^https://[^\\s]+$', maxLength: 2048 });
+const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 });
+
 /**
  * The schema of mcp-servers.json. Only its types are imported at run time: the check of a
  * document is generated from it at build time (scripts/validators.mjs), so the daemon starts
@@ -62,7 +70,18 @@ const StoredService = Type.Object(
       Type.Union([
         Type.Null(),
         Type.Object(
-          { enabled: Type.Boolean(), clientId: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]), scopes: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]) },
+          {
+            enabled: Type.Boolean(),
+            clientId: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
+            scopes: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
+            /** Without: the authorization code flow (a person logs in). The secrets these need live in the keychain. */
+            grant: Type.Optional(OAuthGrant),
+            clientAuth: Type.Optional(OAuthClientAuth),
+            signingAlg: Type.Optional(OAuthSigningAlg),
+            clientMetadataUrl: Type.Optional(HttpsUrl),
+            idpTokenEndpoint: Type.Optional(HttpUrl),
+            idpClientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+          },
           { additionalProperties: false },
         ),
       ]),

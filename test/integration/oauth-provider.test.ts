@@ -1,4 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/core/index.js';
@@ -39,9 +42,10 @@ function echo(serviceId: string, text: string): Promise<{ text: string }> {
   return client.call('tools.call', { serviceId, toolName: 'echo', arguments: { text } });
 }
 
-function wispctl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function wispctl(args: string[], input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, ...args], { env: daemonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, ...args], { env: daemonEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -145,5 +149,38 @@ describe('OAuth against node-oidc-provider (stock settings)', () => {
     expect(call.code).not.toBe(0);
     expect(call.stderr).toContain('NEEDS_AUTH');
     expect(call.stderr).toContain('wispctl mcp login op');
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    const stat = statSync(file);
+    return stat.isDirectory() ? filesUnder(file) : stat.isFile() ? [file] : [];
+  });
+}
+
+describe('machine-to-machine OAuth settings from wispctl', () => {
+  it('registers a client-credentials service with its private key from stdin: in the keychain only', async () => {
+    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const events = log.events.length;
+    const out = await wispctl(['mcp', 'add-remote', 'm2m', op.url, '--client-id', 'robot', '--grant', 'client-credentials', '--private-key', '--signing-alg', 'ES256'], pem);
+    expect(out.code, out.stderr).toBe(0);
+    const service = await current('m2m');
+    expect(service.oauth).toEqual({ enabled: true, clientId: 'robot', scopes: null, grant: 'client_credentials', clientAuth: 'private_key_jwt', signingAlg: 'ES256' });
+    expect((await keychain.get(service.id, 'oauth:private-key'))?.value).toBe(pem.replace(/\n$/, ''));
+    const body = pem.split('\n')[1] ?? '';
+    expect(body.length).toBeGreaterThan(20);
+    for (const file of filesUnder(home.path)) expect(readFileSync(file, 'utf8'), file).not.toContain(body);
+    expect(JSON.stringify(log.events.slice(events))).not.toContain(body);
+    expect(daemon.output()).not.toContain(body);
+  });
+
+  it('refuses settings that do not go together, saying which option is missing', async () => {
+    const noId = await wispctl(['mcp', 'add-remote', 'm2m-bad', op.url, '--grant', 'client-credentials', '--client-secret'], 'secret-1');
+    expect(noId).toEqual({ code: 2, stdout: '', stderr: 'wispctl: a client secret goes with a pre-registered client id (--client-id) (INVALID_CONFIG)\n' });
+    const noAssertion = await wispctl(['mcp', 'add-remote', 'xaa-bad', op.url, '--client-id', 'app', '--grant', 'cross-app', '--client-secret'], 'secret-2');
+    expect(noAssertion.stderr).toContain('--idp-token-endpoint');
+    expect(noAssertion.code).not.toBe(0);
   });
 });

@@ -13,7 +13,47 @@ import { importText, sourcesText } from '../render/sources.js';
 import { clean } from '../render.js';
 import { IMPORT_CLIENTS, defaultWhere, readClientConfig, type ImportClient } from './mcp-import-from.js';
 
-type RemoteOptions = { transport?: string; timeoutMs?: number; oauth?: boolean; clientId?: string; scopes?: string; clientSecret?: boolean };
+type RemoteOptions = {
+  transport?: string;
+  timeoutMs?: number;
+  oauth?: boolean;
+  clientId?: string;
+  scopes?: string;
+  clientSecret?: boolean;
+  privateKey?: boolean;
+  signingAlg?: 'ES256' | 'ES384' | 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'EdDSA';
+  grant?: 'client-credentials' | 'cross-app';
+  clientMetadataUrl?: string;
+  idpTokenEndpoint?: string;
+  idpClientId?: string;
+  identityAssertion?: boolean;
+};
+
+/** The OAuth part of add-remote: the flow's settings, and its secrets read without echo (or from stdin: one of them). */
+async function remoteOAuth(name: string, opts: RemoteOptions, ctx: CliContext): Promise<Record<string, string> | undefined> {
+  const secrets = [opts.clientSecret, opts.privateKey, opts.identityAssertion].filter((given) => given === true).length;
+  const wanted = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || secrets > 0 || opts.grant !== undefined || opts.clientMetadataUrl !== undefined;
+  if (!wanted) return undefined;
+  if (secrets > 1 && !process.stdin.isTTY) throw new WispError('INVALID_PARAMS', 'only one secret can come from stdin: run it on a terminal to be asked for each');
+  const read = (flag: boolean | undefined, prompt: string): Promise<string | undefined> => (flag === true ? readSecret(prompt, ctx.io.err) : Promise.resolve(undefined));
+  const clientSecret = await read(opts.clientSecret, secretPrompt.clientSecret(name));
+  const privateKey = await read(opts.privateKey, `private key (PKCS#8 PEM) for ${name}, best piped on stdin (not shown): `);
+  const identityAssertion = await read(opts.identityAssertion, `identity assertion (ID token) for ${name} (not shown): `);
+  const given = {
+    clientId: opts.clientId,
+    scopes: opts.scopes,
+    clientSecret,
+    privateKey,
+    identityAssertion,
+    clientAuth: privateKey !== undefined ? 'private_key_jwt' : clientSecret !== undefined && opts.grant !== undefined ? 'client_secret_basic' : undefined,
+    signingAlg: opts.signingAlg,
+    grant: opts.grant === 'cross-app' ? 'cross_app' : opts.grant === 'client-credentials' ? 'client_credentials' : undefined,
+    clientMetadataUrl: opts.clientMetadataUrl,
+    idpTokenEndpoint: opts.idpTokenEndpoint,
+    idpClientId: opts.idpClientId,
+  };
+  return Object.fromEntries(Object.entries(given).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
 
 /** wispctl mcp sources|reload|import|add-remote|login|logout|header: config files and remote servers. */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -100,25 +140,23 @@ function registerRemote(mcp: Command, ctx: CliContext): void {
     .option('--client-id <id>', 'OAuth: a pre-registered client id (default: the client registers itself)')
     .option('--scopes <scopes>', 'OAuth: the scopes to ask for, space-separated')
     .option('--client-secret', 'OAuth: the pre-registered client has a secret: read it without echo (or from stdin), keep it in the keychain')
+    .option('--grant <grant>', 'OAuth without a person: client-credentials, or cross-app (an identity assertion exchanged at the IdP)')
+    .option('--private-key', 'OAuth: the client authenticates with a JWT signed by its key (private_key_jwt): read the PKCS#8 PEM from stdin, keep it in the keychain')
+    .option('--signing-alg <alg>', 'OAuth, --private-key: the key\'s algorithm (default ES256)')
+    .option('--client-metadata-url <url>', 'OAuth: an https URL of a Client ID Metadata Document you host, used as the client id where the server supports it')
+    .option('--idp-token-endpoint <url>', 'OAuth, --grant cross-app: the identity provider\'s token endpoint')
+    .option('--idp-client-id <id>', 'OAuth, --grant cross-app: the client id at the identity provider')
+    .option('--identity-assertion', 'OAuth, --grant cross-app: read the identity assertion (ID token) without echo (or from stdin), keep it in the keychain')
     .action((name: string, url: string, opts: RemoteOptions) =>
       ctx.withClient(async (client) => {
         const transport = remoteTransport(opts.transport);
-        const oauth = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || opts.clientSecret === true;
-        const clientSecret = opts.clientSecret === true ? await readSecret(secretPrompt.clientSecret(name), ctx.io.err) : undefined;
+        const oauth = await remoteOAuth(name, opts, ctx);
         const { service } = await client.call('services.registerRemote', {
           name,
           url,
           ...(transport !== undefined ? { transport } : {}),
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-          ...(oauth
-            ? {
-                oauth: {
-                  ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}),
-                  ...(opts.scopes !== undefined ? { scopes: opts.scopes } : {}),
-                  ...(clientSecret !== undefined ? { clientSecret } : {}),
-                },
-              }
-            : {}),
+          ...(oauth !== undefined ? { oauth } : {}),
         });
         ctx.print(service, () => registeredText(service));
       }),

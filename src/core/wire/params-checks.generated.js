@@ -1116,8 +1116,10 @@ return errors === 0;
 }
 
 export const check_services_registerRemote = validate16;
-const schema17 = {"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.","type":"string"},"url":{"pattern":"^https?://[^\\s]+$","maxLength":4096,"type":"string"},"transport":{"description":"http (default): streamable HTTP; sse: the legacy HTTP+SSE transport (the url is its GET event stream).","anyOf":[{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"timeoutMs":{"minimum":100,"maximum":600000,"description":"Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.","type":"integer"},"oauth":{"additionalProperties":false,"description":"Log in with OAuth (wispctl mcp login NAME).","type":"object","properties":{"clientId":{"minLength":1,"maxLength":1024,"description":"A pre-registered client id; without it the client registers itself (dynamic registration).","type":"string"},"scopes":{"maxLength":1024,"type":"string"},"clientSecret":{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"The pre-registered client's secret (write-only: kept in the keychain, never shown).","type":"string"}}}}};
+const schema17 = {"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.","type":"string"},"url":{"pattern":"^https?://[^\\s]+$","maxLength":4096,"type":"string"},"transport":{"description":"http (default): streamable HTTP; sse: the legacy HTTP+SSE transport (the url is its GET event stream).","anyOf":[{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"timeoutMs":{"minimum":100,"maximum":600000,"description":"Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.","type":"integer"},"oauth":{"additionalProperties":false,"description":"Log in with OAuth (wispctl mcp login NAME).","type":"object","properties":{"clientId":{"minLength":1,"maxLength":1024,"description":"A pre-registered client id; without it the client registers itself (dynamic registration).","type":"string"},"scopes":{"maxLength":1024,"type":"string"},"clientSecret":{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"The pre-registered client's secret (write-only: kept in the keychain, never shown).","type":"string"},"grant":{"description":"Without: the authorization code flow. client_credentials: the client itself; cross_app: an identity assertion exchanged at the IdP (RFC 8693) for an ID-JAG, then for an access token (RFC 7523).","anyOf":[{"const":"client_credentials","type":"string"},{"const":"cross_app","type":"string"}]},"clientAuth":{"description":"How the pre-registered client authenticates at the token endpoint.","anyOf":[{"const":"client_secret_basic","type":"string"},{"const":"private_key_jwt","type":"string"}]},"signingAlg":{"description":"private_key_jwt: the key's algorithm.","anyOf":[{"const":"ES256","type":"string"},{"const":"ES384","type":"string"},{"const":"RS256","type":"string"},{"const":"RS384","type":"string"},{"const":"RS512","type":"string"},{"const":"PS256","type":"string"},{"const":"EdDSA","type":"string"}]},"clientMetadataUrl":{"pattern":"^https://[^\\s]+$","maxLength":2048,"description":"A Client ID Metadata Document URL, used as the client id where the authorization server supports it.","type":"string"},"idpTokenEndpoint":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"description":"cross_app: the identity provider's token endpoint.","type":"string"},"idpClientId":{"minLength":1,"maxLength":1024,"description":"cross_app: our client id at the identity provider.","type":"string"},"privateKey":{"minLength":1,"maxLength":16384,"pattern":"^[^\\u0000]*$","description":"private_key_jwt: the client's private key, PKCS#8 PEM (write-only: kept in the keychain).","type":"string"},"identityAssertion":{"minLength":1,"maxLength":16384,"pattern":"^[^\\u0000]*$","description":"cross_app: the identity assertion (an ID token from the IdP) (write-only: kept in the keychain).","type":"string"}}}}};
 const pattern5 = new RegExp("^https?://[^\\s]+$", "u");
+const pattern7 = new RegExp("^https://[^\\s]+$", "u");
+const func9 = Object.prototype.hasOwnProperty;
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1328,7 +1330,7 @@ if(data.oauth !== undefined){
 let data4 = data.oauth;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
-if(!(((key1 === "clientId") || (key1 === "scopes")) || (key1 === "clientSecret"))){
+if(!(func9.call(schema17.properties.oauth.properties, key1))){
 const err16 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
@@ -1444,9 +1446,13 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.grant !== undefined){
+let data8 = data4.grant;
+const _errs24 = errors;
+let valid3 = false;
+const _errs25 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/oauth/grant",schemaPath:"#/properties/oauth/properties/grant/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1455,15 +1461,553 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if("client_credentials" !== data8){
+const err27 = {instancePath:instancePath+"/oauth/grant",schemaPath:"#/properties/oauth/properties/grant/anyOf/0/const",keyword:"const",params:{allowedValue: "client_credentials"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+var _valid1 = _errs25 === errors;
+valid3 = valid3 || _valid1;
+if(!valid3){
+const _errs27 = errors;
+if(typeof data8 !== "string"){
+const err28 = {instancePath:instancePath+"/oauth/grant",schemaPath:"#/properties/oauth/properties/grant/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if("cross_app" !== data8){
+const err29 = {instancePath:instancePath+"/oauth/grant",schemaPath:"#/properties/oauth/properties/grant/anyOf/1/const",keyword:"const",params:{allowedValue: "cross_app"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+valid3 = valid3 || _valid1;
+}
+if(!valid3){
+const err30 = {instancePath:instancePath+"/oauth/grant",schemaPath:"#/properties/oauth/properties/grant/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data4.clientAuth !== undefined){
+let data9 = data4.clientAuth;
+const _errs30 = errors;
+let valid4 = false;
+const _errs31 = errors;
+if(typeof data9 !== "string"){
+const err31 = {instancePath:instancePath+"/oauth/clientAuth",schemaPath:"#/properties/oauth/properties/clientAuth/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if("client_secret_basic" !== data9){
+const err32 = {instancePath:instancePath+"/oauth/clientAuth",schemaPath:"#/properties/oauth/properties/clientAuth/anyOf/0/const",keyword:"const",params:{allowedValue: "client_secret_basic"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid2 = _errs31 === errors;
+valid4 = valid4 || _valid2;
+if(!valid4){
+const _errs33 = errors;
+if(typeof data9 !== "string"){
+const err33 = {instancePath:instancePath+"/oauth/clientAuth",schemaPath:"#/properties/oauth/properties/clientAuth/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if("private_key_jwt" !== data9){
+const err34 = {instancePath:instancePath+"/oauth/clientAuth",schemaPath:"#/properties/oauth/properties/clientAuth/anyOf/1/const",keyword:"const",params:{allowedValue: "private_key_jwt"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid2 = _errs33 === errors;
+valid4 = valid4 || _valid2;
+}
+if(!valid4){
+const err35 = {instancePath:instancePath+"/oauth/clientAuth",schemaPath:"#/properties/oauth/properties/clientAuth/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data4.signingAlg !== undefined){
+let data10 = data4.signingAlg;
+const _errs36 = errors;
+let valid5 = false;
+const _errs37 = errors;
+if(typeof data10 !== "string"){
+const err36 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if("ES256" !== data10){
+const err37 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/0/const",keyword:"const",params:{allowedValue: "ES256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid3 = _errs37 === errors;
+valid5 = valid5 || _valid3;
+if(!valid5){
+const _errs39 = errors;
+if(typeof data10 !== "string"){
+const err38 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if("ES384" !== data10){
+const err39 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/1/const",keyword:"const",params:{allowedValue: "ES384"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid3 = _errs39 === errors;
+valid5 = valid5 || _valid3;
+if(!valid5){
+const _errs41 = errors;
+if(typeof data10 !== "string"){
+const err40 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if("RS256" !== data10){
+const err41 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/2/const",keyword:"const",params:{allowedValue: "RS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid3 = _errs41 === errors;
+valid5 = valid5 || _valid3;
+if(!valid5){
+const _errs43 = errors;
+if(typeof data10 !== "string"){
+const err42 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if("RS384" !== data10){
+const err43 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/3/const",keyword:"const",params:{allowedValue: "RS384"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid3 = _errs43 === errors;
+valid5 = valid5 || _valid3;
+if(!valid5){
+const _errs45 = errors;
+if(typeof data10 !== "string"){
+const err44 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if("RS512" !== data10){
+const err45 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/4/const",keyword:"const",params:{allowedValue: "RS512"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid3 = _errs45 === errors;
+valid5 = valid5 || _valid3;
+if(!valid5){
+const _errs47 = errors;
+if(typeof data10 !== "string"){
+const err46 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if("PS256" !== data10){
+const err47 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/5/const",keyword:"const",params:{allowedValue: "PS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid3 = _errs47 === errors;
+valid5 = valid5 || _valid3;
+if(!valid5){
+const _errs49 = errors;
+if(typeof data10 !== "string"){
+const err48 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if("EdDSA" !== data10){
+const err49 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf/6/const",keyword:"const",params:{allowedValue: "EdDSA"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid3 = _errs49 === errors;
+valid5 = valid5 || _valid3;
+}
+}
+}
+}
+}
+}
+if(!valid5){
+const err50 = {instancePath:instancePath+"/oauth/signingAlg",schemaPath:"#/properties/oauth/properties/signingAlg/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data4.clientMetadataUrl !== undefined){
+let data11 = data4.clientMetadataUrl;
+if(typeof data11 === "string"){
+if(func3(data11) > 2048){
+const err51 = {instancePath:instancePath+"/oauth/clientMetadataUrl",schemaPath:"#/properties/oauth/properties/clientMetadataUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(!pattern7.test(data11)){
+const err52 = {instancePath:instancePath+"/oauth/clientMetadataUrl",schemaPath:"#/properties/oauth/properties/clientMetadataUrl/pattern",keyword:"pattern",params:{pattern: "^https://[^\\s]+$"},message:"must match pattern \""+"^https://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/oauth/clientMetadataUrl",schemaPath:"#/properties/oauth/properties/clientMetadataUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data4.idpTokenEndpoint !== undefined){
+let data12 = data4.idpTokenEndpoint;
+if(typeof data12 === "string"){
+if(func3(data12) > 2048){
+const err54 = {instancePath:instancePath+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/oauth/properties/idpTokenEndpoint/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(!pattern5.test(data12)){
+const err55 = {instancePath:instancePath+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/oauth/properties/idpTokenEndpoint/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/oauth/idpTokenEndpoint",schemaPath:"#/properties/oauth/properties/idpTokenEndpoint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data4.idpClientId !== undefined){
+let data13 = data4.idpClientId;
+if(typeof data13 === "string"){
+if(func3(data13) > 1024){
+const err57 = {instancePath:instancePath+"/oauth/idpClientId",schemaPath:"#/properties/oauth/properties/idpClientId/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(func3(data13) < 1){
+const err58 = {instancePath:instancePath+"/oauth/idpClientId",schemaPath:"#/properties/oauth/properties/idpClientId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/oauth/idpClientId",schemaPath:"#/properties/oauth/properties/idpClientId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data4.privateKey !== undefined){
+let data14 = data4.privateKey;
+if(typeof data14 === "string"){
+if(func3(data14) > 16384){
+const err60 = {instancePath:instancePath+"/oauth/privateKey",schemaPath:"#/properties/oauth/properties/privateKey/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(func3(data14) < 1){
+const err61 = {instancePath:instancePath+"/oauth/privateKey",schemaPath:"#/properties/oauth/properties/privateKey/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(!pattern1.test(data14)){
+const err62 = {instancePath:instancePath+"/oauth/privateKey",schemaPath:"#/properties/oauth/properties/privateKey/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\""};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/oauth/privateKey",schemaPath:"#/properties/oauth/properties/privateKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data4.identityAssertion !== undefined){
+let data15 = data4.identityAssertion;
+if(typeof data15 === "string"){
+if(func3(data15) > 16384){
+const err64 = {instancePath:instancePath+"/oauth/identityAssertion",schemaPath:"#/properties/oauth/properties/identityAssertion/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(func3(data15) < 1){
+const err65 = {instancePath:instancePath+"/oauth/identityAssertion",schemaPath:"#/properties/oauth/properties/identityAssertion/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(!pattern1.test(data15)){
+const err66 = {instancePath:instancePath+"/oauth/identityAssertion",schemaPath:"#/properties/oauth/properties/identityAssertion/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000]*$"},message:"must match pattern \""+"^[^\\u0000]*$"+"\""};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/oauth/identityAssertion",schemaPath:"#/properties/oauth/properties/identityAssertion/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/oauth",schemaPath:"#/properties/oauth/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+else {
+const err69 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
 }
 errors++;
 }
@@ -2457,7 +3001,7 @@ return errors === 0;
 
 export const check_services_setEnv = validate24;
 const schema25 = {"additionalProperties":false,"type":"object","required":["variables","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"variables":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
-const pattern11 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2637,7 +3181,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern11.test(data4)){
+if(!pattern15.test(data4)){
 const err15 = {instancePath:instancePath+"/variables/" + i0+"/name",schemaPath:"#/properties/variables/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -2883,8 +3427,8 @@ return errors === 0;
 
 export const check_services_setHeaders = validate25;
 const schema26 = {"additionalProperties":false,"type":"object","required":["headers","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000\\r\\n]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
-const pattern13 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
-const pattern14 = new RegExp("^[^\\u0000\\r\\n]*$", "u");
+const pattern17 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
+const pattern18 = new RegExp("^[^\\u0000\\r\\n]*$", "u");
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3064,7 +3608,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern13.test(data4)){
+if(!pattern17.test(data4)){
 const err15 = {instancePath:instancePath+"/headers/" + i0+"/name",schemaPath:"#/properties/headers/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"},message:"must match pattern \""+"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -3099,7 +3643,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern14.test(data5)){
+if(!pattern18.test(data5)){
 const err18 = {instancePath:instancePath+"/headers/" + i0+"/value",schemaPath:"#/properties/headers/items/properties/value/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000\\r\\n]*$"},message:"must match pattern \""+"^[^\\u0000\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -3900,7 +4444,7 @@ return errors === 0;
 
 export const check_tools_list = validate31;
 const schema32 = {"additionalProperties":false,"type":"object","properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
-const pattern15 = new RegExp("^(0|[1-9][0-9]{0,5})$", "u");
+const pattern19 = new RegExp("^(0|[1-9][0-9]{0,5})$", "u");
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3956,7 +4500,7 @@ errors++;
 if(data.cursor !== undefined){
 let data1 = data.cursor;
 if(typeof data1 === "string"){
-if(!pattern15.test(data1)){
+if(!pattern19.test(data1)){
 const err4 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,5})$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -4159,7 +4703,7 @@ return errors === 0;
 
 export const check_approvals_list = validate33;
 const schema34 = {"additionalProperties":false,"type":"object","properties":{"all":{"type":"boolean"},"cursor":{"pattern":"^[0-9]{1,15}$","description":"The nextCursor of the previous page.","type":"string"},"limit":{"minimum":1,"maximum":256,"type":"integer"}}};
-const pattern16 = new RegExp("^[0-9]{1,15}$", "u");
+const pattern20 = new RegExp("^[0-9]{1,15}$", "u");
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4192,7 +4736,7 @@ errors++;
 if(data.cursor !== undefined){
 let data1 = data.cursor;
 if(typeof data1 === "string"){
-if(!pattern16.test(data1)){
+if(!pattern20.test(data1)){
 const err2 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,15}$"},message:"must match pattern \""+"^[0-9]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -4429,7 +4973,7 @@ return errors === 0;
 
 export const check_client_identify = validate35;
 const schema36 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$","description":"Letters, digits and . _ : @ + - (no spaces), at most 64.","type":"string"}}};
-const pattern17 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:@+-]*$", "u");
+const pattern21 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:@+-]*$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4480,7 +5024,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern17.test(data0)){
+if(!pattern21.test(data0)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:@+-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -5148,7 +5692,7 @@ return errors === 0;
 
 export const check_model_setSettings = validate44;
 const schema45 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"baseUrl":{"pattern":"^https?://","maxLength":2048,"type":"string"},"model":{"minLength":1,"maxLength":200,"type":"string"},"firstByteTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"idleTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxRetries":{"minimum":0,"maximum":5,"type":"integer"},"deferToolsAbove":{"minimum":0,"maximum":128,"type":"integer"}}};
-const pattern19 = new RegExp("^https?://", "u");
+const pattern23 = new RegExp("^https?://", "u");
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5189,7 +5733,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern19.test(data0)){
+if(!pattern23.test(data0)){
 const err3 = {instancePath:instancePath+"/baseUrl",schemaPath:"#/properties/baseUrl/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -5796,7 +6340,7 @@ return errors === 0;
 
 export const check_installs_start = validate47;
 const schema48 = {"additionalProperties":false,"type":"object","required":["planDigest"],"properties":{"planDigest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
-const pattern22 = new RegExp("^[0-9a-f]{32}$", "u");
+const pattern26 = new RegExp("^[0-9a-f]{32}$", "u");
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5827,7 +6371,7 @@ errors++;
 if(data.planDigest !== undefined){
 let data0 = data.planDigest;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern26.test(data0)){
 const err2 = {instancePath:instancePath+"/planDigest",schemaPath:"#/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -5928,7 +6472,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern26.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -5997,7 +6541,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern26.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -6066,7 +6610,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern22.test(data0)){
+if(!pattern26.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -6137,7 +6681,7 @@ return errors === 0;
 
 export const check_installs_setSettings = validate53;
 const schema54 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"runtimeDirs":{"minItems":1,"maxItems":16,"type":"array","items":{"pattern":"^/","maxLength":1024,"type":"string"}},"registry":{"anyOf":[{"pattern":"^https?://","maxLength":2048,"type":"string"},{"type":"null"}]},"caFile":{"anyOf":[{"pattern":"^/","maxLength":1024,"type":"string"},{"type":"null"}]},"timeoutMs":{"minimum":1000,"maximum":3600000,"type":"integer"}}};
-const pattern26 = new RegExp("^/", "u");
+const pattern30 = new RegExp("^/", "u");
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6202,7 +6746,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern26.test(data1)){
+if(!pattern30.test(data1)){
 const err5 = {instancePath:instancePath+"/runtimeDirs/" + i0,schemaPath:"#/properties/runtimeDirs/items/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -6252,7 +6796,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern19.test(data2)){
+if(!pattern23.test(data2)){
 const err9 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -6328,7 +6872,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern26.test(data3)){
+if(!pattern30.test(data3)){
 const err14 = {instancePath:instancePath+"/caFile",schemaPath:"#/properties/caFile/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -6554,7 +7098,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern26.test(data0)){
+if(!pattern30.test(data0)){
 const err4 = {instancePath:instancePath+"/directory",schemaPath:"#/properties/directory/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -6915,7 +7459,7 @@ errors++;
 if(data.cursor !== undefined){
 let data1 = data.cursor;
 if(typeof data1 === "string"){
-if(!pattern15.test(data1)){
+if(!pattern19.test(data1)){
 const err5 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,5})$"+"\""};
 if(vErrors === null){
 vErrors = [err5];

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
 import { CLIENT_NAME_PATTERN } from '../patterns.js';
 import { method, type MethodDef } from './define.js';
-import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
+import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, OAuthFlowProps, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
 import { DaemonStatus } from './status-shapes.js';
 import { events } from './events.js';
 
@@ -80,6 +80,11 @@ export const serviceMethods = {
               scopes: Type.Optional(Type.String({ maxLength: 1024 })),
               clientSecret: Type.Optional(
                 Type.String({ minLength: 1, maxLength: 4096, pattern: NoNul, description: 'The pre-registered client\'s secret (write-only: kept in the keychain, never shown).' }),
+              ),
+              ...OAuthFlowProps,
+              privateKey: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, pattern: NoNul, description: 'private_key_jwt: the client\'s private key, PKCS#8 PEM (write-only: kept in the keychain).' })),
+              identityAssertion: Type.Optional(
+                Type.String({ minLength: 1, maxLength: 16384, pattern: NoNul, description: 'cross_app: the identity assertion (an ID token from the IdP) (write-only: kept in the keychain).' }),
               ),
             },
             { additionalProperties: false, description: 'Log in with OAuth (wispctl mcp login NAME).' },

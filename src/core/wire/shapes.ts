@@ -100,6 +100,20 @@ export const Storage = Type.Union([Type.Literal('keychain'), Type.Literal('sessi
 export type Storage = Static<typeof Storage>;
 const EnvVariable = Type.Object({ name: EnvName, storage: Storage }, { description: 'A variable\'s name and where its value is kept. Values are write-only.' });
 
+/** OAuth beyond the authorization code flow (services.registerRemote, the service view). The secrets they need are write-only. */
+export const OAuthFlowProps = {
+  grant: Type.Optional(
+    Type.Union([Type.Literal('client_credentials'), Type.Literal('cross_app')], {
+      description: 'Without: the authorization code flow. client_credentials: the client itself; cross_app: an identity assertion exchanged at the IdP (RFC 8693) for an ID-JAG, then for an access token (RFC 7523).',
+    }),
+  ),
+  clientAuth: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('private_key_jwt')], { description: 'How the pre-registered client authenticates at the token endpoint.' })),
+  signingAlg: Type.Optional(Type.Union(['ES256', 'ES384', 'RS256', 'RS384', 'RS512', 'PS256', 'EdDSA'].map((alg) => Type.Literal(alg)), { description: 'private_key_jwt: the key\'s algorithm.' })),
+  clientMetadataUrl: Type.Optional(Type.String({ pattern: '^https://[^\\s]+$', maxLength: 2048, description: 'A Client ID Metadata Document URL, used as the client id where the authorization server supports it.' })),
+  idpTokenEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048, description: 'cross_app: the identity provider\'s token endpoint.' })),
+  idpClientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'cross_app: our client id at the identity provider.' })),
+};
+
 export const Service = Type.Object({
   id: Type.String({ description: 'Stable UUID assigned at registration.' }),
   name: ServiceName,
@@ -109,7 +123,7 @@ export const Service = Type.Object({
   command: Type.String({ description: 'stdio: the program. http: empty.' }),
   url: Type.Union([Type.String(), Type.Null()], { description: 'http: the endpoint. stdio: null.' }),
   headers: Type.Array(EnvVariable, { description: 'http: header names and where their values are kept. Values are write-only.' }),
-  oauth: Type.Union([Type.Object({ enabled: Type.Boolean(), clientId: Type.Union([Type.String(), Type.Null()]), scopes: Type.Union([Type.String(), Type.Null()]) }), Type.Null()], {
+  oauth: Type.Union([Type.Object({ enabled: Type.Boolean(), clientId: Type.Union([Type.String(), Type.Null()]), scopes: Type.Union([Type.String(), Type.Null()]), ...OAuthFlowProps }), Type.Null()], {
     description: 'http: OAuth login (authorization code + PKCE; tokens in the keychain). null: none.',
   }),
   args: Type.Array(Type.String()),

@@ -9,22 +9,21 @@ export function remoteHandlers(
   const { registry, supervisor, services, events } = parts;
   return {
     'services.registerRemote': async (params) => {
-      const secret = params.oauth?.clientSecret;
-      if (secret !== undefined && params.oauth?.clientId === undefined) {
-        throw new WispError('INVALID_CONFIG', 'a client secret goes with a pre-registered client id (--client-id)', { field: 'oauth.clientSecret' });
-      }
+      const { clientSecret: secret, privateKey, identityAssertion, clientId, scopes, ...flow } = params.oauth ?? {};
+      checkOAuthFlow(params.oauth);
       const config = await registry.register({
         name: params.name,
         transport: params.transport ?? 'http',
         command: '',
         url: params.url,
         timeoutMs: params.timeoutMs,
-        oauth: params.oauth !== undefined ? { enabled: true, clientId: params.oauth.clientId ?? null, scopes: params.oauth.scopes ?? null } : null,
+        oauth: params.oauth !== undefined ? { enabled: true, clientId: clientId ?? null, scopes: scopes ?? null, ...flow } : null,
       });
-      if (secret !== undefined) {
-        // Secret first into the keychain; if it refuses, the registration is undone.
+      const given = [[OAUTH_ITEMS.clientSecret, secret], [OAUTH_ITEMS.privateKey, privateKey], [OAUTH_ITEMS.identityAssertion, identityAssertion]] as const;
+      if (given.some(([, value]) => value !== undefined)) {
+        // Secrets first into the keychain; if it refuses, the registration is undone.
         try {
-          await services.vault(config).set(OAUTH_ITEMS.clientSecret, secret);
+          for (const [item, value] of given) if (value !== undefined) await services.vault(config).set(item, value);
         } catch (error) {
           await registry.delete({ id: config.id });
           throw error;
@@ -62,4 +61,27 @@ export function remoteHandlers(
       return { service: services.view(registry.get({ id: config.id })), revocation };
     },
   };
+}
+
+type OAuthParams = Parameters<Handlers['services.registerRemote']>[0]['oauth'];
+
+/** The OAuth settings go together: what each flow needs is given, and nothing is given that no flow uses. */
+function checkOAuthFlow(oauth: OAuthParams): void {
+  if (oauth === undefined) return;
+  const invalid = (field: string, message: string): WispError => new WispError('INVALID_CONFIG', message, { field: `oauth.${field}` });
+  const preRegistered = oauth.clientId !== undefined;
+  if (oauth.clientSecret !== undefined && !preRegistered) throw invalid('clientSecret', 'a client secret goes with a pre-registered client id (--client-id)');
+  if (oauth.privateKey !== undefined && !preRegistered) throw invalid('privateKey', 'a private key goes with a pre-registered client id (--client-id)');
+  if (oauth.grant !== undefined && !preRegistered) throw invalid('grant', `the ${oauth.grant} grant needs a pre-registered client id (--client-id)`);
+  if (oauth.clientAuth === 'private_key_jwt' && oauth.privateKey === undefined) throw invalid('privateKey', 'private_key_jwt needs the client\'s private key (--private-key)');
+  if (oauth.clientAuth === 'client_secret_basic' && oauth.clientSecret === undefined) throw invalid('clientSecret', 'client_secret_basic needs the client secret (--client-secret)');
+  if (oauth.grant === 'client_credentials' && oauth.clientSecret === undefined && oauth.privateKey === undefined) {
+    throw invalid('grant', 'the client_credentials grant needs the client secret (--client-secret) or its private key (--private-key)');
+  }
+  if (oauth.grant === 'cross_app' && (oauth.idpTokenEndpoint === undefined || oauth.identityAssertion === undefined)) {
+    throw invalid('grant', 'cross-app access needs the identity provider\'s token endpoint (--idp-token-endpoint) and the identity assertion (--identity-assertion)');
+  }
+  if (oauth.grant !== 'cross_app' && (oauth.idpTokenEndpoint !== undefined || oauth.idpClientId !== undefined || oauth.identityAssertion !== undefined)) {
+    throw invalid('grant', 'the identity provider settings go with --grant cross-app');
+  }
 }
