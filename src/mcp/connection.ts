@@ -8,6 +8,7 @@ import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from
 import { linkedSignal, withOwnSignal } from '../util/index.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
+import { answerElicitations, clientCapabilities, type ElicitSink } from './elicit-handler.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
@@ -49,6 +50,8 @@ export interface ConnectionOptions {
   readonly tracker?: ProcessTracker | undefined;
   /** How the server is reached (default: local servers spawned, remote ones over streamable HTTP). */
   readonly transports?: TransportFactory | undefined;
+  /** Where the server's elicitation requests go (none: the capability is never declared). */
+  readonly elicit?: ElicitSink | undefined;
 }
 
 /** A server's own error message is kept to this many characters (after redaction). */
@@ -171,8 +174,10 @@ export class Connection {
   }
 
   private newClient(): Client {
-    const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities: {}, jsonSchemaValidator: noSdkValidation });
+    const capabilities = clientCapabilities(this.options.elicit);
+    const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities, jsonSchemaValidator: noSdkValidation });
     this.client = client;
+    answerElicitations(client, this.options.elicit, capabilities);
     // A client replaced after an expired session closes too: only the current one counts.
     client.onclose = () => {
       if (this.client === client) this.onClosed();
@@ -482,10 +487,8 @@ export class Connection {
   }
 }
 
-/** Progress is asked for only so that it restarts a call's timeout. */
-function ignoreProgress(): void {
-  // nothing to do with the figures themselves
-}
+/** Progress is asked for only so that it restarts a call's timeout: the figures themselves are not used. */
+const ignoreProgress = (): void => undefined;
 
 function remoteKey(code: number, message: string): string {
   return `${code}\u0000${message}`;

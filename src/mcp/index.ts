@@ -18,3 +18,4 @@ export type { VaultOAuthProvider, OAuthSettings, LoopbackCallback } from './oaut
 export { forgetLogin, checkLoginTarget, LOGIN_TIMEOUT_MS } from './login-checks.js';
 export { login, savedLogin, type LoginOptions } from './login-lazy.js';
 export { isIdShaped, nameKey, sameName } from './service-names.js';
+export { Elicitations, type ElicitAnswer, type ElicitRequest, type ElicitationAnnouncement } from './elicitations.js';

@@ -10,6 +10,8 @@ import type { StoredService } from './service-store.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
 import type { TransportFactory } from './transports.js';
+import type { Elicitations } from './elicitations.js';
+import type { ElicitSink } from './elicit-handler.js';
 import type { McpEvent } from './events.js';
 
 export interface SupervisorOptions {
@@ -34,6 +36,8 @@ export interface SupervisorOptions {
   };
   /** How servers are reached (default: local servers spawned, remote ones over streamable HTTP). */
   readonly transports?: TransportFactory;
+  /** Where servers' elicitation requests go (none: no server is told we can answer one). */
+  readonly elicitations?: Elicitations | undefined;
 }
 
 /** stderr kept per service, in characters. */
@@ -150,6 +154,7 @@ export class Supervisor {
       redact: this.options.redact,
       tracker: trackerFor(this.options.processes, config),
       transports: this.options.transports,
+      elicit: elicitSink(this.options.elicitations, entry),
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -350,6 +355,12 @@ export class Supervisor {
 function trackerFor(processes: SupervisorOptions['processes'], config: StoredService): ProcessTracker | undefined {
   if (processes === undefined) return undefined;
   return { started: (pid) => processes.started(config.id, config.name, pid), ended: (pid) => processes.ended(pid) };
+}
+
+/** A service's elicitation requests, to the daemon's Elicitations under the service's current name. */
+function elicitSink(elicitations: Elicitations | undefined, entry: Entry): ElicitSink | undefined {
+  if (elicitations === undefined) return undefined;
+  return { available: () => elicitations.available, ask: (request, signal) => elicitations.ask({ id: entry.id, name: entry.name }, request, signal) };
 }
 
 function statusOf(entry: Entry): ConnectionState['status'] {

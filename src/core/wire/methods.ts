@@ -6,10 +6,11 @@ import type { Static } from '@sinclair/typebox';
 import type { MethodDef } from './define.js';
 import { serviceMethods } from './service-methods.js';
 import { sessionMethods } from './session-methods.js';
+import { elicitationMethods } from './elicitation.js';
 
 export type { MethodDef } from './define.js';
 
-export const methods = { ...serviceMethods, ...sessionMethods } as const satisfies Record<string, MethodDef>;
+export const methods = { ...serviceMethods, ...sessionMethods, ...elicitationMethods } as const satisfies Record<string, MethodDef>;
 
 export type Methods = typeof methods;
 export type MethodName = keyof Methods;

@@ -49,4 +49,6 @@ export declare const checks: {
   readonly "sources.addProject": ValidateFunction;
   readonly "sources.removeProject": ValidateFunction;
   readonly "services.import": ValidateFunction;
+  readonly "elicitations.list": ValidateFunction;
+  readonly "elicitations.respond": ValidateFunction;
 };

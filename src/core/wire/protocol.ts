@@ -13,4 +13,5 @@ export * from './install-shapes.js';
 export * from './status-shapes.js';
 export * from './methods.js';
 export * from './events.js';
+export * from './elicitation.js';
 export * from './openrpc.js';
