@@ -79,6 +79,8 @@ try {
   const client = await WispClient.connect(daemon.paths.socket);
   client.onEvent((event) => {
     if (event.type === 'approval.requested') void client.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
+    // The user accepts what a server asks for, leaving every field at its default (SEP-1034: the daemon fills them in).
+    if (event.type === 'elicitation.requested') void client.call('elicitations.respond', { id: event.elicitation.id, action: 'accept', content: {} });
     if (event.type === 'service.login') void browse(event.authorizationUrl).catch((error) => log(`browser failed: ${error}`));
   });
   await client.call('events.subscribe', {});

@@ -50,6 +50,13 @@ export class RpcServer {
     return count;
   }
 
+  /** How many subscribed connections receive events of `type` (all types, or that one among those they asked for). */
+  subscribersOf(type: string): number {
+    let count = 0;
+    for (const connection of this.connections) if (connection.subscribed && (connection.eventTypes === null || connection.eventTypes.has(type))) count += 1;
+    return count;
+  }
+
   listen(socketPath: string): Promise<void> {
     return new Promise((resolve, reject) => {
       const onError = (error: Error): void => reject(error);

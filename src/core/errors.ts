@@ -420,6 +420,21 @@ export const ERROR_CATALOG = {
     description:
       'Client side: wispctl mcp connect-client found the MCP client\'s config file unusable: not valid JSON (comments included), not a JSON object, its server list not an object, not a regular file, or too large. The file was not changed. Fix it, or add the entry by hand (wispctl mcp serve --print-config CLIENT), then run again.',
   },
+  ELICITATION_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'No elicitation (a server\'s request for input) with that id (answered ones are kept for a while, then forgotten).',
+  },
+  ELICITATION_NOT_PENDING: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'The elicitation was already answered (the first answer wins) or cancelled (its call ended, the service stopped); data.status says which.',
+  },
+  ELICITATION_INVALID: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.usage,
+    description: 'An elicitation answer\'s content fails the schema the server asked with (data.errors lists each failure), or content came with decline/cancel or with a URL-mode request. Nothing was sent: answer again.',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

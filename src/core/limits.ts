@@ -11,6 +11,8 @@ export const LIMITS = {
   maxActiveTools: 96,
   /** One tool's input schema, serialized. */
   maxInputSchemaBytes: 16 * 1024,
+  /** Fields of one elicitation form (its schema is also capped like an input schema). */
+  maxElicitationFields: 64,
   /**
    * What checking one value against a tool's input schema may cost: subschema evaluations
    * with every $ref inlined, along arguments nested up to maxArgumentDepth. A schema over it

@@ -3,7 +3,7 @@ import type { EventPayload } from '../core/index.js';
 import { assertNever } from '../core/index.js';
 import type { ApprovalAnnouncement } from '../approvals/index.js';
 import { STEPS, attemptView, type InstallEvent } from '../install/index.js';
-import { launchDigest, type McpEvent, type RegistryChange } from '../mcp/index.js';
+import { launchDigest, type ElicitationAnnouncement, type McpEvent, type RegistryChange } from '../mcp/index.js';
 import type { SessionEvent } from '../sessions/index.js';
 import { approvalOutcome, approvalView } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
@@ -15,7 +15,7 @@ import type { DaemonParts } from './handlers/types.js';
  * change stops its service; a connection leaving `active` or a new tool list invalidates the
  * approvals bound to it).
  */
-export type DomainEvent = McpEvent | SessionEvent | InstallEvent | ApprovalAnnouncement;
+export type DomainEvent = McpEvent | SessionEvent | InstallEvent | ApprovalAnnouncement | ElicitationAnnouncement;
 
 type Listener = (event: DomainEvent) => void;
 
@@ -70,6 +70,9 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
       return { type: event.kind, approval: approvalView(event.approval) };
     case 'approval.resolved':
       return { type: event.kind, approval: approvalOutcome(event.approval) };
+    case 'elicitation.requested':
+    case 'elicitation.resolved':
+      return { type: event.kind, elicitation: event.elicitation };
     case 'session.created':
       return { type: 'session.created', session: event.session };
     case 'session.deleted':

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LIMITS } from '../core/index.js';
 import { Approvals, AuditLog } from '../approvals/index.js';
 import { InstallSettingsStore, Installer } from '../install/index.js';
-import { HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins } from '../mcp/index.js';
+import { Elicitations, HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
@@ -36,7 +36,10 @@ export function compose(options: DaemonOptions): DaemonParts {
   const bus = new DomainBus();
   const store = new ServiceStore(paths.dataDir, now);
   const serverRecords = new ServerRecords(serverRecordsFile(paths), (error) => logger.error({ err: String(error) }, 'could not update the record of running MCP servers'));
+  // Whether a client can answer is known once the socket server exists (Daemon sets it).
+  const elicitations = new Elicitations(bus.publish, now);
   const supervisor = new Supervisor({
+    elicitations,
     processes: serverRecords,
     version: options.version,
     ladder: options.ladder ?? DEFAULT_LADDER,
@@ -46,15 +49,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     now,
     // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
     onStop: (serviceId, reason) => parts().sessions.cancelUsing(serviceId, reason),
-    pins: new ToolPins({
-      dataDir: paths.dataDir,
-      now,
-      onProblem: (problem) => {
-        logger.warn({ file: problem.file, problem: problem.problem, movedTo: problem.movedTo }, `${problem.file}: ${problem.problem}`);
-        events.emit({ type: 'storage.warning', file: problem.file, problem: problem.problem, movedTo: problem.movedTo });
-      },
-      onWriteError: (error) => logger.error({ err: String(error) }, 'could not write the tool pins (they hold in memory for this run)'),
-    }),
+    pins: toolPins(options, events, now),
   });
   const registry = new ServiceRegistry(store, bus.publish, now);
   const audit = new AuditLog(path.join(paths.dataDir, 'audit.jsonl'), (error) => logger.error({ err: String(error) }, 'could not append to the audit log'));
@@ -72,6 +67,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     audit: (record) => audit.append(redactor.redactValue(record)),
     redact: (value) => redactor.redactValue(value),
     now,
+    elicitations,
   });
   const installer = new Installer({
     installsDir: path.join(paths.dataDir, 'mcp-installs'),
@@ -84,7 +80,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const projects = new ProjectList(paths.dataDir);
   const built = {
     paths, version: options.version, redactor, now, env,
-    events, store, registry, serverRecords, supervisor, approvals, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
+    events, store, registry, serverRecords, supervisor, approvals, elicitations, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env }),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
     apiKey: new ModelApiKey({
@@ -100,6 +96,19 @@ export function compose(options: DaemonOptions): DaemonParts {
   late.parts = { ...built, sessions: sessions(options, built, bus) };
   connectBridge(bus, late.parts);
   return late.parts;
+}
+
+/** The tool pins on disk: a bad file is reported (log and storage.warning), a failed write logged. */
+function toolPins({ paths, logger }: DaemonOptions, events: RedactedEventHub, now: () => Date): ToolPins {
+  return new ToolPins({
+    dataDir: paths.dataDir,
+    now,
+    onProblem: (problem) => {
+      logger.warn({ file: problem.file, problem: problem.problem, movedTo: problem.movedTo }, `${problem.file}: ${problem.problem}`);
+      events.emit({ type: 'storage.warning', file: problem.file, problem: problem.problem, movedTo: problem.movedTo });
+    },
+    onWriteError: (error) => logger.error({ err: String(error) }, 'could not write the tool pins (they hold in memory for this run)'),
+  });
 }
 
 function sourceSyncDeps(

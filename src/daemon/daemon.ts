@@ -43,6 +43,8 @@ export class Daemon {
       logger: options.logger,
     });
     this.parts.events.onEvent((event, serialized) => this.server.broadcast('event', event, serialized, event.type));
+    // A server is told we can answer elicitations only while a client that would see them is attached.
+    this.parts.elicitations.answerableWhen(() => this.server.subscribersOf('elicitation.requested') > 0);
   }
 
   get paths(): WispPaths {

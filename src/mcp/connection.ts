@@ -8,6 +8,7 @@ import { linkedSignal, withOwnSignal } from '../util/index.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
+import { answerElicitations, clientCapabilities, type ElicitSink } from './elicit-handler.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
@@ -51,6 +52,8 @@ export interface ConnectionOptions {
   readonly transports?: TransportFactory | undefined;
   /** The service's latest tool-list version before this connection: this one counts on from it. */
   readonly toolListVersionBase?: number | undefined;
+  /** Where the server's elicitation requests go (none: the capability is never declared). */
+  readonly elicit?: ElicitSink | undefined;
 }
 
 /** A server's own error message is kept to this many characters (after redaction). */
@@ -172,8 +175,10 @@ export class Connection {
   }
 
   private newClient(): Client {
-    const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities: {}, jsonSchemaValidator: noSdkValidation });
+    const capabilities = clientCapabilities(this.options.elicit);
+    const client = new Client({ name: 'wispd', version: this.options.version }, { capabilities, jsonSchemaValidator: noSdkValidation });
     this.client = client;
+    answerElicitations(client, this.options.elicit, capabilities);
     // A client replaced after an expired session closes too: only the current one counts.
     client.onclose = () => {
       if (this.client === client) this.onClosed();
@@ -237,9 +242,8 @@ export class Connection {
   }
 
   /**
-   * Discovers every page again; on failure the hooks hear `failed`. The tool list counts as
-   * changing from this call (made in the same tick as a list_changed is handled) until the
-   * new list is in.
+   * Discovers every page again; on failure the hooks hear `failed`. The tool list counts as changing
+   * from this call (made in the same tick as a list_changed is handled) until the new list is in.
    */
   refresh(): Promise<void> {
     this.refreshAgain = true;

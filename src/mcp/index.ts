@@ -20,3 +20,4 @@ export type { VaultOAuthProvider, OAuthSettings, LoopbackCallback } from './oaut
 export { forgetLogin, checkLoginTarget, LOGIN_TIMEOUT_MS } from './login-checks.js';
 export { login, revokeLogin, savedLogin, type LoginOptions, type Revocation } from './login-lazy.js';
 export { isIdShaped, nameKey, sameName } from './service-names.js';
+export { Elicitations, type ElicitAnswer, type ElicitRequest, type ElicitationAnnouncement } from './elicitations.js';

@@ -14,6 +14,8 @@ import { toolWarnings, type OtherTool } from './tool-warnings.js';
 import type { ToolWarning } from '../core/index.js';
 import type { BearerSource } from './http-transport.js';
 import type { TransportFactory } from './transports.js';
+import type { Elicitations } from './elicitations.js';
+import type { ElicitSink } from './elicit-handler.js';
 import type { McpEvent } from './events.js';
 
 export interface SupervisorOptions {
@@ -40,6 +42,8 @@ export interface SupervisorOptions {
   readonly transports?: TransportFactory;
   /** The tool pins (default: kept in memory only). */
   readonly pins?: ToolPins;
+  /** Where servers' elicitation requests go (none: no server is told we can answer one). */
+  readonly elicitations?: Elicitations | undefined;
 }
 
 /** stderr kept per service, in characters. */
@@ -232,6 +236,7 @@ export class Supervisor {
       tracker: trackerFor(this.options.processes, config),
       transports: this.options.transports,
       toolListVersionBase: entry.toolListVersion,
+      elicit: elicitSink(this.options.elicitations, entry),
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -448,6 +453,12 @@ export class Supervisor {
 function trackerFor(processes: SupervisorOptions['processes'], config: StoredService): ProcessTracker | undefined {
   if (processes === undefined) return undefined;
   return { started: (pid) => processes.started(config.id, config.name, pid), ended: (pid) => processes.ended(pid) };
+}
+
+/** A service's elicitation requests, to the daemon's Elicitations under the service's current name. */
+function elicitSink(elicitations: Elicitations | undefined, entry: Entry): ElicitSink | undefined {
+  if (elicitations === undefined) return undefined;
+  return { available: () => elicitations.available, ask: (request, signal) => elicitations.ask({ id: entry.id, name: entry.name }, request, signal) };
 }
 
 function statusOf(entry: Entry): ConnectionState['status'] {

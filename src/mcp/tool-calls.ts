@@ -7,6 +7,7 @@ import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex } from '../util/inde
 import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
+import type { Elicitations } from './elicitations.js';
 import type { CatalogTool } from './tool-catalog.js';
 
 export interface CallRequest {
@@ -43,6 +44,8 @@ export interface ToolCallsOptions {
   /** Replaces known secret values in every string of a result before anyone sees it. */
   readonly redact: <T>(value: T) => T;
   readonly now: () => Date;
+  /** Told when a call to a server runs and ends: an elicitation belongs to the calls running on its service. */
+  readonly elicitations?: Pick<Elicitations, 'callRunning'> | undefined;
 }
 
 /**
@@ -178,8 +181,10 @@ export class ToolCalls {
     call.sent = Date.now();
     this.options.publish({ kind: 'call.started', call: wireRef(call.ref, approvalId) });
     let raw;
+    // While it runs, what its server asks the user (elicitation) belongs to this call's requester.
+    const running = this.options.elicitations?.callRunning(tool.serviceId, call.ref.requester);
     try {
-      raw = await supervisor.callTool(tool, args, signal, abort);
+      raw = await supervisor.callTool(tool, args, signal, abort).finally(running);
     } catch (error) {
       const failure =
         error instanceof Failure

@@ -21,6 +21,10 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.approval.id)} ${clean(event.approval.summary.serviceName)}/${showArg(registeredTool(event.approval))} ${showJson(event.approval.summary.arguments)}`;
     case 'approval.resolved':
       return `${head}  ${clean(event.approval.id)} ${clean(event.approval.state.status)}`;
+    case 'elicitation.requested':
+      return `${head}  ${clean(event.elicitation.id)} ${clean(event.elicitation.service.name)} ${clean(event.elicitation.mode)}${event.elicitation.host !== null ? ` ${clean(event.elicitation.host)}` : ''} (server's text: ${showJson(event.elicitation.message.slice(0, 200))})`;
+    case 'elicitation.resolved':
+      return `${head}  ${clean(event.elicitation.id)} ${clean(event.elicitation.status)}${event.elicitation.by !== null ? ` by ${clean(event.elicitation.by)}` : ''}`;
     case 'tool.call.started':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} (${clean(event.call.callId)})`;
     case 'tool.call.finished':

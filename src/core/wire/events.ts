@@ -1,6 +1,7 @@
 /** The event table: every event a subscribed client receives (`event` notifications). */
 import { Type, type Static } from '@sinclair/typebox';
 import { event } from './define.js';
+import { elicitationEvents } from './elicitation.js';
 import { InstallAttempt, InstallStep } from './install-shapes.js';
 import { Approval, ApprovalOutcome, CallRef, ConnectionState, ErrorCodeSchema, Requester, Service, SessionInfo, Task } from './shapes.js';
 
@@ -28,6 +29,7 @@ export const events = {
   'approval.resolved': event('approval.resolved', 'An approval was approved, denied, cancelled or made stale. Without the summary (approval.requested carried it; approvals.get has it).', {
     approval: ApprovalOutcome,
   }),
+  ...elicitationEvents,
   'tool.call.started': event('tool.call.started', 'An approved call was sent to its server.', { call: CallRef }),
   'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
     call: CallRef,

@@ -7,10 +7,11 @@ import type { MethodDef } from './define.js';
 import { serviceMethods } from './service-methods.js';
 import { sessionMethods } from './session-methods.js';
 import { pinMethods } from './pin-methods.js';
+import { elicitationMethods } from './elicitation.js';
 
 export type { MethodDef } from './define.js';
 
-export const methods = { ...serviceMethods, ...sessionMethods, ...pinMethods } as const satisfies Record<string, MethodDef>;
+export const methods = { ...serviceMethods, ...sessionMethods, ...pinMethods, ...elicitationMethods } as const satisfies Record<string, MethodDef>;
 
 export type Methods = typeof methods;
 export type MethodName = keyof Methods;

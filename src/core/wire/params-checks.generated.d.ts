@@ -53,4 +53,6 @@ export declare const checks: {
   readonly "services.import": ValidateFunction;
   readonly "tools.review": ValidateFunction;
   readonly "tools.accept": ValidateFunction;
+  readonly "elicitations.list": ValidateFunction;
+  readonly "elicitations.respond": ValidateFunction;
 };

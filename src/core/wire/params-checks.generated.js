@@ -99,7 +99,7 @@ return errors === 0;
 }
 
 export const check_events_subscribe = validate13;
-const schema14 = {"additionalProperties":false,"type":"object","properties":{"since":{"minimum":0,"description":"Last seq this client saw.","type":"integer"},"runId":{"description":"The runId that `since` belongs to.","type":"string"},"types":{"minItems":1,"uniqueItems":true,"description":"Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.","type":"array","items":{"anyOf":[{"const":"service.registered","type":"string"},{"const":"service.updated","type":"string"},{"const":"service.deleted","type":"string"},{"const":"service.state","type":"string"},{"const":"service.tools","type":"string"},{"const":"service.login","type":"string"},{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"tool.call.started","type":"string"},{"const":"tool.call.finished","type":"string"},{"const":"tool.call.failed","type":"string"},{"const":"session.created","type":"string"},{"const":"session.deleted","type":"string"},{"const":"task.state","type":"string"},{"const":"model.delta","type":"string"},{"const":"model.turn","type":"string"},{"const":"install.progress","type":"string"},{"const":"install.finished","type":"string"},{"const":"storage.warning","type":"string"},{"const":"tools.held","type":"string"},{"const":"tools.accepted","type":"string"},{"const":"daemon.stopping","type":"string"},{"const":"daemon.recovered","type":"string"}]}}}};
+const schema14 = {"additionalProperties":false,"type":"object","properties":{"since":{"minimum":0,"description":"Last seq this client saw.","type":"integer"},"runId":{"description":"The runId that `since` belongs to.","type":"string"},"types":{"minItems":1,"uniqueItems":true,"description":"Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.","type":"array","items":{"anyOf":[{"const":"service.registered","type":"string"},{"const":"service.updated","type":"string"},{"const":"service.deleted","type":"string"},{"const":"service.state","type":"string"},{"const":"service.tools","type":"string"},{"const":"service.login","type":"string"},{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"elicitation.requested","type":"string"},{"const":"elicitation.resolved","type":"string"},{"const":"tool.call.started","type":"string"},{"const":"tool.call.finished","type":"string"},{"const":"tool.call.failed","type":"string"},{"const":"session.created","type":"string"},{"const":"session.deleted","type":"string"},{"const":"task.state","type":"string"},{"const":"model.delta","type":"string"},{"const":"model.turn","type":"string"},{"const":"install.progress","type":"string"},{"const":"install.finished","type":"string"},{"const":"storage.warning","type":"string"},{"const":"tools.held","type":"string"},{"const":"tools.accepted","type":"string"},{"const":"daemon.stopping","type":"string"},{"const":"daemon.recovered","type":"string"}]}}}};
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -376,8 +376,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if("tool.call.started" !== data3){
-const err22 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/8/const",keyword:"const",params:{allowedValue: "tool.call.started"},message:"must be equal to constant"};
+if("elicitation.requested" !== data3){
+const err22 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/8/const",keyword:"const",params:{allowedValue: "elicitation.requested"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -400,8 +400,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if("tool.call.finished" !== data3){
-const err24 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/9/const",keyword:"const",params:{allowedValue: "tool.call.finished"},message:"must be equal to constant"};
+if("elicitation.resolved" !== data3){
+const err24 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/9/const",keyword:"const",params:{allowedValue: "elicitation.resolved"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -424,8 +424,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if("tool.call.failed" !== data3){
-const err26 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/10/const",keyword:"const",params:{allowedValue: "tool.call.failed"},message:"must be equal to constant"};
+if("tool.call.started" !== data3){
+const err26 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/10/const",keyword:"const",params:{allowedValue: "tool.call.started"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -448,8 +448,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if("session.created" !== data3){
-const err28 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/11/const",keyword:"const",params:{allowedValue: "session.created"},message:"must be equal to constant"};
+if("tool.call.finished" !== data3){
+const err28 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/11/const",keyword:"const",params:{allowedValue: "tool.call.finished"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -472,8 +472,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if("session.deleted" !== data3){
-const err30 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/12/const",keyword:"const",params:{allowedValue: "session.deleted"},message:"must be equal to constant"};
+if("tool.call.failed" !== data3){
+const err30 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/12/const",keyword:"const",params:{allowedValue: "tool.call.failed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -496,8 +496,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if("task.state" !== data3){
-const err32 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/13/const",keyword:"const",params:{allowedValue: "task.state"},message:"must be equal to constant"};
+if("session.created" !== data3){
+const err32 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/13/const",keyword:"const",params:{allowedValue: "session.created"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -520,8 +520,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-if("model.delta" !== data3){
-const err34 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/14/const",keyword:"const",params:{allowedValue: "model.delta"},message:"must be equal to constant"};
+if("session.deleted" !== data3){
+const err34 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/14/const",keyword:"const",params:{allowedValue: "session.deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -544,8 +544,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if("model.turn" !== data3){
-const err36 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/15/const",keyword:"const",params:{allowedValue: "model.turn"},message:"must be equal to constant"};
+if("task.state" !== data3){
+const err36 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/15/const",keyword:"const",params:{allowedValue: "task.state"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -568,8 +568,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-if("install.progress" !== data3){
-const err38 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/16/const",keyword:"const",params:{allowedValue: "install.progress"},message:"must be equal to constant"};
+if("model.delta" !== data3){
+const err38 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/16/const",keyword:"const",params:{allowedValue: "model.delta"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -592,8 +592,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if("install.finished" !== data3){
-const err40 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/17/const",keyword:"const",params:{allowedValue: "install.finished"},message:"must be equal to constant"};
+if("model.turn" !== data3){
+const err40 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/17/const",keyword:"const",params:{allowedValue: "model.turn"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -616,8 +616,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if("storage.warning" !== data3){
-const err42 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/18/const",keyword:"const",params:{allowedValue: "storage.warning"},message:"must be equal to constant"};
+if("install.progress" !== data3){
+const err42 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/18/const",keyword:"const",params:{allowedValue: "install.progress"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -640,8 +640,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if("tools.held" !== data3){
-const err44 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/19/const",keyword:"const",params:{allowedValue: "tools.held"},message:"must be equal to constant"};
+if("install.finished" !== data3){
+const err44 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/19/const",keyword:"const",params:{allowedValue: "install.finished"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -664,8 +664,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-if("tools.accepted" !== data3){
-const err46 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/20/const",keyword:"const",params:{allowedValue: "tools.accepted"},message:"must be equal to constant"};
+if("storage.warning" !== data3){
+const err46 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/20/const",keyword:"const",params:{allowedValue: "storage.warning"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -688,8 +688,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if("daemon.stopping" !== data3){
-const err48 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/21/const",keyword:"const",params:{allowedValue: "daemon.stopping"},message:"must be equal to constant"};
+if("tools.held" !== data3){
+const err48 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/21/const",keyword:"const",params:{allowedValue: "tools.held"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -712,8 +712,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if("daemon.recovered" !== data3){
-const err50 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/22/const",keyword:"const",params:{allowedValue: "daemon.recovered"},message:"must be equal to constant"};
+if("tools.accepted" !== data3){
+const err50 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/22/const",keyword:"const",params:{allowedValue: "tools.accepted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -723,6 +723,54 @@ vErrors.push(err50);
 errors++;
 }
 var _valid0 = _errs54 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const _errs56 = errors;
+if(typeof data3 !== "string"){
+const err51 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/23/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if("daemon.stopping" !== data3){
+const err52 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/23/const",keyword:"const",params:{allowedValue: "daemon.stopping"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid0 = _errs56 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const _errs58 = errors;
+if(typeof data3 !== "string"){
+const err53 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if("daemon.recovered" !== data3){
+const err54 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/24/const",keyword:"const",params:{allowedValue: "daemon.recovered"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid0 = _errs58 === errors;
 valid3 = valid3 || _valid0;
 }
 }
@@ -746,13 +794,15 @@ valid3 = valid3 || _valid0;
 }
 }
 }
+}
+}
 if(!valid3){
-const err51 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err55 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err51];
+vErrors = [err55];
 }
 else {
-vErrors.push(err51);
+vErrors.push(err55);
 }
 errors++;
 }
@@ -775,12 +825,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-const err52 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err56 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err56];
 }
 else {
-vErrors.push(err52);
+vErrors.push(err56);
 }
 errors++;
 break outer0;
@@ -790,24 +840,24 @@ break outer0;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err57 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err53];
+vErrors = [err57];
 }
 else {
-vErrors.push(err53);
+vErrors.push(err57);
 }
 errors++;
 }
 }
 }
 else {
-const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err54];
+vErrors = [err58];
 }
 else {
-vErrors.push(err54);
+vErrors.push(err58);
 }
 errors++;
 }
@@ -7681,6 +7731,165 @@ validate60.errors = vErrors;
 return errors === 0;
 }
 
+export const check_elicitations_list = validate61;
+const schema62 = {"additionalProperties":false,"type":"object","properties":{}};
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+
+export const check_elicitations_respond = validate62;
+const schema63 = {"additionalProperties":false,"type":"object","required":["id","action"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"action":{"type":"string","enum":["accept","decline","cancel"]},"content":{"additionalProperties":true,"description":"form + accept: the flat values.","type":"object","properties":{}}}};
+
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.action === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "action")) || (key0 === "content"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func3(data0) < 1){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.action !== undefined){
+let data1 = data.action;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(((data1 === "accept") || (data1 === "decline")) || (data1 === "cancel"))){
+const err7 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema63.properties.action.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.content !== undefined){
+let data2 = data.content;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+const err8 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate62.errors = vErrors;
+return errors === 0;
+}
+
 export const checks = Object.assign(Object.create(null), {
   "daemon.status": check_daemon_status,
   "daemon.shutdown": check_daemon_shutdown,
@@ -7733,4 +7942,6 @@ export const checks = Object.assign(Object.create(null), {
   "services.import": check_services_import,
   "tools.review": check_tools_review,
   "tools.accept": check_tools_accept,
+  "elicitations.list": check_elicitations_list,
+  "elicitations.respond": check_elicitations_respond,
 });

@@ -14,4 +14,5 @@ export * from './status-shapes.js';
 export * from './methods.js';
 export * from './pin-methods.js';
 export * from './events.js';
+export * from './elicitation.js';
 export * from './openrpc.js';

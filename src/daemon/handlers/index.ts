@@ -3,6 +3,7 @@ import type { MethodName } from '../../core/index.js';
 import { checks } from '../../core/wire/params-checks.generated.js';
 import type { Redactor } from '../../secrets/index.js';
 import { redactedHandler } from '../redacted.js';
+import { elicitationHandlers } from './elicitations.js';
 import { approvalHandlers } from './approvals.js';
 import { daemonHandlers } from './daemon.js';
 import { eventHandlers } from './events.js';
@@ -38,10 +39,11 @@ export function handlers(parts: DaemonParts, control: DaemonControl): Handlers {
   const installs = installHandlers(parts);
   const sources = sourceHandlers(parts);
   const approvals = approvalHandlers(parts);
+  const elicitations = elicitationHandlers(parts);
   // A method no group handles fails here (each group is a Pick of Handlers, so none can add one the protocol lacks)...
-  const table: Handlers = { ...daemon, ...events, ...services, ...remote, ...secrets, ...tools, ...sessions, ...model, ...installs, ...sources, ...approvals };
+  const table: Handlers = { ...daemon, ...events, ...services, ...remote, ...secrets, ...tools, ...sessions, ...model, ...installs, ...sources, ...approvals, ...elicitations };
   // ...and one handled by two groups fails here, naming it.
-  type Groups = [typeof daemon, typeof events, typeof services, typeof remote, typeof secrets, typeof tools, typeof sessions, typeof model, typeof installs, typeof sources, typeof approvals];
+  type Groups = [typeof daemon, typeof events, typeof services, typeof remote, typeof secrets, typeof tools, typeof sessions, typeof model, typeof installs, typeof sources, typeof approvals, typeof elicitations];
   type _EachMethodOnce = NoneOf<Shared<Groups>>;
   return table;
 }

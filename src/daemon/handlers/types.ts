@@ -2,7 +2,7 @@ import type { CallContext, EventHub, WispPaths } from '../../control/index.js';
 import type { MethodName, Params, Result } from '../../core/index.js';
 import type { Approvals, AuditLog } from '../../approvals/index.js';
 import type { InstallSettingsStore, Installer } from '../../install/index.js';
-import type { LoadProblem, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
+import type { Elicitations, LoadProblem, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
 import type { ModelApiKey, ModelSettingsStore } from '../../model/index.js';
 import type { Redactor, SecretStore, Secrets, ServiceSecrets } from '../../secrets/index.js';
 import type { Sessions } from '../../sessions/index.js';
@@ -33,6 +33,7 @@ export interface DaemonParts {
   readonly supervisor: Supervisor;
   readonly services: ServiceOps;
   readonly approvals: Approvals;
+  readonly elicitations: Elicitations;
   readonly audit: AuditLog;
   readonly toolCalls: ToolCalls;
   readonly keychain: SecretStore;
