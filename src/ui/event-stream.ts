@@ -10,6 +10,8 @@ export const PANEL_EVENT_TYPES = [
   'service.state',
   'service.tools',
   'service.login',
+  'tools.held',
+  'tools.accepted',
   'approval.requested',
   'approval.resolved',
   'tool.call.started',

@@ -21,6 +21,10 @@ export function eventDetail(e) {
       return `${e.service.name} ${e.toolCount} tools (list v${e.toolListVersion})`;
     case 'service.login':
       return `${e.service.name} waits for a login: ${e.authorizationUrl}`;
+    case 'tools.held':
+      return `${e.serviceName} tools held until reviewed (list v${e.toolListVersion}): ${[...e.added.map((t) => `added ${t}`), ...e.changed.map((t) => `changed ${t}`)].join(', ')}`;
+    case 'tools.accepted':
+      return `${e.serviceName} tools accepted (list v${e.toolListVersion}): ${e.accepted.join(', ')}`;
     case 'approval.requested':
       return `${e.approval.id} ${e.approval.summary.serviceName}/${registeredTool(e.approval)} ${JSON.stringify(e.approval.summary.arguments)}`;
     case 'approval.resolved':
