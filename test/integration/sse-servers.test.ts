@@ -73,6 +73,18 @@ describe('remote servers over the legacy HTTP+SSE transport', () => {
     expect(list.stdout).toMatch(/legacy\s+failed.*sse\s+FRAME_TOO_LARGE/);
   });
 
+  it('registers with wispctl mcp add --transport sse (claude mcp add\'s form) and activates', async () => {
+    const url = await startSseServer();
+    const added = await ctl('mcp', 'add', '--transport', 'sse', 'legacy-add', url);
+    expect(added.code).toBe(0);
+    const { service } = await client.call('services.get', { name: 'legacy-add' });
+    expect(service).toMatchObject({ transport: 'sse', url, command: '', enabled: false });
+    const active = await activate(service);
+    expect(active.connection).toMatchObject({ status: 'active', server: { name: 'sse-fixture' } });
+    expect((await call(service, 'echo', { text: 'added' })).text).toBe('added (call 1)');
+    await client.call('services.delete', { id: service.id });
+  });
+
   it('refuses any other --transport with the choices', async () => {
     const result = await ctl('mcp', 'add-remote', 'legacy-bad', 'http://127.0.0.1:1/sse', '--transport', 'ws');
     expect(result.code).not.toBe(0);

@@ -19,7 +19,7 @@ import { registeredText } from '../render/services.js';
  * The transports `mcp add` registers (and add-json accepts as "type"). The legacy SSE
  * transport is to be one more entry here, with its register call in registerService.
  */
-export const ADD_TRANSPORTS = ['stdio', 'http'] as const;
+export const ADD_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
 export type AddTransport = (typeof ADD_TRANSPORTS)[number];
 
 const ENV_NAME = new RegExp(ENV_NAME_PATTERN);
@@ -71,7 +71,7 @@ export function registerAdd(mcp: Command, ctx: CliContext): void {
     .argument('<name>', 'unique name: 1-64 of A-Z a-z 0-9 . _ -')
     .argument('[command-or-url]', 'stdio: the executable (an absolute path is best; a bare name is looked up on the daemon\'s PATH); http: the endpoint URL')
     .argument('[args...]', 'stdio: its arguments, passed item by item (put them after --)')
-    .addOption(new Option('-t, --transport <kind>', 'stdio (a program, the default) or http (streamable HTTP)').choices(ADD_TRANSPORTS))
+    .addOption(new Option('-t, --transport <kind>', 'stdio (a program, the default), http (streamable HTTP) or sse (the legacy HTTP+SSE transport)').choices(ADD_TRANSPORTS))
     .option('-e, --env <var>', 'stdio: a variable the server needs, by NAME only; its value is asked without echo (repeat for more)', collect, [])
     .option('-H, --header <name>', 'http: a header (e.g. Authorization), by NAME only; its value is asked without echo (repeat for more)', collect, [])
     .option('--session', 'keep the --env and --header values in memory only, for this daemon run (not in the keychain)')
@@ -170,7 +170,7 @@ async function askValues(ctx: CliContext, service: string, wanted: readonly Want
 
 async function registerService(client: WispClient, name: string, transport: AddTransport, target: string, args: string[], opts: AddOptions): Promise<Service> {
   const timeout = opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {};
-  if (transport === 'http') return (await client.call('services.registerRemote', { name, url: target, ...timeout })).service;
+  if (transport !== 'stdio') return (await client.call('services.registerRemote', { name, url: target, transport, ...timeout })).service;
   return (await client.call('services.register', { name, command: target, args, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), ...timeout })).service;
 }
 
