@@ -108,7 +108,17 @@ function report(error: unknown, io: CliIo): void {
   process.exitCode = error instanceof WispError ? exitStatusFor(error.code) : EXIT.failure;
 }
 
+/** The reader of our output went away (`wispctl errors | head -1`): stop quietly, as git and ls do, not with a stack. */
+function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 export async function main(argv: readonly string[], rawIo: CliIo = defaultIo): Promise<void> {
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   // The last guard: whatever a renderer forgot, nothing unsafe reaches the terminal.
   const io: CliIo = { out: (text) => rawIo.out(terminalText(text)), err: (text) => rawIo.err(terminalText(text)) };
   try {

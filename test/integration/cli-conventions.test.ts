@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/index.js';
 import { scenarioServer } from '../helpers/services.js';
 import { Terminal } from '../helpers/tmux.js';
-import { killLeftovers, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, killLeftovers, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /** Issue 18: what a newcomer sees when using wispctl wrongly, or reaching for the usual words. */
 
@@ -63,6 +64,17 @@ describe('usage (bug 11)', () => {
       // Aligned: every exit status starts in the same column.
       expect(new Set(rows.map((row) => /\s(\d+)\s/.exec(row)?.index)).size).toBe(1);
     }
+  });
+
+  it('output into a pipe whose reader left (wispctl errors | head -1): a quiet exit, no EPIPE stack', async () => {
+    // A real pipe whose reader has gone before wispctl writes (head -1 exits after its line).
+    const child = spawn(process.execPath, [wispctlBin, 'errors'], { stdio: ['ignore', 'pipe', 'pipe'], env: daemonEnv() });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
   });
 
   it('mcp enable is mcp activate: the same trust question', async () => {
