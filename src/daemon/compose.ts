@@ -99,10 +99,11 @@ export function compose(options: DaemonOptions): DaemonParts {
 }
 
 /** The tool pins on disk: a bad file is reported (log and storage.warning), a failed write logged. */
-function toolPins({ paths, logger }: DaemonOptions, events: RedactedEventHub, now: () => Date): ToolPins {
+function toolPins({ paths, logger, redactor }: DaemonOptions, events: RedactedEventHub, now: () => Date): ToolPins {
   return new ToolPins({
     dataDir: paths.dataDir,
     now,
+    redact: (value) => redactor.redactValue(value),
     onProblem: (problem) => {
       logger.warn({ file: problem.file, problem: problem.problem, movedTo: problem.movedTo }, `${problem.file}: ${problem.problem}`);
       events.emit({ type: 'storage.warning', file: problem.file, problem: problem.problem, movedTo: problem.movedTo });

@@ -39,7 +39,16 @@ export interface ToolPinsOptions {
   readonly onProblem: (problem: StorageProblem) => void;
   /** A pin file that could not be written after a discovery (its pins hold in memory for this run). */
   readonly onWriteError: (error: unknown) => void;
+  /**
+   * Known secret values out of a definition before it is written: a hostile server can put a
+   * secret it was handed into a tool's text, and no file may hold one. The digest stays the
+   * one of the definition as sent, so a pin still matches it.
+   */
+  readonly redact?: (<T>(value: T) => T) | undefined;
 }
+
+/** A redacted definition holds this: its digest can no longer be checked against it. */
+const REDACTION_MARK = '[REDACTED:';
 
 /** What a service's trust is bound to: its command, args, cwd and url as stored (templates, never filled-in values). */
 export function launchDigest(config: { transport?: string | undefined; command: string; args: readonly string[]; cwd: string | null; url?: string | null | undefined }): string {
@@ -157,7 +166,7 @@ export class ToolPins {
       serviceId,
       launchDigest: pins.launchDigest,
       pinnedAt: isoTime(this.options.now()),
-      tools: [...pins.tools.values()].map((pin) => ({ digest: pin.digest, definition: pin.definition })),
+      tools: [...pins.tools.values()].map((pin) => ({ digest: pin.digest, definition: this.options.redact?.(pin.definition) ?? pin.definition })),
     };
     const text = `${JSON.stringify(document)}\n`;
     await this.serialize(async () => {
@@ -218,7 +227,8 @@ function documentProblem(document: PinDocument, serviceId: string): string | und
   for (const pin of document.tools) {
     if (names.has(pin.definition.name)) return 'pins one tool name twice';
     names.add(pin.definition.name);
-    if (pinDigestOf(pin.definition) !== pin.digest) return 'has a pin whose digest does not match its definition';
+    const redacted = JSON.stringify(pin.definition).includes(REDACTION_MARK);
+    if (!redacted && pinDigestOf(pin.definition) !== pin.digest) return 'has a pin whose digest does not match its definition';
   }
   return undefined;
 }
