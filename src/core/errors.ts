@@ -161,7 +161,7 @@ export const ERROR_CATALOG = {
   APPROVAL_STALE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.conflict,
-    description: 'The decision was bound to something that has changed since it was shown: for activation, the service was edited; for a tool call, its tool list or connection changed (or other arguments were sent); for tools.accept, the tool list changed since the version reviewed. Show it again and ask again.',
+    description: 'The decision was bound to something that has changed since it was shown: for activation, the service was edited; for a tool call, its tool list or connection changed (or other arguments were sent); for tools.accept, the tool list changed since the version reviewed, or a tool\'s definition is not the one reviewed (its digest differs). Show it again and ask again.',
   },
   SERVICE_BUSY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

@@ -9,7 +9,7 @@ import type { StoredService } from './service-store.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
 import { ToolPins, launchDigest } from './tool-pins.js';
-import { heldReview, type HeldReview } from './tool-review.js';
+import { chooseReviewed, heldReview, type HeldReview, type ReviewedTool } from './tool-review.js';
 import { toolWarnings, type OtherTool } from './tool-warnings.js';
 import type { ToolWarning } from '../core/index.js';
 import type { BearerSource } from './http-transport.js';
@@ -139,10 +139,11 @@ export class Supervisor {
   }
 
   /**
-   * A human accepts held tools (all, or those named) of exactly `toolListVersion`: pinned as
-   * they are now (written first), then moved to the trusted catalog.
+   * A human accepts the held tools named, each as reviewed (its digest), of exactly
+   * `toolListVersion`: pinned as they are now (written first), then moved to the trusted
+   * catalog. The digests bind it to what was shown: versions count anew in each daemon run.
    */
-  async accept(serviceId: string, name: string, toolListVersion: number, names?: readonly string[]): Promise<{ accepted: string[]; stillHeld: number }> {
+  async accept(serviceId: string, name: string, toolListVersion: number, reviewed: readonly ReviewedTool[]): Promise<{ accepted: string[]; stillHeld: number }> {
     const entry = this.entries.get(serviceId);
     if (entry?.state.status !== 'active') {
       throw new WispError('SERVICE_NOT_ACTIVE', `${name} is not active (${this.state(serviceId).status})`, { status: this.state(serviceId).status });
@@ -152,12 +153,7 @@ export class Supervisor {
         toolListVersion: entry.state.toolListVersion,
       });
     }
-    const held = this.heldTools(serviceId);
-    const chosen = (names ?? held.map((tool) => tool.name)).map((wanted) => {
-      const tool = held.find((candidate) => candidate.name === wanted);
-      if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `${name} has no held tool named ${JSON.stringify(wanted)}`);
-      return tool;
-    });
+    const chosen = chooseReviewed(name, this.heldTools(serviceId), reviewed);
     await this.pins.accept(serviceId, chosen);
     // Whatever is held now (a new list may have come meanwhile) and matches its pin is trusted.
     for (const tool of this.heldTools(serviceId)) {

@@ -109,7 +109,8 @@ describe('tool pins and a package update', () => {
       ],
     });
     expect(review.tools[0]?.changes.every((c) => !('before' in c))).toBe(true);
-    await expect(client.call('tools.accept', { serviceId: service.id, toolListVersion: review.toolListVersion - 1 })).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
+    const shown = review.tools.map((t) => ({ name: t.name, digest: t.digest }));
+    await expect(client.call('tools.accept', { serviceId: service.id, toolListVersion: review.toolListVersion - 1, tools: shown })).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
 
     // The pins outlive the daemon: after a restart the update is still held.
     await client.call('daemon.shutdown');
@@ -120,7 +121,9 @@ describe('tool pins and a package update', () => {
     await activate(client, 'hello');
     expect(await again).toMatchObject({ changed: ['greet'] });
     const current = await client.call('tools.review', { serviceId: service.id });
-    expect(await client.call('tools.accept', { serviceId: service.id, toolListVersion: current.toolListVersion })).toMatchObject({ accepted: ['greet'], stillHeld: 0 });
+    // The same definition as reviewed before the restart: its digest still binds it.
+    expect(current.tools.map((t) => t.digest)).toEqual(shown.map((t) => t.digest));
+    expect(await client.call('tools.accept', { serviceId: service.id, toolListVersion: current.toolListVersion, tools: shown })).toMatchObject({ accepted: ['greet'], stillHeld: 0 });
 
     const asked = log.next((e) => e.type === 'approval.requested');
     const call = client.call('tools.call', { serviceId: service.id, toolName: 'greet', arguments: { name: 'pins', path: '/tmp' } });

@@ -176,8 +176,15 @@ describe('tool pins', () => {
     expect(review.tools[0]).toMatchObject({ name: s.tool, modelName: heldTool.modelName, ...s.review });
 
     // Accepting an older version than the one shown is stale, and changes nothing.
-    await expect(human.call('tools.accept', { serviceId: service.id, toolListVersion: event.toolListVersion - 1 })).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
+    const shown = review.tools.map((t) => ({ name: t.name, digest: t.digest }));
+    await expect(human.call('tools.accept', { serviceId: service.id, toolListVersion: event.toolListVersion - 1, tools: shown })).rejects.toMatchObject({ code: 'APPROVAL_STALE' });
+    // So is the version shown with another definition's digest (the pinned one, or any other): nothing is accepted.
+    const wrong = review.tools[0]?.pinnedDigest ?? '0'.repeat(64);
+    await expect(human.call('tools.accept', { serviceId: service.id, toolListVersion: review.toolListVersion, tools: [{ name: s.tool, digest: wrong }] })).rejects.toMatchObject({
+      code: 'APPROVAL_STALE',
+    });
     expect((await toolsOf(name)).find((t) => t.name === s.tool)?.pin).not.toBe('trusted');
+    await expect(asker.call('tools.call', { serviceId: service.id, toolName: s.tool, arguments: {} })).rejects.toMatchObject({ code: 'TOOL_NOT_TRUSTED' });
   }, 60_000);
 
   it('keeps pins across a daemon restart: still held after it; once accepted, trusted after the next', async () => {
@@ -190,7 +197,8 @@ describe('tool pins', () => {
       expect(await held).toMatchObject({ added: s.added, changed: s.changed });
       const { service } = await asker.call('services.get', { name });
       const review = await human.call('tools.review', { serviceId: service.id });
-      const accepted = await human.call('tools.accept', { serviceId: service.id, toolListVersion: review.toolListVersion });
+      const tools = review.tools.map((t) => ({ name: t.name, digest: t.digest }));
+      const accepted = await human.call('tools.accept', { serviceId: service.id, toolListVersion: review.toolListVersion, tools });
       expect(accepted).toMatchObject({ accepted: [s.tool], stillHeld: 0 });
       expect((await toolsOf(name)).every((t) => t.pin === 'trusted')).toBe(true);
       expect((await approvedCall(service.id, s.tool)).text).toBe(`${s.tool} ran`);

@@ -34,8 +34,9 @@ async function review(client: WispClient, ctx: CliContext, name: string, opts: {
     process.exitCode = EXIT.refused;
     return;
   }
-  // Bound to the version shown, and to the tools shown by name: a newer list makes it APPROVAL_STALE.
-  const accepted = await client.call('tools.accept', { serviceId: service.id, toolListVersion: first.toolListVersion, tools: tools.map((t) => t.name) });
+  // Bound to the version shown and to each definition shown (its digest): anything else makes it APPROVAL_STALE.
+  const reviewed = tools.map((t) => ({ name: t.name, digest: t.digest }));
+  const accepted = await client.call('tools.accept', { serviceId: service.id, toolListVersion: first.toolListVersion, tools: reviewed });
   ctx.print(accepted, () => `accepted ${accepted.accepted.length} tool${accepted.accepted.length === 1 ? '' : 's'} of ${clean(service.name)}: callable from now, offered to models from their next task`);
 }
 

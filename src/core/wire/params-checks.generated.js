@@ -7547,7 +7547,8 @@ return errors === 0;
 }
 
 export const check_tools_accept = validate60;
-const schema61 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"type":"array","items":{"minLength":1,"maxLength":1024,"type":"string"}}}};
+const schema61 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion","tools"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"description":"The held tools to accept, as reviewed.","type":"array","items":{"additionalProperties":false,"type":"object","required":["name","digest"],"properties":{"name":{"minLength":1,"maxLength":1024,"type":"string"},"digest":{"pattern":"^[0-9a-f]{64}$","description":"The digest tools.review showed for this tool: what the human saw.","type":"string"}}}}}};
+const pattern35 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7573,9 +7574,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(((key0 === "serviceId") || (key0 === "toolListVersion")) || (key0 === "tools"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.tools === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tools"},message:"must have required property '"+"tools"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7584,12 +7584,9 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.serviceId !== undefined){
-let data0 = data.serviceId;
-if(typeof data0 === "string"){
-if(func3(data0) > 128){
-const err3 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+for(const key0 in data){
+if(!(((key0 === "serviceId") || (key0 === "toolListVersion")) || (key0 === "tools"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7598,8 +7595,12 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(func3(data0) < 1){
-const err4 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.serviceId !== undefined){
+let data0 = data.serviceId;
+if(typeof data0 === "string"){
+if(func3(data0) > 128){
+const err4 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7608,9 +7609,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-else {
-const err5 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data0) < 1){
+const err5 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7620,10 +7620,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.toolListVersion !== undefined){
-let data1 = data.toolListVersion;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/toolListVersion",schemaPath:"#/properties/toolListVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err6 = {instancePath:instancePath+"/serviceId",schemaPath:"#/properties/serviceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7632,14 +7630,27 @@ vErrors.push(err6);
 }
 errors++;
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 1 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/toolListVersion",schemaPath:"#/properties/toolListVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.toolListVersion !== undefined){
+let data1 = data.toolListVersion;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err7 = {instancePath:instancePath+"/toolListVersion",schemaPath:"#/properties/toolListVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/toolListVersion",schemaPath:"#/properties/toolListVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -7649,17 +7660,7 @@ if(data.tools !== undefined){
 let data2 = data.tools;
 if(Array.isArray(data2)){
 if(data2.length > 64){
-const err8 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data2.length < 1){
-const err9 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err9 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7668,12 +7669,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func3(data3) > 1024){
-const err10 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data2.length < 1){
+const err10 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7682,8 +7679,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(func3(data3) < 1){
-const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.name === undefined){
+const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7692,9 +7693,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-else {
-const err12 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.digest === undefined){
+const err12 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7703,10 +7703,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key1 in data3){
+if(!((key1 === "name") || (key1 === "digest"))){
+const err13 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7716,14 +7715,98 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.name !== undefined){
+let data4 = data3.name;
+if(typeof data4 === "string"){
+if(func3(data4) > 1024){
+const err14 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/properties/tools/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+if(func3(data4) < 1){
+const err15 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/properties/tools/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/properties/tools/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.digest !== undefined){
+let data5 = data3.digest;
+if(typeof data5 === "string"){
+if(!pattern35.test(data5)){
+const err17 = {instancePath:instancePath+"/tools/" + i0+"/digest",schemaPath:"#/properties/tools/items/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/tools/" + i0+"/digest",schemaPath:"#/properties/tools/items/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }

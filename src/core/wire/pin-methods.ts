@@ -36,7 +36,7 @@ export const HeldTool = Type.Object({
   name: Type.String({ description: 'The server\'s own tool name: untrusted text.' }),
   modelName: Type.String(),
   pin: Type.Union([Type.Literal('changed'), Type.Literal('added')]),
-  digest: Type.String({ description: 'sha256 of the canonical new definition.' }),
+  digest: Type.String({ description: 'sha256 of the canonical new definition (its pin digest): give it back to tools.accept with the name.' }),
   pinnedDigest: Type.Union([Type.String(), Type.Null()], { description: 'The pin\'s digest; null for an added tool.' }),
   changes: Type.Array(FieldChange, { description: 'changed: every leaf that differs (empty for added).' }),
   descriptionDiff: Type.Union([Type.Array(TextDiffPart), Type.Null()], { description: 'changed with a new description: a word diff of the old and the new text; else null.' }),
@@ -63,13 +63,24 @@ export const pinMethods = {
   }),
   'tools.accept': method({
     summary:
-      'Accept held tools (all, or those named in tools) of exactly the tool-list version reviewed: they are pinned as they are now and become ' +
-      'callable and visible to models from the next task. A newer tool list makes the request APPROVAL_STALE (review again).',
+      'Accept held tools, each named with the digest tools.review showed for it, at exactly the tool-list version reviewed: they are pinned as ' +
+      'they are now and become callable and visible to models from the next task. A newer tool list, or a digest that is not the one of the ' +
+      'definition held now (it changed since, e.g. across a daemon restart, where versions count from 1 again), makes the request ' +
+      'APPROVAL_STALE and accepts nothing (review again). Held tools not named stay held.',
     params: Type.Object(
       {
         serviceId: ServiceId,
         toolListVersion: Type.Integer({ minimum: 1 }),
-        tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: LIMITS.maxToolsPerService })),
+        tools: Type.Array(
+          Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 1024 }),
+              digest: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'The digest tools.review showed for this tool: what the human saw.' }),
+            },
+            { additionalProperties: false },
+          ),
+          { minItems: 1, maxItems: LIMITS.maxToolsPerService, description: 'The held tools to accept, as reviewed.' },
+        ),
       },
       { additionalProperties: false },
     ),

@@ -170,7 +170,7 @@ describe('Sessions (real model HTTP mock, in-memory MCP server, real approvals)'
     expect(server.calls).toEqual([]);
 
     // Once a human accepts it, a task that begins now is given the new tool (in another session: see the known bug below).
-    await supervisor.accept(config.id, config.name, 2);
+    await supervisor.accept(config.id, config.name, 2, supervisor.heldTools(config.id).map((t) => ({ name: t.name, digest: t.pinDigest })));
     mock.enqueue({ events: textEvents('Now I see it.') });
     const next = await sessions.send((await sessions.create('after')).id, 'And now?', 'client-1');
     expect(next.tools).toEqual([echo, late]);
