@@ -15,14 +15,18 @@ export interface Catalog {
   readonly deferred: boolean;
 }
 
-/** The active catalog of the services asked for (all when `services` is null), every page, and the deferred-tools setting. */
+/**
+ * The active catalog of the services asked for (all when `services` is null), every page, and
+ * the deferred-tools setting. Only trusted tools: tools.list also shows held ones (changed or
+ * added since pinned) to humans, and those must not reach a model until a human accepts them.
+ */
 export async function readCatalog(client: WispClient, services: ReadonlySet<string> | null): Promise<Catalog> {
   const settings = client.call('model.getSettings');
   const tools: ToolInfo[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer: { tools: ToolInfo[]; nextCursor: string | null } = await client.call('tools.list', cursor === null ? {} : { cursor });
-    tools.push(...answer.tools.filter((tool) => services === null || services.has(tool.serviceName)));
+    tools.push(...answer.tools.filter((tool) => tool.pin === 'trusted' && (services === null || services.has(tool.serviceName))));
     cursor = answer.nextCursor;
     if (cursor === null) break;
   }

@@ -11,6 +11,13 @@ import { gatewayServer, type GatewayOptions } from './server.js';
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 /** MCP sessions open at once; each is one connection to the daemon. */
 export const MAX_SESSIONS = 32;
+/**
+ * A session with no request running, no open stream and none for this long is closed: most
+ * clients (the SDK's Client.close() among them) never send DELETE, and would hold their
+ * place until the gateway stops.
+ */
+export const IDLE_SESSION_MS = 10 * 60 * 1000;
+const SWEEP_MS = 60 * 1000;
 export const MCP_PATH = '/mcp';
 
 export interface HttpGateway {
@@ -24,6 +31,37 @@ export interface HttpGateway {
 interface Session {
   readonly transport: StreamableHTTPServerTransport;
   readonly link: DaemonLink;
+  /** When its last request started or ended. */
+  lastUsed: number;
+  /** POST requests whose answer is still being written: such a session is never closed for room or idleness. */
+  busy: number;
+  /** Open GET streams (server-to-client messages): a client still listening. */
+  streams: number;
+}
+
+/** Counts a request of `session` as running until its response closes. */
+function track(session: Session, req: IncomingMessage, res: ServerResponse): void {
+  const kind = req.method === 'GET' ? 'streams' : 'busy';
+  session[kind] += 1;
+  session.lastUsed = Date.now();
+  res.once('close', () => {
+    session[kind] -= 1;
+    session.lastUsed = Date.now();
+  });
+}
+
+/** Closes the sessions idle for IDLE_SESSION_MS; when still full, the least recently used one with no request running (a listening one last). */
+function makeRoom(sessions: Map<string, Session>, now: number): void {
+  const drop = (id: string, session: Session): void => {
+    // Out of the map at once (its onclose does it too), so the count below is true.
+    sessions.delete(id);
+    void session.transport.close().catch(() => undefined);
+  };
+  const idle = [...sessions].filter(([, s]) => s.busy === 0);
+  for (const [id, session] of idle) if (session.streams === 0 && now - session.lastUsed >= IDLE_SESSION_MS) drop(id, session);
+  if (sessions.size < MAX_SESSIONS) return;
+  const victim = idle.filter(([id]) => sessions.has(id)).sort(([, a], [, b]) => Number(a.streams > 0) - Number(b.streams > 0) || a.lastUsed - b.lastUsed)[0];
+  if (victim !== undefined) drop(...victim);
 }
 
 /**
@@ -57,10 +95,14 @@ export async function serveHttp(socket: string, options: GatewayOptions, port: n
     if (body === REFUSED) return;
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    if (known !== undefined) return known.transport.handleRequest(req, res, body);
+    if (known !== undefined) {
+      track(known, req, res);
+      return known.transport.handleRequest(req, res, body);
+    }
     if (sessionId !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
     if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no session: the first request must be initialize');
-    if (sessions.size >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once`);
+    makeRoom(sessions, Date.now());
+    if (sessions.size >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once, all busy`);
     await openSession(req, res, body);
   };
 
@@ -71,7 +113,7 @@ export async function serveHttp(socket: string, options: GatewayOptions, port: n
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, link });
+        sessions.set(id, { transport, link, lastUsed: Date.now(), busy: 0, streams: 0 });
       },
     });
     transport.onclose = () => {
@@ -87,12 +129,16 @@ export async function serveHttp(socket: string, options: GatewayOptions, port: n
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
+  // Idle sessions are also closed while no new client comes (each holds a daemon connection).
+  const sweep = setInterval(() => makeRoom(sessions, Date.now()), SWEEP_MS);
+  sweep.unref();
   const bound = (server.address() as AddressInfo).port;
   hosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`]);
   return {
     url: `http://127.0.0.1:${bound}${MCP_PATH}`,
     token,
     close: async () => {
+      clearInterval(sweep);
       await Promise.all([...sessions.values()].map((session) => session.transport.close().catch(() => undefined)));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

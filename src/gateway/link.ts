@@ -4,8 +4,9 @@ import { WispError, type WispEvent } from '../core/index.js';
 /** How often a gateway without a daemon tries the socket again. */
 export const RECONNECT_MS = 1000;
 
-/** The events a gateway follows: the catalog (list_changed) and approvals (progress, elicitation). */
-const EVENT_TYPES = ['service.tools', 'service.state', 'approval.requested', 'approval.resolved'] as const;
+/** The events a gateway follows: the catalog and what it offers (list_changed), approvals (progress, elicitation). */
+export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'model.settings']);
+const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'model.settings', 'approval.requested', 'approval.resolved'] as const;
 
 /**
  * One gateway connection's link to the daemon: one socket connection, so one client in

@@ -4,7 +4,7 @@ import { packageVersion } from '../control/client.js';
 import { WispError, type WispEvent } from '../core/index.js';
 import { ApprovalWatch, type Claimed, type Extra } from './approval-watch.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, type Catalog } from './catalog.js';
-import type { DaemonLink } from './link.js';
+import { CATALOG_EVENTS, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
 
 export interface GatewayOptions {
@@ -82,7 +82,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
     checkCatalog();
   };
   link.onEvent((event: WispEvent) => {
-    if (event.type === 'service.tools' || event.type === 'service.state') changed();
+    if (CATALOG_EVENTS.has(event.type)) changed();
   });
   link.setReconnectHandler(changed);
 

@@ -147,6 +147,31 @@ describe('wispctl mcp serve --http', () => {
     expect(files.connection.status).toBe('active');
   });
 
+  it('serves 40 clients that connect and close one after another (no DELETE), keeping a session whose call waits', async () => {
+    // A call waiting for its approval: its session must outlive the churn below.
+    policy = () => null;
+    const waiting = await connectClient('waiting-client');
+    try {
+      const name = (await waiting.listTools()).tools.find((tool) => tool.title === '[from server files] echo')?.name ?? '';
+      const requested = log.next((e) => e.type === 'approval.requested' && /\(mcp:waiting-client\)$/.test(e.approval.requester.clientId));
+      const call = waiting.callTool({ name, arguments: { text: 'still here' } });
+      // Awaited below; if the session were lost, that await reports it (not an unhandled rejection meanwhile).
+      call.catch(() => undefined);
+      const approval = ((await requested) as Requested).approval;
+      // The SDK Client's close() sends no DELETE: before, the 33rd session got 503.
+      for (let i = 0; i < 40; i++) {
+        const client = await connectClient(`churn-${i}`);
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain(name);
+        await client.close();
+      }
+      await admin.call('approvals.respond', { id: approval.id, decision: 'approve' });
+      expect(text(await call)).toBe('still here');
+    } finally {
+      policy = () => 'approve';
+      await waiting.close();
+    }
+  }, 120_000);
+
   it('stops on Ctrl-C: exit 130', async () => {
     const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
     gateway.kill('SIGINT');

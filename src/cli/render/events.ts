@@ -53,6 +53,8 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.sessionId)} round ${event.round} ${clean(event.finishReason ?? '-')}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
     case 'storage.warning':
       return `${head}  ${showArg(event.file)}: ${clean(event.problem)}${event.movedTo !== null ? ` (now at ${showArg(event.movedTo)})` : ''}`;
+    case 'model.settings':
+      return `${head}  ${clean(event.settings.model)} at ${clean(event.settings.baseUrl)}, tools deferred above ${event.settings.deferToolsAbove}`;
     case 'daemon.stopping':
       return head;
     case 'daemon.recovered':

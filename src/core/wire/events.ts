@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { event } from './define.js';
 import { elicitationEvents } from './elicitation.js';
 import { InstallAttempt, InstallStep } from './install-shapes.js';
-import { Approval, ApprovalOutcome, CallRef, ConnectionState, ErrorCodeSchema, Requester, Service, SessionInfo, Task } from './shapes.js';
+import { Approval, ApprovalOutcome, CallRef, ConnectionState, ErrorCodeSchema, ModelSettingsView, Requester, Service, SessionInfo, Task } from './shapes.js';
 
 export const events = {
   'service.registered': event('service.registered', 'A service was registered (disabled).', { service: Service }),
@@ -102,6 +102,9 @@ export const events = {
     serviceName: Type.String(),
     toolListVersion: Type.Integer(),
     accepted: Type.Array(Type.String()),
+  }),
+  'model.settings': event('model.settings', 'The model settings changed (model.setSettings, model.setKey): what they are now, and where the key comes from (never its value).', {
+    settings: ModelSettingsView,
   }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
   'daemon.recovered': event('daemon.recovered', 'At start: the MCP servers a crashed run left running (recorded in the runtime dir) were stopped. A recorded pid that now belongs to another process (its start time differs) is left alone.', {

@@ -99,7 +99,7 @@ return errors === 0;
 }
 
 export const check_events_subscribe = validate13;
-const schema14 = {"additionalProperties":false,"type":"object","properties":{"since":{"minimum":0,"description":"Last seq this client saw.","type":"integer"},"runId":{"description":"The runId that `since` belongs to.","type":"string"},"types":{"minItems":1,"uniqueItems":true,"description":"Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.","type":"array","items":{"anyOf":[{"const":"service.registered","type":"string"},{"const":"service.updated","type":"string"},{"const":"service.deleted","type":"string"},{"const":"service.state","type":"string"},{"const":"service.tools","type":"string"},{"const":"service.login","type":"string"},{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"elicitation.requested","type":"string"},{"const":"elicitation.resolved","type":"string"},{"const":"tool.call.started","type":"string"},{"const":"tool.call.finished","type":"string"},{"const":"tool.call.failed","type":"string"},{"const":"session.created","type":"string"},{"const":"session.deleted","type":"string"},{"const":"task.state","type":"string"},{"const":"model.delta","type":"string"},{"const":"model.turn","type":"string"},{"const":"install.progress","type":"string"},{"const":"install.finished","type":"string"},{"const":"storage.warning","type":"string"},{"const":"tools.held","type":"string"},{"const":"tools.accepted","type":"string"},{"const":"daemon.stopping","type":"string"},{"const":"daemon.recovered","type":"string"}]}}}};
+const schema14 = {"additionalProperties":false,"type":"object","properties":{"since":{"minimum":0,"description":"Last seq this client saw.","type":"integer"},"runId":{"description":"The runId that `since` belongs to.","type":"string"},"types":{"minItems":1,"uniqueItems":true,"description":"Only these event types (replay included); absent: every event. A client that waits only for approvals asks for approval.requested and approval.resolved.","type":"array","items":{"anyOf":[{"const":"service.registered","type":"string"},{"const":"service.updated","type":"string"},{"const":"service.deleted","type":"string"},{"const":"service.state","type":"string"},{"const":"service.tools","type":"string"},{"const":"service.login","type":"string"},{"const":"approval.requested","type":"string"},{"const":"approval.resolved","type":"string"},{"const":"elicitation.requested","type":"string"},{"const":"elicitation.resolved","type":"string"},{"const":"tool.call.started","type":"string"},{"const":"tool.call.finished","type":"string"},{"const":"tool.call.failed","type":"string"},{"const":"session.created","type":"string"},{"const":"session.deleted","type":"string"},{"const":"task.state","type":"string"},{"const":"model.delta","type":"string"},{"const":"model.turn","type":"string"},{"const":"install.progress","type":"string"},{"const":"install.finished","type":"string"},{"const":"storage.warning","type":"string"},{"const":"tools.held","type":"string"},{"const":"tools.accepted","type":"string"},{"const":"model.settings","type":"string"},{"const":"daemon.stopping","type":"string"},{"const":"daemon.recovered","type":"string"}]}}}};
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -736,8 +736,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if("daemon.stopping" !== data3){
-const err52 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/23/const",keyword:"const",params:{allowedValue: "daemon.stopping"},message:"must be equal to constant"};
+if("model.settings" !== data3){
+const err52 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/23/const",keyword:"const",params:{allowedValue: "model.settings"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -760,8 +760,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-if("daemon.recovered" !== data3){
-const err54 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/24/const",keyword:"const",params:{allowedValue: "daemon.recovered"},message:"must be equal to constant"};
+if("daemon.stopping" !== data3){
+const err54 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/24/const",keyword:"const",params:{allowedValue: "daemon.stopping"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -771,6 +771,30 @@ vErrors.push(err54);
 errors++;
 }
 var _valid0 = _errs58 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const _errs60 = errors;
+if(typeof data3 !== "string"){
+const err55 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/25/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if("daemon.recovered" !== data3){
+const err56 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf/25/const",keyword:"const",params:{allowedValue: "daemon.recovered"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+var _valid0 = _errs60 === errors;
 valid3 = valid3 || _valid0;
 }
 }
@@ -796,13 +820,14 @@ valid3 = valid3 || _valid0;
 }
 }
 }
+}
 if(!valid3){
-const err55 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err57 = {instancePath:instancePath+"/types/" + i0,schemaPath:"#/properties/types/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err57];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err57);
 }
 errors++;
 }
@@ -825,12 +850,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-const err56 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err58 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err58];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err58);
 }
 errors++;
 break outer0;
@@ -840,24 +865,24 @@ break outer0;
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err59 = {instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err59];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err59);
 }
 errors++;
 }
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err60 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err60];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err60);
 }
 errors++;
 }

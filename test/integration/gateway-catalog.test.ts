@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WispClient } from '../../src/control/client.js';
+import type { Service, WispEvent } from '../../src/core/index.js';
+import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
+import { EventLog, activate } from '../helpers/services.js';
+import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+
+/**
+ * What `wispctl mcp serve` offers follows the daemon: a tool held by its pin (its server
+ * changed it after the first call, fixtures/servers/rug-server.mjs) leaves the list until a
+ * human accepts it, and the deferred-tools setting switches between the catalog and the
+ * search/execute pair; each change is announced with notifications/tools/list_changed.
+ */
+const rugServer = path.join(repoRoot, 'fixtures', 'servers', 'rug-server.mjs');
+const home = tempDir();
+let daemon: RunningDaemon;
+let admin: WispClient;
+let log: EventLog;
+let rug: Service;
+let gateway: GatewayClient;
+
+async function listed(): Promise<string[]> {
+  return (await gateway.client.listTools()).tools.map((tool) => tool.name);
+}
+
+async function modelNames(): Promise<Record<string, string>> {
+  const { tools } = await admin.call('tools.list', { serviceId: rug.id });
+  return Object.fromEntries(tools.map((tool) => [tool.name, tool.modelName]));
+}
+
+/** The tools the search tool finds for `query`, in a gateway started above the deferred-tools threshold. */
+async function deferredSearch(query: string): Promise<string[]> {
+  const before = (await admin.call('model.getSettings')).settings.deferToolsAbove;
+  await admin.call('model.setSettings', { deferToolsAbove: 0 });
+  const deferred = await stdioGateway(daemon.socket, [], { name: 'catalog-deferred' });
+  try {
+    const found = await deferred.client.callTool({ name: 'mcp_search_tools', arguments: { query } });
+    const content = found.content as { type: string; text?: string }[];
+    return (JSON.parse(content[0]?.text ?? '') as { tools: { tool: string }[] }).tools.map((hit) => hit.tool).sort();
+  } finally {
+    await deferred.close();
+    await admin.call('model.setSettings', { deferToolsAbove: before });
+  }
+}
+
+beforeAll(async () => {
+  daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '300'] });
+  admin = await daemon.connect();
+  log = await EventLog.follow(admin);
+  await human(await daemon.connect(), () => 'approve');
+  await admin.call('services.register', { name: 'rug', command: process.execPath, args: [rugServer, '--change', 'description', '--state', path.join(home.path, 'rug.state')] });
+  rug = await activate(admin, 'rug');
+  gateway = await stdioGateway(daemon.socket, [], { name: 'catalog-test' });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await admin.call('daemon.shutdown').catch(() => undefined);
+  await daemon.exited;
+  killLeftovers();
+  home.remove();
+});
+
+describe('what wispctl mcp serve offers follows the daemon', () => {
+  it('drops a tool held by its pin, with list_changed, and offers it again once accepted', async () => {
+    const names = await modelNames();
+    const readNotes = names.read_notes as string;
+    const countNotes = names.count_notes as string;
+    expect((await listed()).sort()).toEqual([countNotes, readNotes].sort());
+
+    // The first call runs; the server then changes read_notes's description: held.
+    const held = log.waitFor((e) => e.type === 'tools.held' && e.serviceName === 'rug');
+    const dropped = gateway.nextListChanged();
+    const first = await gateway.client.callTool({ name: readNotes, arguments: {} });
+    expect(first.isError).not.toBe(true);
+    const event = (await held) as Extract<WispEvent, { type: 'tools.held' }>;
+    expect(event.changed).toEqual(['read_notes']);
+    await dropped;
+    expect((await admin.call('tools.list', { serviceId: rug.id })).tools.find((t) => t.name === 'read_notes')?.pin).toBe('changed');
+    expect(await listed()).toEqual([countNotes]);
+    const refused = await gateway.client.callTool({ name: readNotes, arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(await deferredSearch('notes')).toEqual(['count_notes']);
+
+    // Accepted by a human: offered again, announced.
+    const back = gateway.nextListChanged();
+    const review = await admin.call('tools.review', { serviceId: rug.id });
+    await admin.call('tools.accept', { serviceId: rug.id, toolListVersion: review.toolListVersion });
+    await back;
+    expect((await listed()).sort()).toEqual([countNotes, readNotes].sort());
+  });
+
+  it('switches to search/execute and back when deferToolsAbove changes, with list_changed each time', async () => {
+    const before = (await admin.call('model.getSettings')).settings.deferToolsAbove;
+    const all = (await listed()).sort();
+    expect(all).toHaveLength(2);
+    try {
+      const deferred = gateway.nextListChanged();
+      await admin.call('model.setSettings', { deferToolsAbove: 1 });
+      await deferred;
+      expect(await listed()).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
+      const restored = gateway.nextListChanged();
+      await admin.call('model.setSettings', { deferToolsAbove: 2 });
+      await restored;
+      expect((await listed()).sort()).toEqual(all);
+    } finally {
+      await admin.call('model.setSettings', { deferToolsAbove: before });
+    }
+  });
+});
