@@ -86,7 +86,7 @@ describe('what wispctl mcp serve offers follows the daemon', () => {
     // Accepted by a human: offered again, announced.
     const back = gateway.nextListChanged();
     const review = await admin.call('tools.review', { serviceId: rug.id });
-    await admin.call('tools.accept', { serviceId: rug.id, toolListVersion: review.toolListVersion });
+    await admin.call('tools.accept', { serviceId: rug.id, toolListVersion: review.toolListVersion, tools: review.tools.map((t) => ({ name: t.name, digest: t.digest })) });
     await back;
     expect((await listed()).sort()).toEqual([countNotes, readNotes].sort());
   });
