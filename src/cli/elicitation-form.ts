@@ -176,8 +176,13 @@ export function answerOwnElicitation(
     if (event.type !== 'elicitation.resolved' || event.elicitation.id !== e.id || withdrawn.signal.aborted) return;
     withdrawn.abort(new WispError('ELICITATION_NOT_PENDING', `${elicitationDone(event.elicitation)} (elsewhere, while asked here)`));
   });
-  const prompter = new Prompter();
-  answerOnTerminal(client, prompter, e, options.err, withdrawn.signal)
+  // Several at once are asked one after the other, never two readlines on one terminal.
+  const mine = ownTurn.then(() => {
+    const prompter = new Prompter();
+    return answerOnTerminal(client, prompter, e, options.err, withdrawn.signal).finally(() => prompter.close());
+  });
+  ownTurn = mine.catch(() => undefined);
+  mine
     .then(
       (done) => options.err(elicitationDone(done)),
       (error: unknown) => {
@@ -185,8 +190,7 @@ export function answerOwnElicitation(
         else for (const line of errorLines(error)) options.err(line);
       },
     )
-    .finally(() => {
-      off();
-      prompter.close();
-    });
+    .finally(off);
 }
+
+let ownTurn: Promise<unknown> = Promise.resolve();

@@ -187,4 +187,31 @@ describe.skipIf(!Terminal.available())('elicitations asked on a terminal', () =>
       screen.close();
     }
   }, 60_000);
+
+  it('Ctrl-C: in elicitation answer leaves the request pending; in mcp call cancels it (the server hears cancel), exit 130', async () => {
+    const { elicitation, result } = await asked('ask_form');
+    const answering = terminal('elicitation', 'answer', elicitation.id);
+    try {
+      await answering.waitFor(/Fill in the form\? \(no declines\) \[y\/N\] *$/m);
+      answering.press('C-c');
+      expect(await answering.waitFor(/\[exit \d+\]/)).toMatch(/^cancelled\n\[exit 130\]/m);
+      expect(JSON.parse((await wispctl('elicitations', '-o', 'json')).stdout)).toEqual([expect.objectContaining({ id: elicitation.id, status: 'pending' })]);
+      await wispctl('elicitation', 'answer', elicitation.id, '--cancel');
+      expect(await result).toEqual({ action: 'cancel', content: null });
+    } finally {
+      answering.close();
+    }
+    const resolved = log.next((e) => e.type === 'elicitation.resolved');
+    const calling = terminal('mcp', 'call', 'asker', 'ask_form');
+    try {
+      await calling.waitFor(/\[y\/N\]\s*$/m);
+      calling.type('y\r');
+      await calling.waitFor(/Fill in the form\? \(no declines\) \[y\/N\] *$/m);
+      calling.press('C-c');
+      expect(await calling.waitFor(/\[exit \d+\]/)).toMatch(/^cancelled\n\[exit 130\]/m);
+      expect(await resolved).toMatchObject({ elicitation: { status: 'cancelled', by: expect.stringMatching(/^client-\d+$/) } });
+    } finally {
+      calling.close();
+    }
+  }, 60_000);
 });
