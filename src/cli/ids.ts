@@ -37,6 +37,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const APPROVAL: Kind = { noun: 'approval', lister: 'wispctl approvals --all', notFound: 'APPROVAL_NOT_FOUND', full: UUID };
 export const SESSION: Kind = { noun: 'session', lister: 'wispctl sessions', notFound: 'SESSION_NOT_FOUND', full: UUID };
+export const ELICITATION: Kind = { noun: 'open elicitation', lister: 'wispctl elicitations', notFound: 'ELICITATION_NOT_FOUND', full: UUID };
 export const INSTALL: Kind = { noun: 'install', lister: 'wispctl install list', notFound: 'PLAN_NOT_FOUND', full: /^[0-9a-f]{32}$/ };
 
 /**
@@ -97,4 +98,11 @@ export async function installDigest(client: WispClient, given: string): Promise<
   if (INSTALL.full.test(given)) return given;
   const { attempts } = await client.call('installs.list');
   return resolvePrefix(INSTALL, given, attempts.map((a) => ({ id: a.digest, label: `${oneLine(`${a.package}@${a.version}`, 80)}  ${clean(a.status)}` })));
+}
+
+/** The full elicitation id `given` stands for, among the open ones (a full id goes to the daemon as it is, which says if it was answered). */
+export async function elicitationId(client: WispClient, given: string): Promise<string> {
+  if (ELICITATION.full.test(given)) return given;
+  const { elicitations } = await client.call('elicitations.list');
+  return resolvePrefix(ELICITATION, given, elicitations.map((e) => ({ id: e.id, label: `${oneLine(e.service.name, 40)}  ${clean(e.mode)}  ${oneLine(e.message, 60)}` })));
 }

@@ -30,6 +30,7 @@ export const GROUPS: readonly CommandGroup[] = [
   { commands: ['model'], load: () => import('./commands/model.js') },
   { commands: ['install'], load: () => import('./commands/install.js') },
   { commands: ['approvals', 'approve', 'deny'], load: () => import('./commands/approvals.js') },
+  { commands: ['elicitations', 'elicitation'], load: () => import('./commands/elicitations.js') },
   { commands: ['ui'], load: () => import('./commands/ui.js') },
   { commands: ['call'], load: () => import('./commands/call.js') },
   { commands: ['daemon'], load: () => import('./commands/daemon.js') },

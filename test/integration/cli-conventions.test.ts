@@ -31,8 +31,8 @@ describe('usage (bug 11)', () => {
     expect(run.stdout).toBe('');
     const lines = run.stderr.trimEnd().split('\n');
     expect(lines.length).toBeLessThan(30);
-    expect(lines).toContain('  status     show the daemon');
-    expect(lines).toContain('  mcp        manage MCP server registrations');
+    expect(lines).toContain('  status        show the daemon');
+    expect(lines).toContain('  mcp           manage MCP server registrations');
     expect(run.stderr).toContain('wispctl help errors');
     expect(run.stderr).not.toContain('SERVICE_NOT_FOUND');
   });

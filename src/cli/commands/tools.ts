@@ -3,6 +3,7 @@ import type { WispClient } from '../../control/client.js';
 import { WispError, exitStatusFor, type Service } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
+import { answerOwnElicitation } from '../elicitation-form.js';
 import { allTools } from '../pages.js';
 import { Interruption, answerApproval } from '../prompt.js';
 import { clean, describeApproval, fitToTerminal, stderrColumns } from '../render.js';
@@ -101,6 +102,12 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
     if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
     ctx.io.err(fitToTerminal(describeApproval(event.approval), stderrColumns()));
     answerApproval(event.approval, { client, err: ctx.io.err, mode, interruption });
+  });
+  // A server asking for input while this call runs (elicitation): asked here too. Being
+  // subscribed to elicitation.requested is what lets the daemon declare the capability.
+  client.onEvent((event) => {
+    if (event.type !== 'elicitation.requested' || !event.elicitation.owners.some((o) => o.clientId === me)) return;
+    answerOwnElicitation(client, event.elicitation, { ask: mode === 'ask', err: ctx.io.err, interrupt: (cleanup) => interruption.interrupt(cleanup) });
   });
   await client.call('events.subscribe', {});
   try {
