@@ -133,7 +133,15 @@ describe('a tool-list change freezes approvals until the new list is in (item 9)
     expect(events.findIndex((e) => e.event === 'call')).toBeGreaterThan(events.findIndex((e) => e.event === 'listed' && e.version === v));
   });
 
+  /** `mutable` changes with every list, so since the last change it is held (tool pins): a human accepts it as it is now. */
+  async function acceptHeld(): Promise<void> {
+    const review = await human.call('tools.review', { serviceId: service.id });
+    if (review.tools.length === 0) return;
+    await human.call('tools.accept', { serviceId: service.id, toolListVersion: review.toolListVersion, tools: review.tools.map((t) => ({ name: t.name, digest: t.digest })) });
+  }
+
   it('makes a call whose tool changed in the window stale, and sends nothing', async () => {
+    await acceptHeld();
     const asked = nextApproval((a) => a.summary.toolName === 'mutable');
     const pending = callTool(service.id, 'mutable');
     const { approval } = await asked;
@@ -144,6 +152,8 @@ describe('a tool-list change freezes approvals until the new list is in (item 9)
     await expect(pending).rejects.toMatchObject({ code: 'APPROVAL_STALE', message: expect.stringContaining('mutable') as string });
     expect(await approvalState(approval.id)).toMatchObject({ status: 'stale' });
     expect(readRecord(record).filter((e) => e.event === 'call' && e.name === 'mutable')).toEqual([]);
+    // And the changed definition is held for a human, not offered.
+    expect((await asker.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === 'mutable')?.pin).toBe('changed');
   });
 
   it('holds a call asked for in the window: its approval shows the new list', async () => {
