@@ -42,7 +42,7 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Services, adding remote
     await form.getByRole('button', { name: 'Add a header' }).click();
     await form.getByLabel('header 1 name').fill('Authorization');
     await form.getByLabel('header 1 value').fill(`Bearer ${TOKEN}`);
-    expect(await form.getByLabel('the keychain').isChecked()).toBe(true);
+    expect(await form.getByLabel('the keychain', { exact: true }).isChecked()).toBe(true);
     await form.getByRole('button', { name: 'Register' }).click();
     // Registered, but this daemon has no keychain: the page says so and how to go on.
     const refused = await form.getByRole('alert').innerText();

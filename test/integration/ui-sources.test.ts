@@ -98,7 +98,7 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60
     expect(await form.getByLabel("The file's text").inputValue()).toBe('');
     expect(await page.content()).not.toContain(canary);
     const { service } = await s.client.call('services.get', { name: 'imported' });
-    expect(service).toMatchObject({ enabled: false, origin: { kind: 'manual' }, env: [{ name: 'API_TOKEN', storage: 'session' }] });
+    expect(service).toMatchObject({ enabled: false, origin: { kind: 'import' }, env: [{ name: 'API_TOKEN', storage: 'session' }] });
     await s.shot('sources-import');
   });
 });
