@@ -4,6 +4,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isRemoteTransport, type PinStatus, type PinnedDefinition, type ServiceTransport } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { checkSchemaCost } from './schema-cost.js';
+// From tool-pins.ts: the supervisor loads that at start, and this module loads ajv (not at start).
+import { pinDigestOf } from './tool-pins.js';
 import { modelToolName } from './tool-names.js';
 import { RegExpBudgetExceeded, RegExpMeter, linearRegExpEngine } from './linear-regexp.js';
 
@@ -53,10 +55,6 @@ export function pinnedDefinition(tool: Tool): PinnedDefinition {
   };
 }
 
-/** sha256 of the canonical JSON of a pinned definition. */
-export function pinDigestOf(definition: PinnedDefinition): string {
-  return sha256Hex(canonicalJson(definition));
-}
 
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 const DRAFT_2020 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;

@@ -4,7 +4,7 @@ import { LIMITS, WispError, type PinnedDefinition } from '../core/index.js';
 import { canonicalJson, checkDirectory, isoTime, jsonProblem, moveAside, readSafe, schemaProblem, sha256Hex, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { checks } from './pins-check.generated.js';
 import type { PinDocument } from './tool-pins-schema.js';
-import { pinDigestOf, type CatalogTool } from './tool-catalog.js';
+import type { CatalogTool } from './tool-catalog.js';
 
 /** The directory of the pin files, in the data dir. */
 export const PINS_DIR = 'tool-pins';
@@ -45,6 +45,11 @@ export interface ToolPinsOptions {
    * one of the definition as sent, so a pin still matches it.
    */
   readonly redact?: (<T>(value: T) => T) | undefined;
+}
+
+/** sha256 of the canonical JSON of a pinned definition. */
+export function pinDigestOf(definition: PinnedDefinition): string {
+  return sha256Hex(canonicalJson(definition));
 }
 
 /** A redacted definition holds this: its digest can no longer be checked against it. */
