@@ -48,7 +48,7 @@ describe('mcp add, as claude mcp add', () => {
     expect((await client.call('services.get', { name: 'web' })).service).toMatchObject({ transport: 'http', url: 'https://example.com/mcp' });
     const sse = await ctl(['mcp', 'add', '--transport', 'carrier-pigeon', 'x', 'https://example.com/mcp']);
     expect(sse.code).toBe(2);
-    expect(sse.stderr).toContain("error: option '-t, --transport <kind>' argument 'carrier-pigeon' is invalid. Allowed choices are stdio, http.");
+    expect(sse.stderr).toContain("error: option '-t, --transport <kind>' argument 'carrier-pigeon' is invalid. Allowed choices are stdio, http, sse.");
   });
 
   it('--env NAME=value and --header NAME: value are refused with one line, and nothing is registered', async () => {
@@ -132,7 +132,7 @@ describe('mcp add-json', () => {
     const before = await names();
     const cases: [string, unknown][] = [
       ['{"command":"node","cwd":"/tmp"}', 'wispctl: the JSON has cwd: an entry takes only type, command, args, env, url, headers, oauth (INVALID_CONFIG)\n'],
-      ['{"type":"websocket","url":"wss://x"}', 'wispctl: "type" websocket is not one wispctl adds (stdio or http) (INVALID_CONFIG)\n'],
+      ['{"type":"websocket","url":"wss://x"}', 'wispctl: "type" websocket is not one wispctl adds (stdio, http or sse) (INVALID_CONFIG)\n'],
       ['{"command":"node","url":"https://example.com"}', 'wispctl: a stdio entry has "command" (and "args", "env"), and no "url" (INVALID_CONFIG)\n'],
       ['["node"]', 'wispctl: the JSON must be one object: {"command": ..., "args": [...]} or {"type": "http", "url": ...} (INVALID_CONFIG)\n'],
       ['{"command":', expect.stringMatching(/^wispctl: the JSON is not valid JSON: .* \(INVALID_PARAMS\)\n$/)],

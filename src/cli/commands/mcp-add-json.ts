@@ -108,7 +108,7 @@ export function checkEntry(value: unknown): Entry {
   if (unknown.length > 0) throw new WispError('INVALID_CONFIG', `the JSON has ${unknown.map((k) => showArg(k)).join(', ')}: an entry takes only ${KEYS.join(', ')}`);
   const type = entry.type;
   if (type !== undefined && (typeof type !== 'string' || !(ADD_TRANSPORTS as readonly string[]).includes(type))) {
-    throw new WispError('INVALID_CONFIG', `"type" ${typeof type === 'string' ? showArg(type) : 'of that kind'} is not one wispctl adds (${ADD_TRANSPORTS.join(' or ')})`);
+    throw new WispError('INVALID_CONFIG', `"type" ${typeof type === 'string' ? showArg(type) : 'of that kind'} is not one wispctl adds (${ADD_TRANSPORTS.slice(0, -1).join(', ')} or ${ADD_TRANSPORTS.at(-1) ?? ''})`);
   }
   const hasCommand = entry.command !== undefined;
   const hasUrl = entry.url !== undefined;
