@@ -158,7 +158,13 @@ describe.skipIf(!Terminal.available())('wispctl mcp connect-client at a terminal
   /** wispctl in a real terminal, under a shell that prints its exit status. */
   function terminal(home: string, ...args: string[]): Terminal {
     const script = 'trap : INT; "$@"; echo "[exit $?]"';
-    return new Terminal(['/bin/sh', '-c', script, 'sh', process.execPath, wispctlBin, '--socket', SOCKET, ...args], { PATH: process.env.PATH ?? '', HOME: home });
+    // The tmux server keeps the environment of whoever started it (npm test sets XDG_CONFIG_HOME):
+    // set it to where a user with this HOME has it, or wispctl would look elsewhere.
+    return new Terminal(['/bin/sh', '-c', script, 'sh', process.execPath, wispctlBin, '--socket', SOCKET, ...args], {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, '.config'),
+    });
   }
 
   it('shows the change (the entry it replaces too) and asks; declined, the file is untouched and no backup is made', async () => {
