@@ -2,6 +2,7 @@ import type { WispClient } from '../control/client.js';
 import type { Task, WispEvent } from '../core/index.js';
 import type { CliIo } from './context.js';
 import { allTools } from './pages.js';
+import { answerOwnElicitation } from './elicitation-form.js';
 import { CANCELLED, Interruption, PromptCancelled, Prompter, answerApproval } from './prompt.js';
 import { describeApprovalInline, fitToTerminal, jsonForTerminal, stderrColumns } from './render.js';
 import { callEndLine, chatBanner, chatHelpText, chatSessionsText, chatToolsText, streamed, taskEndLine } from './render/chat.js';
@@ -50,7 +51,11 @@ function handleEvent(view: TaskView, event: WispEvent): void {
   const { io } = options;
   const taskId = view.taskId();
   if (options.json) {
-    if (('sessionId' in event && event.sessionId === sessionId) || (event.type.startsWith('approval.') && 'approval' in event && event.approval.requester.sessionId === sessionId)) {
+    if (
+      ('sessionId' in event && event.sessionId === sessionId) ||
+      (event.type.startsWith('approval.') && 'approval' in event && event.approval.requester.sessionId === sessionId) ||
+      ('elicitation' in event && event.elicitation.owners.some((o) => o.sessionId === sessionId))
+    ) {
       io.out(jsonForTerminal(event));
     }
   }
@@ -75,6 +80,20 @@ function handleEvent(view: TaskView, event: WispEvent): void {
       });
       return;
     }
+    case 'elicitation.requested': {
+      // A server asks the human for input while this task's call runs: asked here like an
+      // approval (never by the model; nothing of it goes into the conversation).
+      if (taskId === undefined || !event.elicitation.owners.some((o) => o.taskId === taskId)) return;
+      stream.endLine();
+      answerOwnElicitation(view.client, event.elicitation, {
+        ask: options.interactive,
+        err: io.err,
+        // Ctrl-C at its questions: the server hears cancel, and the request is cancelled as at an approval.
+        interrupt: (cleanup) => view.interruption.interrupt(cleanup.catch(() => undefined).then(view.cancelTask)),
+        ...(options.prompter !== undefined ? { prompter: options.prompter } : {}),
+      });
+      return;
+    }
     case 'tool.call.finished':
     case 'tool.call.failed':
       if (event.call.requester.taskId === taskId && !options.json) io.err(callEndLine(event));
@@ -89,8 +108,9 @@ function handleEvent(view: TaskView, event: WispEvent): void {
 }
 
 /**
- * Sends one request and streams the answer until the task ends. Approvals for this task
- * are asked inline on a terminal; elsewhere any client may answer them. Ctrl-C at such a
+ * Sends one request and streams the answer until the task ends. Approvals for this task,
+ * and servers' requests for input (elicitations) its calls cause, are asked inline on a
+ * terminal; elsewhere any client may answer them. Ctrl-C at such a
  * question cancels the task (and so the approval) and ends with PromptCancelled.
  */
 export async function runTask(client: WispClient, sessionId: string, text: string, options: RunOptions): Promise<Task> {

@@ -158,14 +158,20 @@ export async function answerOnTerminal(client: WispClient, prompter: Prompter, e
 }
 
 /**
- * An elicitation a command's own call caused (wispctl mcp call): asked here on a terminal,
+ * An elicitation a command's own call caused (wispctl mcp call, a chat's task): asked here on a terminal,
  * else shown with how to answer it elsewhere. Answered elsewhere first: the questions are
  * withdrawn. Ctrl-C cancels it at the daemon and ends the command (`interrupt`).
  */
 export function answerOwnElicitation(
   client: WispClient,
   e: Elicitation,
-  options: { readonly ask: boolean; readonly err: (line: string) => void; readonly interrupt: (cleanup: Promise<unknown>) => void },
+  options: {
+    readonly ask: boolean;
+    readonly err: (line: string) => void;
+    readonly interrupt: (cleanup: Promise<unknown>) => void;
+    /** The chat's prompter (one readline on the terminal); otherwise one of its own, closed after. */
+    readonly prompter?: Prompter;
+  },
 ): void {
   if (!options.ask) {
     options.err(`${elicitationText(e)}\nWaiting for an answer: wispctl elicitation answer ${clean(e.id)} (from any terminal).`);
@@ -178,8 +184,9 @@ export function answerOwnElicitation(
   });
   // Several at once are asked one after the other, never two readlines on one terminal.
   const mine = ownTurn.then(() => {
-    const prompter = new Prompter();
-    return answerOnTerminal(client, prompter, e, options.err, withdrawn.signal).finally(() => prompter.close());
+    const shared = options.prompter;
+    const prompter = shared ?? new Prompter();
+    return answerOnTerminal(client, prompter, e, options.err, withdrawn.signal).finally(() => (shared === undefined ? prompter.close() : undefined));
   });
   ownTurn = mine.catch(() => undefined);
   mine
