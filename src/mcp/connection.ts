@@ -5,6 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
 import { linkedSignal, withOwnSignal } from '../util/index.js';
+import { CallClock } from './call-clock.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
@@ -253,10 +254,12 @@ export class Connection {
   }
 
   /** A call's own signal, aborted through `abort` if the calls are cancelled (a stop) before it is disposed. */
-  private stoppedThrough(signal: AbortSignal, abort: (reason: unknown) => void): { signal: AbortSignal; dispose: () => boolean } {
+  private stoppedThrough(signal: AbortSignal, abort: (reason: unknown) => void, clock: CallClock): { signal: AbortSignal; dispose: () => void } {
     if (this.calls.signal.aborted) abort(this.calls.signal.reason);
     this.callAborts.add(abort);
-    return { signal, dispose: () => this.callAborts.delete(abort) };
+    const expire = (): void => abort(clock.signal.reason);
+    clock.signal.addEventListener('abort', expire, { once: true });
+    return { signal, dispose: () => (clock.signal.removeEventListener('abort', expire), this.callAborts.delete(abort)) };
   }
 
   /** Whether the tool list is changing: declared changed, the new one not yet in. */
@@ -292,10 +295,10 @@ export class Connection {
    * Sends one tools/call, bound to the tool-list version its approval was given at. On
    * timeout or abort the SDK sends notifications/cancelled; the caller then closes this
    * connection. A stop (`cancelCalls`) cancels it the same way. Rejects with a Failure.
-   * `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made.
+   * `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made. `clock`: its time limit.
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number, abort?: (reason: unknown) => void): Promise<CallToolResult> {
-    const linked = abort === undefined ? linkedSignal(signal, this.calls.signal) : this.stoppedThrough(signal, abort);
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number, abort?: (reason: unknown) => void, clock = new CallClock()): Promise<CallToolResult> {
+    const linked = abort === undefined ? linkedSignal(signal, this.calls.signal, clock.signal) : this.stoppedThrough(signal, abort, clock);
     try {
       return (await this.withSession(Date.now() + timeoutMs, linked.signal, (client) => {
         // Checked in the tick that writes the request (the SDK sends synchronously), so no
@@ -304,13 +307,12 @@ export class Connection {
           throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
         }
         // `linked` is this call's own signal, unhooked when the call ends: the SDK's listener on it goes with it.
-        // Asking for progress makes the SDK send a progress token; each report restarts the timeout, up to maxCallMs in all.
-        const options = { timeout: timeoutMs, signal: linked.signal, onprogress: ignoreProgress, resetTimeoutOnProgress: true, maxTotalTimeout: Math.max(timeoutMs, LIMITS.maxCallMs) };
-        return client.callTool({ name, arguments: args }, undefined, options);
+        clock.start(timeoutMs);
+        return client.callTool({ name, arguments: args }, undefined, clock.requestOptions(linked.signal));
       })) as CallToolResult;
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
-      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : this.toFailure(error, signal, timeoutMs, 'TOOL_ERROR');
+      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : clock.expired ? (clock.signal.reason as Failure) : this.toFailure(error, signal, clock.capMs, 'TOOL_ERROR');
       // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
       if (failure instanceof AuthRequired && !this.isClosed()) {
         this.closed = true;
@@ -321,6 +323,7 @@ export class Connection {
       }
       throw failure;
     } finally {
+      clock.stop();
       linked.dispose();
     }
   }
@@ -487,9 +490,6 @@ export class Connection {
     return new Failure('SERVER_EXITED', `the server exited (${this.link?.exitInfo || 'pipes closed'})`);
   }
 }
-
-/** Progress is asked for only so that it restarts a call's timeout (the figures are not used). */
-const ignoreProgress = (): void => undefined;
 
 function remoteKey(code: number, message: string): string {
   return `${code}\u0000${message}`;

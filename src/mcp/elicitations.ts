@@ -30,6 +30,13 @@ const REMEMBERED = 256;
 interface CallMark {
   readonly serviceId: string;
   readonly requester: Requester;
+  /** Stops the call's time limit while a request waits for the human; returns the release. */
+  readonly clock: CallHold | undefined;
+}
+
+/** What an open request does to the time limit of a call it belongs to (CallClock). */
+export interface CallHold {
+  hold(): () => void;
 }
 
 interface Pending {
@@ -38,6 +45,8 @@ interface Pending {
   readonly schema: Record<string, unknown> | null;
   readonly marks: Set<CallMark>;
   readonly settle: (answer: ElicitAnswer) => void;
+  /** Gives back the time limits of the calls it held. */
+  readonly release: () => void;
 }
 
 type Content = NonNullable<ElicitAnswer['content']>;
@@ -70,9 +79,9 @@ export class Elicitations {
     return this.canAnswer();
   }
 
-  /** A call to `serviceId` runs on behalf of `requester` until the returned function is called. */
-  callRunning(serviceId: string, requester: Requester): () => void {
-    const mark: CallMark = { serviceId, requester };
+  /** A call to `serviceId` runs on behalf of `requester` until the returned function is called; `clock`: its time limit. */
+  callRunning(serviceId: string, requester: Requester, clock?: CallHold): () => void {
+    const mark: CallMark = { serviceId, requester, clock };
     const marks = this.running.get(serviceId) ?? new Set<CallMark>();
     this.running.set(serviceId, marks.add(mark));
     return () => {
@@ -110,7 +119,10 @@ export class Elicitations {
       createdAt: isoTime(this.now()),
     };
     return new Promise<ElicitAnswer>((resolve) => {
-      const entry: Pending = { record, validate: form?.validate ?? null, schema: form?.schema ?? null, marks, settle: resolve };
+      // While it waits for the human, the calls it belongs to do not time out (the server waits on the user, not the reverse).
+      const releases = [...marks].map((m) => m.clock?.hold());
+      const release = (): void => releases.forEach((r) => r?.());
+      const entry: Pending = { record, validate: form?.validate ?? null, schema: form?.schema ?? null, marks, settle: resolve, release };
       this.pending.set(record.id, entry);
       signal.addEventListener('abort', () => this.finish(entry, { action: 'cancel' }, null, 'the server withdrew it, or its connection closed'), { once: true });
       this.publish({ kind: 'elicitation.requested', elicitation: record });
@@ -152,6 +164,7 @@ export class Elicitations {
     this.answered.push(entry.record);
     if (this.answered.length > REMEMBERED) this.answered.shift();
     entry.settle(answer);
+    entry.release();
     this.publish({ kind: 'elicitation.resolved', elicitation: entry.record });
     return entry.record;
   }

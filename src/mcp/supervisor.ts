@@ -14,6 +14,7 @@ import { toolWarnings, type OtherTool } from './tool-warnings.js';
 import type { ToolWarning } from '../core/index.js';
 import type { BearerSource } from './http-transport.js';
 import type { TransportFactory } from './transports.js';
+import type { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
 import type { ElicitSink } from './elicit-handler.js';
 import type { McpEvent } from './events.js';
@@ -372,14 +373,14 @@ export class Supervisor {
    * Sends a call on the connection the tool came from. Refused unless that exact connection
    * generation is still the active one.
    */
-  /** `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort). */
-  async callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void): Promise<CallToolResult> {
+  /** `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort); `clock`: the call's time limit. */
+  async callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void, clock?: CallClock): Promise<CallToolResult> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;
     if (entry?.state.status !== 'active' || entry.generation !== tool.generation || connection === undefined) {
       throw new WispError('SERVICE_NOT_ACTIVE', `${tool.serviceName} is no longer active on the connection this tool came from`);
     }
-    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal, tool.toolListVersion, abort);
+    return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal, tool.toolListVersion, abort, clock);
   }
 
   /** Whether the tool list of the connection `tool` came from is changing (declared changed, the new one not in). */

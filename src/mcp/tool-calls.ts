@@ -7,6 +7,7 @@ import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex } from '../util/inde
 import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
+import { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
 import type { CatalogTool } from './tool-catalog.js';
 
@@ -181,10 +182,12 @@ export class ToolCalls {
     call.sent = Date.now();
     this.options.publish({ kind: 'call.started', call: wireRef(call.ref, approvalId) });
     let raw;
-    // While it runs, what its server asks the user (elicitation) belongs to this call's requester.
-    const running = this.options.elicitations?.callRunning(tool.serviceId, call.ref.requester);
+    // While it runs, what its server asks the user (elicitation) belongs to this call's requester,
+    // and the call's time limit stops while such a request waits for the human.
+    const clock = new CallClock();
+    const running = this.options.elicitations?.callRunning(tool.serviceId, call.ref.requester, clock);
     try {
-      raw = await supervisor.callTool(tool, args, signal, abort).finally(running);
+      raw = await supervisor.callTool(tool, args, signal, abort, clock).finally(running);
     } catch (error) {
       const failure =
         error instanceof Failure

@@ -1,0 +1,79 @@
+import { LIMITS } from '../core/index.js';
+import { Failure } from './failure.js';
+
+/**
+ * One tool call's time limit (the service's timeoutMs). It starts again at each progress
+ * report, and it stops while a request of the call's server waits for the human (an
+ * elicitation the call owns: the server is waiting on the user then, not the user on the
+ * server), starting again in full once that is answered. A user filling in a form must not
+ * see the call time out, and its connection close, under their fingers.
+ *
+ * The SDK's own request timeout stays as the overall cap (maxCallMs, or timeoutMs if
+ * longer), which holds whatever happens: past it the call ends TIMEOUT, and a request still
+ * waiting for the human ends cancelled with it.
+ */
+export class CallClock {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timeoutMs = 0;
+  private holds = 0;
+  private running = false;
+
+  /** Aborts, with a TIMEOUT Failure as its reason, when the limit passes. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expired(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /** The call is being sent: the limit runs (unless held). */
+  start(timeoutMs: number): void {
+    this.timeoutMs = timeoutMs;
+    this.running = true;
+    this.arm();
+  }
+
+  /** A progress report: the limit starts again. */
+  touch(): void {
+    this.arm();
+  }
+
+  /** A request of the call's server waits for the human: the limit stops until the returned release (idempotent). */
+  hold(): () => void {
+    this.holds += 1;
+    this.arm();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds -= 1;
+      this.arm();
+    };
+  }
+
+  /** The call ended. */
+  stop(): void {
+    this.running = false;
+    this.arm();
+  }
+
+  /** The SDK's options for the call's request: its timeout is the overall cap only; progress restarts this clock. */
+  requestOptions(signal: AbortSignal): { timeout: number; signal: AbortSignal; onprogress: () => void } {
+    // Asking for progress makes the SDK send a progress token.
+    return { timeout: this.capMs, signal, onprogress: () => this.touch() };
+  }
+
+  get capMs(): number {
+    return Math.max(this.timeoutMs, LIMITS.maxCallMs);
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.running || this.holds > 0 || this.expired) return;
+    const timeoutMs = this.timeoutMs;
+    this.timer = setTimeout(() => this.controller.abort(new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`)), timeoutMs);
+  }
+}
