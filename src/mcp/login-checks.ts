@@ -1,14 +1,14 @@
 /** The parts of login that need no SDK: the daemon uses them without loading it. */
-import { WispError } from '../core/index.js';
+import { WispError, isRemoteTransport } from '../core/index.js';
 import { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
 import type { StoredService } from './service-store.js';
 
 /** How long a login waits for its callback. */
 export const LOGIN_TIMEOUT_MS = 600_000;
 
-/** A login is for a remote service that uses OAuth, as it was shown (configVersion). */
+/** A login is for a remote service (streamable HTTP or legacy SSE: both send its token) that uses OAuth, as it was shown (configVersion). */
 export function checkLoginTarget(config: StoredService, configVersion: number): void {
-  if (config.transport !== 'http' || config.url == null) throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
+  if (!isRemoteTransport(config.transport) || config.url == null) throw new WispError('INVALID_CONFIG', `${config.name} is not a remote service`, { field: 'transport' });
   if (config.oauth?.enabled !== true) {
     throw new WispError('INVALID_CONFIG', `${config.name} does not use OAuth: register it with --oauth (or "oauth": {"enabled": true} in its config file)`, { field: 'oauth' });
   }
