@@ -146,7 +146,7 @@ function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink 
     get challengedScope() {
       return sse.challenge?.scope ?? null;
     },
-    explain: (error) => sseFailure(error, url) ?? httpFailure(error, url, launch),
+    explain: (error) => sseFailure(error, url, launch) ?? httpFailure(error, url, launch),
     // A legacy session ends with its stream (see SseTransport): it is never renewed under a running call.
     sessionLost: () => false,
     authorizationServer: () => authorizationServerOf(url, sse.challenge?.resourceMetadataUrl),
@@ -155,9 +155,10 @@ function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink 
 }
 
 /** The SSE stream's own failures: the GET answered with an HTTP status, or a POST was refused. */
-function sseFailure(error: unknown, url: string): Failure | undefined {
+function sseFailure(error: unknown, url: string, launch: ServiceLaunch): Failure | undefined {
+  const login = loginHint(launch);
   if (error instanceof SseError && typeof error.code === 'number') {
-    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the event stream (HTTP ${error.code}): it needs authorization`);
+    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the event stream (HTTP ${error.code})${login}`);
     return new Failure('SERVER_HTTP_ERROR', `${url} answered the event stream with HTTP ${error.code}`);
   }
   // No status: the stream could not be opened at all (refused, DNS, TLS).
@@ -165,10 +166,16 @@ function sseFailure(error: unknown, url: string): Failure | undefined {
   const posted = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(error.message) : null;
   if (posted !== null) {
     const status = Number(posted[1]);
-    if (status === 401 || status === 403) return new AuthRequired(`${url} refused a message (HTTP ${status}): it needs authorization`);
+    if (status === 401 || status === 403) return new AuthRequired(`${url} refused a message (HTTP ${status})${login}`);
     return new Failure('SERVER_HTTP_ERROR', `${url} refused a message with HTTP ${status}`);
   }
   return undefined;
+}
+
+/** What a refusal for want of authorization adds: why the last renewal failed, and the login (when the service uses OAuth). */
+function loginHint(launch: ServiceLaunch): string {
+  const why = launch.bearer?.problem;
+  return `${why !== undefined ? ` (${why})` : ''}: it needs authorization${launch.config.oauth?.enabled === true ? `: log in with wispctl mcp login ${launch.config.name}` : ''}`;
 }
 
 /** What a remote server's failures mean: unreachable, HTTP errors, a login needed. */

@@ -12,7 +12,9 @@ import { daemonEnv, runWispctl, tempDir, wispctlBin } from '../helpers/wispd.js'
  * OAuth for a server on the legacy HTTP+SSE transport: the SDK's SSE server behind the SDK's
  * authorization server router and bearer check (fixtures/servers/oauth-server.mjs, sse
  * mode), a real daemon in this process with the in-memory secret store, and wispctl. The test
- * plays the browser. The token goes with the event stream's GET and with every POST.
+ * plays the browser. The token goes with the event stream's GET and with every POST. Across a
+ * daemon restart, a login that is gone (logged out, or the grant revoked at the provider)
+ * reads needs_auth naming `wispctl mcp login NAME` when the service is activated.
  */
 const home = tempDir();
 const keychain = new MemorySecretStore();
@@ -106,5 +108,46 @@ describe('OAuth for a legacy HTTP+SSE server', () => {
     await expect(client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: 'after logout' } })).rejects.toMatchObject({ code: 'NEEDS_AUTH' });
     const states = log.events.filter((e): e is Extract<WispEvent, { type: 'service.state' }> => e.type === 'service.state' && e.service.id === service.id);
     expect(states.at(-1)?.connection.status).toBe('needs_auth');
+  });
+
+  /** The daemon stopped and started again on the same data dir and secret store (what a reboot keeps). */
+  async function restart(): Promise<void> {
+    await daemon.stop();
+    daemon = await startInProcess(home.path, { keychain });
+    client = await daemon.connect();
+    log = await EventLog.follow(client);
+  }
+
+  it('after a restart with the login gone (logged out before), activating says it needs a login', async () => {
+    await restart();
+    const service = await current('legacy');
+    expect(service.connection.status).toBe('disabled');
+    const { service: after } = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
+    expect(after.connection).toMatchObject({ status: 'needs_auth', authorizationServer: oauth.issuer, message: expect.stringContaining('wispctl mcp login legacy') });
+  });
+
+  it('after a restart with the grant revoked at the provider (tokens still saved), activating says it needs a login, not a failure', async () => {
+    expect((await loginFromWispctl('legacy')).code).toBe(0);
+    await restart();
+    oauth.revokeAll();
+    const service = await current('legacy');
+    const { service: after } = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
+    expect(after.connection).toMatchObject({ status: 'needs_auth', message: expect.stringContaining('wispctl mcp login legacy') });
+    await expect(client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: 'NEEDS_AUTH' });
+  });
+
+  it('the same for a streamable HTTP service: the grant revoked across a restart reads needs_auth naming the login', async () => {
+    const modern = await startOAuthServer();
+    try {
+      await client.call('services.registerRemote', { name: 'modern', url: modern.url, oauth: {} });
+      expect((await loginFromWispctl('modern')).code).toBe(0);
+      await restart();
+      modern.revokeAll();
+      const service = await current('modern');
+      const { service: after } = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
+      expect(after.connection).toMatchObject({ status: 'needs_auth', message: expect.stringContaining('wispctl mcp login modern') });
+    } finally {
+      await modern.close();
+    }
   });
 });
