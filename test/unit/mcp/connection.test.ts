@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InitializeRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { CallClock } from '../../../src/mcp/call-clock.js';
 import { Connection, MAX_TOOL_PAGES, type ConnectionHooks } from '../../../src/mcp/connection.js';
 import { StderrTail } from '../../../src/mcp/stderr-tail.js';
 import type { CatalogTool, Failure, StoredService } from '../../../src/mcp/index.js';
@@ -180,5 +181,34 @@ describe('Connection (in-memory server)', () => {
     await expect(call).rejects.toMatchObject({ code: 'CANCELLED', message: expect.stringContaining('the service was disabled') });
     expect(serverClosed).toBe(true);
     expect(heard.failures).toEqual([]);
+  });
+
+  it('times a call out at its limit (TIMEOUT), but not while its clock is held (a request waiting for the human)', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let arrived!: () => void;
+    const running = new Promise<void>((resolve) => (arrived = resolve));
+    const served = toolServer([tool('slow'), tool('never')], async (name) => {
+      if (name === 'never') return new Promise(() => undefined);
+      arrived();
+      await held;
+      return { content: [{ type: 'text', text: 'answered' }] };
+    });
+    const servers = new InMemoryServers().add('timing', () => served.server);
+    const { connection } = connect(servers, storedService('timing'));
+    await connection.activate(never);
+    await expect(connection.callTool('never', {}, 50, never, 1)).rejects.toMatchObject({ code: 'TIMEOUT', message: 'the server did not answer within 50 ms' });
+    const clock = new CallClock();
+    const unhold = clock.hold();
+    const call = connection.callTool('slow', {}, 50, never, 1, undefined, clock);
+    await running;
+    // Held: a call to `never` with the same limit, begun after, times out first; this one is still running.
+    let settled = false;
+    void call.finally(() => (settled = true)).catch(() => undefined);
+    await expect(connection.callTool('never', {}, 50, never, 1)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(settled).toBe(false);
+    unhold();
+    release();
+    await expect(call).resolves.toMatchObject({ content: [{ type: 'text', text: 'answered' }] });
   });
 });
