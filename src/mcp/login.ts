@@ -3,7 +3,7 @@ import { auth, registerClient, type OAuthDiscoveryState } from '@modelcontextpro
 import { WispError, type ConnectionState } from '../core/index.js';
 import { LOGIN_TIMEOUT_MS } from './login-checks.js';
 import { OAUTH_ITEMS, VaultOAuthProvider, listenForCallback, probeChallenge, type OAuthVault } from './oauth.js';
-import { checkCallbackIssuer, discoverChecked, quoted, timedFetch } from './oauth-discovery.js';
+import { checkCallbackIssuer, discoverChecked, issuersMatch, quoted, timedFetch } from './oauth-discovery.js';
 import { machineLogin } from './oauth-machine.js';
 import { OAuthSession } from './oauth-session.js';
 import type { StoredService } from './service-store.js';
@@ -176,9 +176,18 @@ export async function revokeLogin(config: StoredService, vault: OAuthVault, serv
   try {
     const discovery = await discoverChecked(serverUrl, undefined, signal);
     where = quoted(discovery.authorizationServerMetadata?.issuer ?? discovery.authorizationServerUrl);
+    // The token goes only to the server that issued it (the stamp the login saved): the MCP
+    // server may name another authorization server by now, which would then get the token
+    // and the client's credentials, and the user would be told it was revoked.
+    const stamped = (tokens as { issuer?: unknown } | undefined)?.issuer;
+    if (typeof stamped !== 'string' || !issuersMatch(stamped, discovery.authorizationServerUrl)) {
+      const said = typeof stamped === 'string' ? `the server now names ${where}, not ${quoted(stamped)} that issued the login` : 'the saved login does not say which authorization server issued it';
+      return { status: 'failed', message: `${said}: nothing was sent, and the token stays valid there until it expires` };
+    }
     const advertised = (discovery.authorizationServerMetadata as Record<string, unknown> | undefined)?.['revocation_endpoint'];
     const endpoint = typeof advertised === 'string' ? advertised : undefined;
     if (endpoint === undefined) return { status: 'unsupported', message: `${where} offers no token revocation (RFC 7009): the token stays valid there until it expires` };
+    if (!secureEndpoint(endpoint)) return { status: 'failed', message: `${where} names a revocation endpoint that is not https (nor loopback): nothing was sent` };
     const body = new URLSearchParams({ token, token_type_hint: tokens?.refresh_token !== undefined ? 'refresh_token' : 'access_token' });
     const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded' });
     await login.provider.authenticateClient(headers, body, new URL(endpoint), discovery.authorizationServerMetadata);
@@ -188,5 +197,15 @@ export async function revokeLogin(config: StoredService, vault: OAuthVault, serv
     return { status: 'failed', message: `${where} refused the revocation (HTTP ${response.status})` };
   } catch (error) {
     return { status: 'failed', message: `the revocation at ${where} failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}` };
+  }
+}
+
+/** https, or http to this machine (a loopback authorization server, as in development and tests). */
+function secureEndpoint(endpoint: string): boolean {
+  try {
+    const url = new URL(endpoint);
+    return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname));
+  } catch {
+    return false;
   }
 }

@@ -74,6 +74,10 @@ export class Supervisor {
   private readonly catalog = new Map<string, CatalogTool>();
   /** Tools changed or added since the pins: listed for humans, reachable by nothing else until accepted. */
   private readonly held = new Map<string, CatalogTool>();
+  /** Moves whenever a tool enters or leaves catalog or held: the warnings cached below are of an older set of names. */
+  private namesRevision = 0;
+  /** Each tool's warnings, computed once per set of names (they were computed for every call: 11 KB of garbage each). */
+  private readonly warningsCache = new WeakMap<CatalogTool, { revision: number; warnings: ToolWarning[] }>();
   readonly pins: ToolPins;
   private readonly background = new Set<Promise<void>>();
   private readonly startedAt: string;
@@ -126,8 +130,12 @@ export class Supervisor {
 
   /** Warnings about a tool's text: hidden characters, names of other services' tools (as the catalog is now). */
   warnings(tool: CatalogTool): ToolWarning[] {
+    const cached = this.warningsCache.get(tool);
+    if (cached?.revision === this.namesRevision) return cached.warnings;
     const others: OtherTool[] = [...this.catalog.values(), ...this.held.values()].filter((other) => other.serviceId !== tool.serviceId);
-    return toolWarnings(tool.definition, others);
+    const warnings = toolWarnings(tool.definition, others);
+    this.warningsCache.set(tool, { revision: this.namesRevision, warnings });
+    return warnings;
   }
 
   /** What a human reviews before accepting: each held tool against its pin. */
@@ -161,6 +169,7 @@ export class Supervisor {
       if (this.pins.pinned(serviceId, tool.name)?.digest !== tool.pinDigest) continue;
       this.held.delete(tool.modelName);
       this.catalog.set(tool.modelName, { ...tool, pin: 'trusted' });
+      this.namesRevision += 1;
     }
     const accepted = chosen.map((tool) => tool.name);
     this.options.publish({ kind: 'tools.accepted', service: { id: serviceId, name: entry.name }, toolListVersion, accepted });
@@ -345,6 +354,7 @@ export class Supervisor {
         const { tools: classified, added, changed } = this.pins.classify(entry.id, tools);
         this.withdraw(entry.id);
         for (const tool of classified) (tool.pin === 'trusted' ? this.catalog : this.held).set(tool.modelName, tool);
+        this.namesRevision += 1;
         entry.toolListVersion = toolListVersion;
         this.apply(entry, { type: 'discovered', toolCount: tools.length, toolListVersion, server });
         const service = { id: entry.id, name: entry.name };
@@ -432,11 +442,13 @@ export class Supervisor {
       };
       this.entries.set(config.id, entry);
     }
+    if (entry.name !== config.name) this.namesRevision += 1; // a warning names the other tool's service
     entry.name = config.name;
     return entry;
   }
 
   private withdraw(serviceId: string): void {
+    this.namesRevision += 1;
     for (const [modelName, tool] of this.catalog) if (tool.serviceId === serviceId) this.catalog.delete(modelName);
     for (const [modelName, tool] of this.held) if (tool.serviceId === serviceId) this.held.delete(modelName);
   }

@@ -24,8 +24,9 @@ function walk(before: unknown, after: unknown, pointer: string, changes: FieldCh
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])];
     for (const key of keys) {
       const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      if (!(key in after)) changes.push({ path: at, before: before[key] });
-      else if (!(key in before)) changes.push({ path: at, after: after[key] });
+      // Own keys only: `in` also sees inherited names (constructor, __proto__).
+      if (!Object.hasOwn(after, key)) changes.push({ path: at, before: before[key] });
+      else if (!Object.hasOwn(before, key)) changes.push({ path: at, after: after[key] });
       else walk(before[key], after[key], at, changes);
     }
     return;

@@ -12,7 +12,10 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // No prototype: a key "__proto__" (JSON.parse makes it an own key) must stay a key. On a
+    // plain object the assignment set the prototype instead, and what a server wrote under
+    // it was left out of every digest (a pinned tool could change there unseen).
+    const out = Object.create(null) as Record<string, unknown>;
     for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
     return out;
   }
