@@ -23,6 +23,8 @@ export type ElicitationAnnouncement =
 export const MAX_ELICITATION_MESSAGE_CHARS = 4096;
 /** Open elicitations, in all (a server that keeps asking is answered cancel past it). */
 export const MAX_PENDING_ELICITATIONS = 64;
+/** Open elicitations of one service: one server cannot take every place and silence the others. */
+export const MAX_PENDING_PER_SERVICE = 8;
 /** Answered ones remembered, so a late answer hears ELICITATION_NOT_PENDING rather than NOT_FOUND. */
 const REMEMBERED = 256;
 
@@ -60,6 +62,8 @@ type Content = NonNullable<ElicitAnswer['content']>;
  */
 export class Elicitations {
   private readonly pending = new Map<string, Pending>();
+  /** Requests still being opened (their schema compiling), by service: they hold their place across the await. */
+  private readonly opening = new Map<string, number>();
   private readonly answered: Elicitation[] = [];
   private readonly running = new Map<string, Set<CallMark>>();
   private canAnswer: () => boolean = () => false;
@@ -98,8 +102,16 @@ export class Elicitations {
   async ask(service: { readonly id: string; readonly name: string }, request: ElicitRequest, signal: AbortSignal): Promise<ElicitAnswer> {
     const marks = new Set(this.running.get(service.id) ?? []);
     // Nobody waits on this server (no call of anyone's runs), or nobody could answer: it is not put before anyone.
-    if (marks.size === 0 || !this.canAnswer() || this.pending.size >= MAX_PENDING_ELICITATIONS) return { action: 'cancel' };
-    const form = request.mode !== 'url' ? await compileForm(service.name, request.requestedSchema) : null;
+    if (marks.size === 0 || !this.canAnswer() || this.isFull(service.id)) return { action: 'cancel' };
+    this.opening.set(service.id, (this.opening.get(service.id) ?? 0) + 1);
+    let form: Awaited<ReturnType<typeof compileForm>> | null;
+    try {
+      form = request.mode !== 'url' ? await compileForm(service.name, request.requestedSchema) : null;
+    } finally {
+      const left = (this.opening.get(service.id) ?? 1) - 1;
+      if (left > 0) this.opening.set(service.id, left);
+      else this.opening.delete(service.id);
+    }
     // Its call may have ended while the schema compiled.
     for (const mark of marks) if (this.running.get(service.id)?.has(mark) !== true) marks.delete(mark);
     if (marks.size === 0 || signal.aborted) return { action: 'cancel' };
@@ -127,6 +139,15 @@ export class Elicitations {
       signal.addEventListener('abort', () => this.finish(entry, { action: 'cancel' }, null, 'the server withdrew it, or its connection closed'), { once: true });
       this.publish({ kind: 'elicitation.requested', elicitation: record });
     });
+  }
+
+  /** No place for another request of `serviceId`: open and opening ones count, in all and per service. */
+  private isFull(serviceId: string): boolean {
+    let total = this.pending.size;
+    for (const n of this.opening.values()) total += n;
+    let mine = this.opening.get(serviceId) ?? 0;
+    for (const entry of this.pending.values()) if (entry.record.service.id === serviceId) mine += 1;
+    return total >= MAX_PENDING_ELICITATIONS || mine >= MAX_PENDING_PER_SERVICE;
   }
 
   /** A human's answer (`by`: the client): checked, then sent to the server. The first answer wins. */

@@ -86,6 +86,28 @@ describe('elicitation', () => {
     expect(answer((await call).text)).toEqual({ action: 'accept', content: null });
   });
 
+  it('keeps at most 8 of one service open: the rest of a burst are answered cancel at once, and another service can still ask', async () => {
+    const shown: Elicitation[] = [];
+    const eight = humanLog.next((e) => {
+      if (e.type === 'elicitation.requested' && e.elicitation.service.id === service.id) shown.push(e.elicitation);
+      return shown.length === 8;
+    });
+    const call = caller.call('tools.call', { serviceId: service.id, toolName: 'ask_many', arguments: { count: 20 } });
+    await eight;
+    expect((await human.call('elicitations.list')).elicitations.map((e) => e.id).sort()).toEqual(shown.map((e) => e.id).sort());
+    // Another server's question still reaches the human.
+    const { service: other } = await caller.call('services.register', { name: 'asker-2', command: process.execPath, args: [elicitServer] });
+    await caller.call('services.activate', { id: other.id, configVersion: other.configVersion });
+    const asked = requested(humanLog);
+    const otherCall = caller.call('tools.call', { serviceId: other.id, toolName: 'ask_form', arguments: {} });
+    const { elicitation } = await asked;
+    expect(elicitation.service.name).toBe('asker-2');
+    await human.call('elicitations.respond', { id: elicitation.id, action: 'decline' });
+    expect(answer((await otherCall).text)).toEqual({ action: 'decline', content: null });
+    for (const open of shown) await human.call('elicitations.respond', { id: open.id, action: 'decline' });
+    expect(JSON.parse((await call).text)).toEqual({ cancel: 12, decline: 8 });
+  });
+
   it('ends a request that outlives its call as cancelled', async () => {
     const leaving = await daemon.connect();
     const asked = requested(humanLog);
