@@ -4,6 +4,14 @@ const MB = 1024;
 const spread = (s, digits = 2, scale = 1) => (s ? `${(s.median * scale).toFixed(digits)} (${(s.p25 * scale).toFixed(digits)}-${(s.p75 * scale).toFixed(digits)})` : 'n/a');
 const ms = (s) => spread(s, 3);
 
+/** For a part merged in from a run of its own (bench/merge.mjs): when and at what load it was measured. */
+function separately(part) {
+  const r = part.separateRun;
+  if (!r) return [];
+  const load = (l) => l.map((x) => x.toFixed(2)).join(', ');
+  return [`- Measured in a run of its own (\`BENCH_ONLY\`, merged with \`bench/merge.mjs\`), not with the other sections: ${r.at}, ${r.runs} rounds, Node ${r.node}, load average ${load(r.loadAvgBefore)} before it and ${load(r.loadAvgAfter)} after.`];
+}
+
 /** The Targets table of issue 14: each row is a same-run figure (a median over rounds) against its target. */
 export function targets(report) {
   const { toolCalls: calls, memory } = report;
@@ -60,6 +68,7 @@ function callTables(calls) {
     `| wispd / mcp-hub | ${r(calls.ratios.wispdHub.p50)} | ${r(calls.ratios.wispdHub.p99)} | ${r(calls.ratios.wispdHub.rate)} | ${r(calls.ratios.wispdHub.cpu)} |`,
     '',
     `- ${calls.note}.`,
+    ...separately(calls),
     '',
   ];
 }
@@ -80,6 +89,7 @@ function gatewayTable(g) {
     `| gateway / direct | ${r(g.ratios.gatewayDirect.p50)} | ${r(g.ratios.gatewayDirect.p99)} | ${r(g.ratios.gatewayDirect.rate)} |`,
     '',
     `- ${g.note}.`,
+    ...separately(g),
     '',
   ];
 }
@@ -98,6 +108,7 @@ function memoryTable(memory) {
     ),
     '',
     `- ${memory.note}.`,
+    ...separately(memory),
     `- Heap after a full GC, in a daemon run in-process with \`--expose-gc\` (bench/heap-check.mjs), after each block of ${memory.heap.block} approved calls: ${memory.heap.heapUsedAfterGc.map((b) => (b / 1048576).toFixed(1)).join(' / ')} MB. The first block fills the bounded histories (events, resolved approvals); "flat" means the heap grows by at most 0.5 MB over the blocks after it (here ${(memory.heap.growthAfterFirstBlock / 1048576).toFixed(2)} MB): RSS growth beyond that is V8 keeping the heap it grew while calls were in flight, not a leak.`,
     '',
   ];
@@ -146,6 +157,7 @@ export function markdown(report) {
       `| deltas per second | ${f(s.throughput.daemonPerSecond)} | ${f(s.throughput.directPerSecond)} | ${s.throughput.ratio.toFixed(2)} |`,
       '',
       `- ${s.note}.`,
+      ...separately(s),
       '',
     );
   }

@@ -1,5 +1,5 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitResultSchema, EmptyResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
 import type { Approval, ToolInfo, WispEvent } from '../core/index.js';
 import type { DaemonLink } from './link.js';
@@ -13,8 +13,13 @@ const MAX_SHOWN_ARGUMENTS = 8000;
 /** How long an elicitation may stay open in the client; the approval itself stays open in Wisp after it. */
 const ELICITATION_TIMEOUT_MS = 10 * 60_000;
 
-/** The approval requests of this gateway connection's calls already taken by one of them (one per approval). */
-export type Claimed = Set<string>;
+/** What the calls of one gateway connection share. */
+export interface Shared {
+  /** The approval requests already taken by one of them (one per approval). */
+  readonly claimed: Set<string>;
+  /** Whether any request was sent to the client yet (see spendIdZero). */
+  requestSent: boolean;
+}
 
 /**
  * What one tools/call does while the daemon waits for its approval: it finds the approval
@@ -35,7 +40,7 @@ export class ApprovalWatch {
     private readonly client: WispClient,
     private readonly tool: ToolInfo,
     private readonly extra: Extra,
-    private readonly claimed: Claimed,
+    private readonly shared: Shared,
     private readonly elicit: boolean,
   ) {
     this.unsubscribe = link.onEvent((event) => this.onEvent(event));
@@ -47,19 +52,19 @@ export class ApprovalWatch {
     this.unsubscribe();
     if (this.timer !== null) clearInterval(this.timer);
     this.elicitation?.abort();
-    if (this.approvalId !== null) this.claimed.delete(this.approvalId);
+    if (this.approvalId !== null) this.shared.claimed.delete(this.approvalId);
   }
 
   private onEvent(event: WispEvent): void {
     if (event.type === 'approval.requested') {
       const approval = event.approval;
-      if (this.approvalId !== null || this.claimed.has(approval.id) || !this.mine(approval)) return;
+      if (this.approvalId !== null || this.shared.claimed.has(approval.id) || !this.mine(approval)) return;
       this.approvalId = approval.id;
-      this.claimed.add(approval.id);
+      this.shared.claimed.add(approval.id);
       this.notify(`waiting for approval in Wisp (approval ${approval.id})`);
       if (this.elicit) void this.offer(approval);
     } else if (event.type === 'approval.resolved' && event.approval.id === this.approvalId) {
-      this.claimed.delete(event.approval.id);
+      this.shared.claimed.delete(event.approval.id);
       this.approvalId = null;
       this.elicitation?.abort();
       this.elicitation = null;
@@ -100,6 +105,7 @@ export class ApprovalWatch {
       shown,
       'The first answer wins, here or in Wisp.',
     ].join('\n');
+    this.spendIdZero();
     let answer;
     try {
       answer = await this.extra.sendRequest(
@@ -124,5 +130,17 @@ export class ApprovalWatch {
     if (controller.signal.aborted || (decision !== 'approve' && decision !== 'deny')) return;
     // Another client may have answered first: then this answer is refused (APPROVAL_NOT_PENDING) and ignored.
     await this.client.call('approvals.respond', { id: approval.id, decision }).catch(() => undefined);
+  }
+
+  /**
+   * The first request this connection sends to its client gets id 0, and the TypeScript SDK's
+   * clients drop a notifications/cancelled for id 0 (typescript-sdk#2283): an elicitation with
+   * that id could not be withdrawn when the approval is answered in Wisp. So the first request
+   * is a ping, on this call's stream; its answer is not waited for.
+   */
+  private spendIdZero(): void {
+    if (this.shared.requestSent) return;
+    this.shared.requestSent = true;
+    this.extra.sendRequest({ method: 'ping' }, EmptyResultSchema).catch(() => undefined);
   }
 }

@@ -12,12 +12,20 @@ export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 /** MCP sessions open at once; each is one connection to the daemon. */
 export const MAX_SESSIONS = 32;
 /**
- * A session with no request running, no open stream and none for this long is closed: most
- * clients (the SDK's Client.close() among them) never send DELETE, and would hold their
- * place until the gateway stops.
+ * By default, a session with no request running, no open stream and none for this long is
+ * closed (`--idle-timeout`): most clients (the SDK's Client.close() among them) never send
+ * DELETE, and would hold their place until the gateway stops.
  */
 export const IDLE_SESSION_MS = 10 * 60 * 1000;
+/** Idle sessions are looked for this often at most; more often for a short idle timeout, so one closes soon after its time. */
 const SWEEP_MS = 60 * 1000;
+
+export interface HttpOptions {
+  /** 0: a free port. */
+  readonly port: number;
+  /** How long a session with no request running and no open stream is kept; IDLE_SESSION_MS when not given. */
+  readonly idleSessionMs?: number;
+}
 export const MCP_PATH = '/mcp';
 
 export interface HttpGateway {
@@ -50,15 +58,15 @@ function track(session: Session, req: IncomingMessage, res: ServerResponse): voi
   });
 }
 
-/** Closes the sessions idle for IDLE_SESSION_MS; when still full, the least recently used one with no request running (a listening one last). */
-function makeRoom(sessions: Map<string, Session>, now: number): void {
+/** Closes the sessions idle for `idleMs`; when still full, the least recently used one with no request running (a listening one last). */
+function makeRoom(sessions: Map<string, Session>, now: number, idleMs: number): void {
   const drop = (id: string, session: Session): void => {
     // Out of the map at once (its onclose does it too), so the count below is true.
     sessions.delete(id);
     void session.transport.close().catch(() => undefined);
   };
   const idle = [...sessions].filter(([, s]) => s.busy === 0);
-  for (const [id, session] of idle) if (session.streams === 0 && now - session.lastUsed >= IDLE_SESSION_MS) drop(id, session);
+  for (const [id, session] of idle) if (session.streams === 0 && now - session.lastUsed >= idleMs) drop(id, session);
   if (sessions.size < MAX_SESSIONS) return;
   const victim = idle.filter(([id]) => sessions.has(id)).sort(([, a], [, b]) => Number(a.streams > 0) - Number(b.streams > 0) || a.lastUsed - b.lastUsed)[0];
   if (victim !== undefined) drop(...victim);
@@ -71,7 +79,7 @@ function makeRoom(sessions: Map<string, Session>, now: number): void {
  * when sent, must be ours too, and it must carry the bearer token made at start. Each MCP
  * session is its own connection to the daemon (its own client in events and the audit log).
  */
-export async function serveHttp(socket: string, options: GatewayOptions, port: number): Promise<HttpGateway> {
+export async function serveHttp(socket: string, options: GatewayOptions, { port, idleSessionMs = IDLE_SESSION_MS }: HttpOptions): Promise<HttpGateway> {
   const token = newSecret();
   const sessions = new Map<string, Session>();
   let hosts: ReadonlySet<string> = new Set();
@@ -101,7 +109,7 @@ export async function serveHttp(socket: string, options: GatewayOptions, port: n
     }
     if (sessionId !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
     if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no session: the first request must be initialize');
-    makeRoom(sessions, Date.now());
+    makeRoom(sessions, Date.now(), idleSessionMs);
     if (sessions.size >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once, all busy`);
     await openSession(req, res, body);
   };
@@ -130,7 +138,7 @@ export async function serveHttp(socket: string, options: GatewayOptions, port: n
     server.listen(port, '127.0.0.1', () => resolve());
   });
   // Idle sessions are also closed while no new client comes (each holds a daemon connection).
-  const sweep = setInterval(() => makeRoom(sessions, Date.now()), SWEEP_MS);
+  const sweep = setInterval(() => makeRoom(sessions, Date.now(), idleSessionMs), Math.min(SWEEP_MS, Math.ceil(idleSessionMs / 4)));
   sweep.unref();
   const bound = (server.address() as AddressInfo).port;
   hosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`]);

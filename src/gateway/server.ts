@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { packageVersion } from '../control/client.js';
 import { WispError, type WispEvent } from '../core/index.js';
-import { ApprovalWatch, type Claimed, type Extra } from './approval-watch.js';
+import { ApprovalWatch, type Extra, type Shared } from './approval-watch.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, type Catalog } from './catalog.js';
 import { CATALOG_EVENTS, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
@@ -39,7 +39,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   // McpServer for its transport handling; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
   const mcp = new McpServer({ name: 'wisp', title: 'Wisp', version: packageVersion() }, { capabilities: { tools: { listChanged: true } }, instructions: instructions(link) });
   const server = mcp.server;
-  const claimed: Claimed = new Set();
+  const shared: Shared = { claimed: new Set(), requestSent: false };
   let initialized = false;
   let shown: string | null = null;
 
@@ -102,7 +102,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     try {
       const elicit = options.approveInClient && server.getClientCapabilities()?.elicitation !== undefined;
-      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, claimed, elicit });
+      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit });
     } catch (error) {
       return failureResult(error);
     }
@@ -112,7 +112,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
 
 interface CallContext {
   readonly extra: Extra;
-  readonly claimed: Claimed;
+  readonly shared: Shared;
   readonly elicit: boolean;
 }
 
@@ -136,7 +136,7 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
   const tool = catalog.tools.find((t) => t.modelName === target);
   if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `no tool named ${JSON.stringify(target.slice(0, 64))} is offered by this server`);
   const client = await link.current();
-  const watch = new ApprovalWatch(link, client, tool, ctx.extra, ctx.claimed, ctx.elicit);
+  const watch = new ApprovalWatch(link, client, tool, ctx.extra, ctx.shared, ctx.elicit);
   // The client's notifications/cancelled aborts extra.signal: the daemon is asked to cancel (rpc.cancel), and says why.
   const cancel = new AbortController();
   const onCancel = (): void => cancel.abort('the MCP client cancelled the call');

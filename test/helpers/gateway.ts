@@ -1,9 +1,13 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, WispEvent } from '../../src/core/index.js';
 import { daemonEnv, wispctlBin } from './wispd.js';
+
+type ClientOptions = { capabilities?: ClientCapabilities; setup?: (client: Client) => void };
 
 /**
  * `wispctl mcp serve` as the official SDK's Client sees it: spawned over stdio from the built
@@ -21,7 +25,7 @@ export interface GatewayClient {
 export async function stdioGateway(
   socket: string,
   serveArgs: string[] = [],
-  options: { name?: string; capabilities?: ClientCapabilities; setup?: (client: Client) => void } = {},
+  options: ClientOptions & { name?: string } = {},
 ): Promise<GatewayClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -64,4 +68,68 @@ export async function human(socket: WispClient, decide: (approval: Approval) => 
   });
   await socket.call('events.subscribe', { types: ['approval.requested', 'approval.resolved'] });
   return { requested, resolved };
+}
+
+/** `wispctl mcp serve --http` running: what it printed, and SDK Clients for it over streamable HTTP. */
+export interface HttpGateway {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly url: URL;
+  readonly token: string;
+  readonly stderr: () => string;
+  /**
+   * An SDK Client connected with the token (or `bearer`). `listen: false`: a client that does not
+   * open the optional GET stream for server messages (the SDK Client does; the spec lets a
+   * client leave it out), so its session is only kept alive by its own requests.
+   */
+  connect(name: string, options?: ClientOptions & { bearer?: string; listen?: boolean }): Promise<Client>;
+  /** Ctrl-C, and its exit code. */
+  interrupt(): Promise<number | null>;
+}
+
+/** Starts `wispctl mcp serve --http ...serveArgs` on the daemon's socket; resolves once it printed its URL, token and note. */
+export async function httpGateway(socket: string, serveArgs: string[] = []): Promise<HttpGateway> {
+  const child = spawn(process.execPath, [wispctlBin, '--socket', socket, 'mcp', 'serve', '--http', ...serveArgs], { env: daemonEnv() });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const printed = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    // The URL and token on stdout, then the note on stderr.
+    const check = (): void => {
+      if (out.split('\n').length > 2 && stderr.includes('Ctrl-C stops it')) resolve(out);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      check();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      check();
+    });
+    void exited.then((code) => reject(new Error(`wispctl mcp serve --http exited ${String(code)}: ${stderr}`)));
+  });
+  const [first, second] = printed.split('\n');
+  const url = new URL(first ?? '');
+  const token = (second ?? '').replace(/^Authorization: Bearer /, '');
+  return {
+    child,
+    url,
+    token,
+    stderr: () => stderr,
+    connect: async (name, options = {}) => {
+      const client = new Client({ name, version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
+      options.setup?.(client);
+      const noGet: typeof fetch = (input, init) => (init?.method === 'GET' ? Promise.resolve(new Response(null, { status: 405 })) : fetch(input, init));
+      await client.connect(
+        new StreamableHTTPClientTransport(url, {
+          requestInit: { headers: { Authorization: `Bearer ${options.bearer ?? token}` } },
+          ...(options.listen === false ? { fetch: noGet } : {}),
+        }),
+      );
+      return client;
+    },
+    interrupt: async () => {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
 }

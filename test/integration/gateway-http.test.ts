@@ -1,14 +1,12 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import http from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, Service, WispEvent } from '../../src/core/index.js';
-import { human } from '../helpers/gateway.js';
+import { human, httpGateway, type HttpGateway } from '../helpers/gateway.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
-import { daemonEnv, killLeftovers, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
+import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Issue 16: `wispctl mcp serve --http` with the official SDK Client over streamable HTTP,
@@ -19,10 +17,9 @@ let daemon: RunningDaemon;
 let admin: WispClient;
 let log: EventLog;
 let files: Service;
-let gateway: ChildProcessWithoutNullStreams;
+let gateway: HttpGateway;
 let url: URL;
 let token: string;
-let stderr = '';
 let policy: (approval: Approval) => 'approve' | 'deny' | null = () => 'approve';
 
 type Requested = Extract<WispEvent, { type: 'approval.requested' }>;
@@ -31,10 +28,8 @@ function text(result: unknown): string {
   return (result as CallToolResult).content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
 }
 
-async function connectClient(name: string, bearer = token): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
-  return client;
+function connectClient(name: string, bearer = token): Promise<Client> {
+  return gateway.connect(name, { bearer });
 }
 
 /** One raw request to the gateway's port, with the headers given (Host included): its status. */
@@ -60,30 +55,12 @@ beforeAll(async () => {
   await human(await daemon.connect(), (approval) => policy(approval));
   await registerScenario(admin, 'files', ['--call-tools']);
   files = await activate(admin, 'files');
-  gateway = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve', '--http'], { env: daemonEnv() });
-  const printed = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    // The URL and token on stdout, then the note on stderr.
-    const check = (): void => {
-      if (out.split('\n').length > 2 && stderr.includes('Ctrl-C stops it')) resolve(out);
-    };
-    gateway.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      check();
-    });
-    gateway.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      check();
-    });
-    gateway.once('exit', (code) => reject(new Error(`wispctl mcp serve --http exited ${String(code)}: ${stderr}`)));
-  });
-  const [first, second] = printed.split('\n');
-  url = new URL(first ?? '');
-  token = (second ?? '').replace(/^Authorization: Bearer /, '');
+  gateway = await httpGateway(daemon.socket);
+  ({ url, token } = gateway);
 });
 
 afterAll(async () => {
-  gateway.kill('SIGKILL');
+  gateway.child.kill('SIGKILL');
   await admin.call('daemon.shutdown').catch(() => undefined);
   await daemon.exited;
   killLeftovers();
@@ -94,8 +71,8 @@ describe('wispctl mcp serve --http', () => {
   it('prints a loopback URL and a bearer token once', () => {
     expect(url.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(stderr).toContain('every request needs the bearer token above');
-    expect(stderr).not.toContain(token);
+    expect(gateway.stderr()).toContain('every request needs the bearer token above');
+    expect(gateway.stderr()).not.toContain(token);
   });
 
   it('lists and calls (approved from a second socket connection, denied) with the SDK Client over streamable HTTP', async () => {
@@ -173,9 +150,7 @@ describe('wispctl mcp serve --http', () => {
   }, 120_000);
 
   it('stops on Ctrl-C: exit 130', async () => {
-    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
-    gateway.kill('SIGINT');
-    expect(await exited).toBe(130);
-    expect(stderr).toContain('MCP gateway stopped');
+    expect(await gateway.interrupt()).toBe(130);
+    expect(gateway.stderr()).toContain('MCP gateway stopped');
   });
 });

@@ -19,7 +19,9 @@ until the daemon is started (wispctl daemon start); it reconnects by itself.
 
 With --http it serves streamable HTTP on 127.0.0.1 only instead, and prints the URL and a
 bearer token once: every request needs the token, and its Host must be the loopback
-address (a web page's request, with another Origin, is refused). Ctrl-C stops it.
+address (a web page's request, with another Origin, is refused). Ctrl-C stops it. A session
+with no request running and no stream open for --idle-timeout seconds (default 600) is
+closed: its client's next request gets 404 (session not found) and must initialize again.
 `;
 
 interface ServeOptions {
@@ -27,7 +29,11 @@ interface ServeOptions {
   http?: boolean;
   port?: number;
   approveInClient?: boolean;
+  idleTimeout?: number;
 }
+
+/** The longest --idle-timeout: a day. */
+const MAX_IDLE_TIMEOUT_S = 86_400;
 
 /** wispctl mcp serve: the MCP gateway (src/gateway, loaded only by this command). */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -37,6 +43,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .option('--services <names>', 'only the tools of these services (comma-separated names)')
     .option('--http', 'serve streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and a bearer token')
     .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
+    .option('--idle-timeout <seconds>', `with --http: close a session idle this long (no request running, no stream open); 1-${MAX_IDLE_TIMEOUT_S}, default 600`, (v) => parseIdleTimeout(v))
     .option('--approve-in-client', 'also offer each approval to the calling client (MCP elicitation), when it supports that; the first answer wins')
     .addHelpText('after', HELP)
     .action((opts: ServeOptions) => serve(ctx, opts));
@@ -48,6 +55,12 @@ function parsePort(value: string): number {
   return port;
 }
 
+function parseIdleTimeout(value: string): number {
+  const seconds = parseNonNegative(value, '--idle-timeout');
+  if (seconds < 1 || seconds > MAX_IDLE_TIMEOUT_S) throw new WispError('INVALID_PARAMS', `--idle-timeout must be between 1 and ${MAX_IDLE_TIMEOUT_S} seconds`);
+  return seconds;
+}
+
 function parseServices(value: string | undefined): ReadonlySet<string> | null {
   if (value === undefined) return null;
   const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
@@ -57,6 +70,7 @@ function parseServices(value: string | undefined): ReadonlySet<string> | null {
 
 async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
   if (opts.port !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--port goes with --http');
+  if (opts.idleTimeout !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--idle-timeout goes with --http');
   const options = { services: parseServices(opts.services), approveInClient: opts.approveInClient === true };
   // Loaded here, so that no other command pays for the MCP SDK.
   const gateway = await import('../../gateway/index.js');
@@ -65,7 +79,10 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
     await gateway.serveStdio(ctx.paths().socket, options);
     return;
   }
-  const served = await gateway.serveHttp(ctx.paths().socket, options, opts.port ?? 0);
+  const served = await gateway.serveHttp(ctx.paths().socket, options, {
+    port: opts.port ?? 0,
+    ...(opts.idleTimeout !== undefined ? { idleSessionMs: opts.idleTimeout * 1000 } : {}),
+  });
   ctx.print({ url: served.url, token: served.token }, () => `${served.url}\nAuthorization: Bearer ${served.token}`);
   ctx.io.err(`MCP gateway on ${served.url} for ${ctx.paths().socket}: every request needs the bearer token above (shown once). Ctrl-C stops it.`);
   await new Promise<void>((resolve) => {

@@ -3,8 +3,9 @@ import { WispError, exitStatusFor } from '../../core/index.js';
 import { parseArgsJson, parseNonNegative, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { documentSubcommand } from '../output.js';
+import { allTools } from '../pages.js';
 import { servicesWideTable } from '../render/wide.js';
-import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
+import { describeService, heldNote, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as connectClient from './connect-client.js';
 import * as env from './env.js';
 import { registerAdd, warnShellLine } from './mcp-add.js';
@@ -147,7 +148,9 @@ function registerLifecycle(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.refreshTools', ref(name));
-        ctx.print(service, () => stateLine(service));
+        // A refresh that found changed or new tools holds them: say so at once, as `mcp tools` does.
+        const held = service.connection.status === 'active' ? (await allTools(client, service.id)).filter((t) => t.pin !== 'trusted') : [];
+        ctx.print(service, () => (held.length > 0 ? `${stateLine(service)}\n${heldNote(held)}` : stateLine(service)));
         if (service.connection.status === 'failed') process.exitCode = exitStatusFor(service.connection.code);
       }),
     );

@@ -127,9 +127,13 @@ export function toolsTable(tools: readonly ToolInfo[]): string {
       oneLine(t.description, 60),
     ]),
   );
-  if (held.length === 0) return listed;
+  return held.length === 0 ? listed : `${listed}\n\n${heldNote(held)}`;
+}
+
+/** How many of these tools are held, and the command that reviews them. */
+export function heldNote(held: readonly ToolInfo[]): string {
   const services = [...new Set(held.map((t) => t.serviceName))];
-  return `${listed}\n\n${held.length} held tool${held.length === 1 ? '' : 's'} (changed or added since trusted; not callable): review with ${services.map((n) => `wispctl mcp review ${showArg(n)}`).join(', ')}`;
+  return `${held.length} held tool${held.length === 1 ? '' : 's'} (changed or added since trusted; not callable): review with ${services.map((n) => `wispctl mcp review ${showArg(n)}`).join(', ')}`;
 }
 
 export function toolResultText(result: Result<'tools.call'>): string {
