@@ -126,6 +126,7 @@ export function keychainAdvice(error) {
 
 /** Before carrying saved variables over to an edited program: which values go to what (wispctl's carryOverText). */
 export function carryOverText(service) {
+  if (service.transport !== 'stdio') return `${service.headers.map((h) => h.name).join(', ')} will be sent to: ${service.url ?? ''}`;
   return `${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].join(' ')} (cwd ${service.cwd ?? 'daemon default'})`;
 }
 

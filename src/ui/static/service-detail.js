@@ -68,7 +68,7 @@ function TrustView({ service: live, onClose }) {
     ${rebind
       ? html`<div class="rebind" role="group" aria-label="carry the saved values over">
           <p>${carryOverText(service)}</p>
-          <button type="button" disabled=${busy} onClick=${carryOver}>Let the saved values go to this program, and start it</button>
+          <button type="button" disabled=${busy} onClick=${carryOver}>${remote ? 'Send the saved header values to this URL, and connect' : 'Let the saved values go to this program, and start it'}</button>
         </div>`
       : null}
     <div class="actions">

@@ -125,15 +125,22 @@ function changes(service, fields) {
     if (fields.command !== service.command) set.command = fields.command;
     if (JSON.stringify(fields.args) !== JSON.stringify(service.args)) set.args = fields.args;
     if (fields.cwd !== (service.cwd ?? '')) set.cwd = fields.cwd === '' ? null : fields.cwd;
-  }
+  } else if (fields.url !== (service.url ?? '')) set.url = fields.url;
   const timeout = fields.timeout === '' ? null : Number(fields.timeout);
   if (timeout !== service.timeoutMs) set.timeoutMs = timeout;
   return set;
 }
 
+/** What a new URL costs: a new trust, the login forgotten, the header values held back. */
+function RemoteEditNote({ service }) {
+  const headers = service.headers.map((h) => h.name).join(', ');
+  return html`<p class="note">A new URL is a new server: its tools are reviewed afresh${service.oauth?.enabled === true ? ', and the saved OAuth login is forgotten (log in again)' : ''}.${headers !== ''
+    ? ` The saved values of its headers (${headers}) are not sent to the new URL until you let them when you trust it, or set them again below.` : ''}</p>`;
+}
+
 /** An edit, bound to the version shown: an edit elsewhere in between is refused (VERSION_CONFLICT). */
 export function EditForm({ service, onDone }) {
-  const [fields, setFields] = useState({ name: service.name, command: service.command, args: service.args, cwd: service.cwd ?? '', timeout: service.timeoutMs === null ? '' : String(service.timeoutMs) });
+  const [fields, setFields] = useState({ name: service.name, command: service.command, args: service.args, cwd: service.cwd ?? '', url: service.url ?? '', timeout: service.timeoutMs === null ? '' : String(service.timeoutMs) });
   const field = (key) => (e) => setFields({ ...fields, [key]: e.currentTarget.value });
   const form = useSubmit(async () => {
     const problem = cwdProblem(fields.cwd);
@@ -152,7 +159,8 @@ export function EditForm({ service, onDone }) {
       ? html`<label>Command <input name="command" required value=${fields.command} onInput=${field('command')} /></label>
           <${ArgsEditor} args=${fields.args} setArgs=${(args) => setFields({ ...fields, args })} />
           <label>Working directory (absolute; empty: the daemon's default) <input name="cwd" value=${fields.cwd} onInput=${field('cwd')} /></label>`
-      : html`<p class="note">The URL of a remote server cannot be edited: remove it and add it again.</p>`}
+      : html`<label>URL (http or https) <input name="url" type="url" required value=${fields.url} onInput=${field('url')} /></label>
+          <${RemoteEditNote} service=${service} />`}
     <label>Timeout in ms (empty: the default, 10000) <input name="timeout" inputmode="numeric" pattern="[0-9]*" value=${fields.timeout} onInput=${field('timeout')} /></label>
     ${form.error !== null ? html`<p class="error" role="alert">${form.error}</p>` : null}
     <div class="actions"><button type="submit" disabled=${form.busy}>Save</button> <button type="button" onClick=${() => onDone()}>Cancel</button></div>
