@@ -150,6 +150,9 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: requests for input (eli
     const message = await form.card.getByRole('group', { name: 'the server\'s message, not verified' }).innerText();
     expect(message).toContain('<img src=x onerror="document.title=\'pwned\'">');
     expect(message).toContain('<a href="javascript:alert(1)">click</a>');
+    // Terminal escapes are shown, not passed on: ESC as its escape.
+    expect(message).toContain('\\x1b[31m red \\x1b[0m');
+    expect(await form.card.locator('.field-about').innerText()).toBe('<script>alert(1)</script>\\x1b[2J\\x1b]0;owned\\x07');
     const token = form.card.getByLabel(/^Token <img src=x onerror=/);
     expect(await form.card.getByText('<script>alert(1)</script>', { exact: false }).count()).toBe(1);
     expect(await form.card.locator('option').allInnerTexts()).toEqual(['(none)', 'Safe <img src=x onerror="document.title=\'pwned\'">', '<b>Fast</b>']);
