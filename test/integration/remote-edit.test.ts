@@ -125,4 +125,17 @@ describe('editing a remote service\'s url', () => {
     expect(bad.stderr).toContain('must be an http:// or https:// URL without spaces');
     expect((await current('remote')).configVersion).toBe(before.configVersion + 1);
   });
+
+  it('holds a header value back from a new URL until the carry-over is confirmed (wispctl mcp env carry-over)', async () => {
+    const service = await current('remote');
+    await client.call('services.setHeaders', { id: service.id, mode: 'upsert', headers: [{ name: 'X-Team', value: 'team-value-3301', storage: 'session' }] });
+    const { service: moved } = await client.call('services.update', { id: service.id, set: { url: newServer.url } });
+    await expect(client.call('services.activate', { id: moved.id, configVersion: moved.configVersion })).rejects.toMatchObject({ code: 'SECRET_BINDING_CHANGED' });
+    const carried = await runWispctl(['--socket', daemon.socket, 'mcp', 'env', 'carry-over', 'remote', '--yes']);
+    expect(carried.code).toBe(0);
+    expect(carried.stderr).toContain(`X-Team will be sent to: ${newServer.url}`);
+    expect(carried.stderr).not.toContain('team-value-3301');
+    const { service: after } = await client.call('services.activate', { id: moved.id, configVersion: moved.configVersion });
+    expect(after.connection).toMatchObject({ status: 'needs_auth' });
+  });
 });
