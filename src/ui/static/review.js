@@ -4,9 +4,9 @@
 // name, description and schema here is the server's: text only.
 import { html, useState } from './vendor/preact-htm.js';
 import { errorText, pretty, visible } from './format.js';
-import { call } from './store.js';
+import { PanelError, call } from './store.js';
 
-async function loadReview(serviceId) {
+async function loadReview(serviceId, tries = 3) {
   let cursor = null;
   let first = null;
   const tools = [];
@@ -14,7 +14,10 @@ async function loadReview(serviceId) {
     const page = await call('tools.review', { serviceId, ...(cursor !== null ? { cursor } : {}) });
     first ??= page;
     // A page from a newer list than the first: the review is no longer one version; start again.
-    if (page.toolListVersion !== first.toolListVersion) return loadReview(serviceId);
+    if (page.toolListVersion !== first.toolListVersion) {
+      if (tries <= 1) throw new PanelError({ code: 'APPROVAL_STALE', message: 'the tool list kept changing while it was read: review again' });
+      return loadReview(serviceId, tries - 1);
+    }
     tools.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor !== null);
