@@ -178,4 +178,34 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Services, adding remote
     expect(await pageText()).not.toContain(TOKEN);
     expect(s.dialogs).toEqual([]);
   });
+
+  it('replaces a remote server\'s headers from its edit form: new names, values typed again, bound to its URL', async () => {
+    const { page } = s;
+    const detail = page.locator('section.detail');
+    await detail.getByRole('button', { name: 'Edit…' }).click();
+    const form = page.getByRole('form', { name: 'Edit remote' });
+    await form.getByRole('button', { name: 'Replace its headers (names and values)…' }).click();
+    expect(await form.getByLabel('header 1 name').inputValue()).toBe('Authorization');
+    expect(await form.getByLabel('header 1 value').inputValue()).toBe('');
+    await form.getByRole('button', { name: 'Add a header' }).click();
+    await form.getByLabel('header 2 name').fill('X-Team');
+    await form.getByLabel('header 2 value').fill('blue');
+    await form.getByRole('button', { name: 'Save' }).click();
+    expect(await form.getByRole('alert').innerText()).toContain('enter the value of Authorization');
+    await form.getByLabel('header 1 value').fill(`Bearer ${TOKEN}`);
+    await form.getByLabel(/this run only/).check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await detail.getByRole('region', { name: /^Headers/ }).getByText('X-Team (session)').waitFor();
+    expect((await s.client.call('services.get', { name: 'remote' })).service.headers).toEqual([
+      { name: 'Authorization', storage: 'session' },
+      { name: 'X-Team', storage: 'session' },
+    ]);
+    await expect.poll(() => stateOf('remote'), { timeout: 20_000 }).toBe('disabled');
+    // Set for this URL: they go to it without a carry-over.
+    await detail.getByRole('button', { name: 'Trust and activate…' }).click();
+    await page.getByRole('region', { name: 'Trust and activate remote' }).getByRole('button', { name: 'Trust and connect to remote' }).click();
+    await expect.poll(() => stateOf('remote'), { timeout: 20_000 }).toBe('active');
+    expect(await pageText()).not.toContain(TOKEN);
+    expect(s.dialogs).toEqual([]);
+  });
 });
