@@ -126,12 +126,14 @@ export class ServiceRegistry {
   /**
    * Edits a service. `change` may be a function of the current configuration: it runs in
    * the write queue (so it sees every earlier write, even pipelined ones) and may do work
-   * that must happen before the commit, such as saving secret values.
+   * that must happen before the commit, such as saving secret values. `beforeCommit` runs
+   * after every check, just before the write, and can veto it by throwing.
    */
   update(
     ref: ServiceRef,
     change: UpdateInput | ((current: StoredService) => Promise<UpdateInput>),
     expectedVersion?: number,
+    beforeCommit?: (current: StoredService, next: StoredService) => Promise<void>,
   ): Promise<StoredService> {
     return this.serialize(async () => {
       const current = this.find(ref);
@@ -176,6 +178,7 @@ export class ServiceRegistry {
         configVersion: current.configVersion + 1,
         updatedAt: this.now().toISOString(),
       };
+      await beforeCommit?.(current, next);
       await this.commit(this.services.map((service) => (service.id === current.id ? next : service)));
       this.onChange({ kind: 'service.updated', service: next });
       return next;

@@ -41,6 +41,10 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'sessions.send',
   'sessions.cancel',
   'sessions.delete',
+  'elicitations.list',
+  'elicitations.respond',
+  'tools.review',
+  'tools.accept',
 ]);
 
 /** Largest request body: the biggest thing a page sends is a registration (256 args). */

@@ -14,6 +14,8 @@ export const PANEL_EVENT_TYPES = [
   'tools.accepted',
   'approval.requested',
   'approval.resolved',
+  'elicitation.requested',
+  'elicitation.resolved',
   'tool.call.started',
   'tool.call.finished',
   'tool.call.failed',

@@ -18,15 +18,18 @@ const SECRET = 'value-never-shown-8823';
 describe.skipIf(chromiumPath === undefined)('wispctl ui: Services, adding remote servers, editing, secrets', { timeout: 60_000 }, () => {
   let s: PanelSession;
   let remote: HttpFixture;
+  let moved: HttpFixture;
 
   beforeAll(async () => {
     remote = await startHttpServer({ token: TOKEN });
+    moved = await startHttpServer({ token: TOKEN });
     s = await openPanelSession(chromiumPath ?? '');
   }, 60_000);
 
   afterAll(async () => {
     await s.close();
     await remote.close();
+    await moved.close();
   });
 
   /** Everything the page holds as text, inputs' values included: a secret must be in none of it. */
@@ -131,6 +134,78 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Services, adding remote
     await rebind.getByRole('button', { name: 'Let the saved values go to this program, and start it' }).click();
     await expect.poll(() => stateOf('vars'), { timeout: 20_000 }).toBe('active');
     expect(await page.locator('tr[data-service="vars"] [data-cell="tools"]').textContent()).toBe('4');
+    expect(s.dialogs).toEqual([]);
+  });
+
+  it('edits a remote server\'s URL: a bad one is refused with nothing changed; a new one disables it, and its header goes there only once allowed', async () => {
+    const { page } = s;
+    await page.locator('tr[data-service="remote"]').getByRole('button', { name: 'remote' }).click();
+    const detail = page.locator('section.detail');
+    await detail.getByRole('heading', { name: 'remote' }).waitFor();
+    const before = (await s.client.call('services.get', { name: 'remote' })).service;
+    expect(before.connection.status).toBe('active');
+    await detail.getByRole('button', { name: 'Edit…' }).click();
+    const form = page.getByRole('form', { name: 'Edit remote' });
+    const note = await form.innerText();
+    expect(note).toContain('A new URL is a new server: its tools are reviewed afresh.');
+    expect(note).toContain('The saved values of its headers (Authorization) are not sent to the new URL until you let them');
+    await form.getByLabel(/^URL/).fill('ftp://example.com/mcp');
+    await form.getByRole('button', { name: 'Save' }).click();
+    expect(await form.getByRole('alert').innerText()).toContain('must be an http:// or https:// URL without spaces');
+    expect((await s.client.call('services.get', { name: 'remote' })).service).toMatchObject({ url: remote.url, configVersion: before.configVersion, connection: { status: 'active' } });
+
+    await form.getByLabel(/^URL/).fill(moved.url);
+    await s.shot('services-edit-url');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => stateOf('remote'), { timeout: 20_000 }).toBe('disabled');
+    await detail.getByText(moved.url).waitFor();
+    expect((await s.client.call('services.get', { name: 'remote' })).service.configVersion).toBe(before.configVersion + 1);
+
+    const oldRequests = remote.requests;
+    await detail.getByRole('button', { name: 'Trust and activate…' }).click();
+    const trust = page.getByRole('region', { name: 'Trust and activate remote' });
+    expect(await trust.innerText()).toContain(moved.url);
+    await trust.getByRole('button', { name: 'Trust and connect to remote' }).click();
+    const rebind = trust.getByRole('group', { name: 'carry the saved values over' });
+    await rebind.waitFor();
+    expect(await trust.getByRole('alert').first().innerText()).toContain('SECRET_BINDING_CHANGED');
+    expect(moved.requests).toBe(0);
+    expect(await rebind.innerText()).toContain(`Authorization will be sent to: ${moved.url}`);
+    await rebind.getByRole('button', { name: 'Send the saved header values to this URL, and connect' }).click();
+    await expect.poll(() => stateOf('remote'), { timeout: 20_000 }).toBe('active');
+    expect(moved.requests).toBeGreaterThan(0);
+    expect(remote.requests).toBe(oldRequests);
+    expect(await pageText()).not.toContain(TOKEN);
+    expect(s.dialogs).toEqual([]);
+  });
+
+  it('replaces a remote server\'s headers from its edit form: new names, values typed again, bound to its URL', async () => {
+    const { page } = s;
+    const detail = page.locator('section.detail');
+    await detail.getByRole('button', { name: 'Edit…' }).click();
+    const form = page.getByRole('form', { name: 'Edit remote' });
+    await form.getByRole('button', { name: 'Replace its headers (names and values)…' }).click();
+    expect(await form.getByLabel('header 1 name').inputValue()).toBe('Authorization');
+    expect(await form.getByLabel('header 1 value').inputValue()).toBe('');
+    await form.getByRole('button', { name: 'Add a header' }).click();
+    await form.getByLabel('header 2 name').fill('X-Team');
+    await form.getByLabel('header 2 value').fill('blue');
+    await form.getByRole('button', { name: 'Save' }).click();
+    expect(await form.getByRole('alert').innerText()).toContain('enter the value of Authorization');
+    await form.getByLabel('header 1 value').fill(`Bearer ${TOKEN}`);
+    await form.getByLabel(/this run only/).check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await detail.getByRole('region', { name: /^Headers/ }).getByText('X-Team (session)').waitFor();
+    expect((await s.client.call('services.get', { name: 'remote' })).service.headers).toEqual([
+      { name: 'Authorization', storage: 'session' },
+      { name: 'X-Team', storage: 'session' },
+    ]);
+    await expect.poll(() => stateOf('remote'), { timeout: 20_000 }).toBe('disabled');
+    // Set for this URL: they go to it without a carry-over.
+    await detail.getByRole('button', { name: 'Trust and activate…' }).click();
+    await page.getByRole('region', { name: 'Trust and activate remote' }).getByRole('button', { name: 'Trust and connect to remote' }).click();
+    await expect.poll(() => stateOf('remote'), { timeout: 20_000 }).toBe('active');
+    expect(await pageText()).not.toContain(TOKEN);
     expect(s.dialogs).toEqual([]);
   });
 });

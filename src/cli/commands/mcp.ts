@@ -16,8 +16,8 @@ import * as serve from './mcp-serve.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
-type EditOptions = { name?: string; argsJson?: string; cwd?: string | false; timeoutMs?: number };
-type ServiceChange = { name?: string; command?: string; args?: string[]; cwd?: string | null; timeoutMs?: number | null };
+type EditOptions = { name?: string; argsJson?: string; cwd?: string | false; timeoutMs?: number; url?: string };
+type ServiceChange = { name?: string; command?: string; args?: string[]; cwd?: string | null; timeoutMs?: number | null; url?: string };
 
 /** wispctl mcp ...: registering, trusting and running MCP servers (tools, env and sources in their own files). */
 export function register(program: Command, ctx: CliContext): void {
@@ -75,6 +75,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .option('--args-json <json>', 'new arguments as a JSON array of strings')
     .option('--cwd <dir>', 'new absolute working directory')
     .option('--no-cwd', 'clear the working directory')
+    .option('--url <url>', 'a remote service\'s new URL (its saved OAuth login is forgotten)')
     .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (a progress notification from the server starts it again); 100-600000; 0 restores the default', (v) => parseNonNegative(v, '--timeout-ms'))
     .action((name: string, command: string | undefined, args: string[], opts: EditOptions) =>
       ctx.withClient(async (client) => {
@@ -103,6 +104,7 @@ function serviceChange(command: string | undefined, args: string[], opts: EditOp
   const set: ServiceChange = {};
   if (opts.timeoutMs !== undefined) set.timeoutMs = opts.timeoutMs === 0 ? null : opts.timeoutMs;
   if (opts.name !== undefined) set.name = opts.name;
+  if (opts.url !== undefined) set.url = opts.url;
   if (command !== undefined) {
     set.command = command;
     set.args = args;
@@ -110,7 +112,7 @@ function serviceChange(command: string | undefined, args: string[], opts: EditOp
   if (opts.argsJson !== undefined) set.args = parseArgsJson(opts.argsJson, command !== undefined ? args : []);
   if (opts.cwd === false) set.cwd = null;
   else if (opts.cwd !== undefined) set.cwd = opts.cwd;
-  if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --cwd, --no-cwd, --timeout-ms, --args-json or -- COMMAND [ARGS...]');
+  if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --url, --cwd, --no-cwd, --timeout-ms, --args-json or -- COMMAND [ARGS...]');
   return set;
 }
 

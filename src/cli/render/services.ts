@@ -185,6 +185,8 @@ export function variablesText(env: Service['env']): string {
 
 /** Before `env carry-over` asks: which values would go to which program. */
 export function carryOverText(service: Service): string {
+  // A remote service's saved values are its header values, bound to its URL.
+  if (service.transport !== 'stdio') return `${clean(service.headers.map((h) => h.name).join(', '))} will be sent to: ${clean(service.url ?? '')}`;
   return `${clean(service.env.map((v) => v.name).join(', '))} will be given to: ${[service.command, ...service.args].map(showArg).join(' ')} (cwd ${service.cwd !== null ? showArg(service.cwd) : 'daemon default'})`;
 }
 

@@ -2470,7 +2470,7 @@ return errors === 0;
 }
 
 export const check_services_update = validate21;
-const schema22 = {"additionalProperties":false,"type":"object","required":["set"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"configVersion":{"minimum":1,"description":"The version the caller looked at.","type":"integer"},"set":{"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.","type":"string"},"command":{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"Executable: an absolute path, or a bare name looked up on the daemon's PATH at activation. Never shell text.","type":"string"},"args":{"maxItems":256,"description":"Arguments passed to the program item by item; no shell ever parses them.","type":"array","items":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"}},"cwd":{"description":"null clears it.","anyOf":[{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"Absolute working directory (a relative one is refused with INVALID_CONFIG). It is not a sandbox.","type":"string"},{"type":"null"}]},"timeoutMs":{"description":"null restores the default.","anyOf":[{"minimum":100,"maximum":600000,"description":"Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.","type":"integer"},{"type":"null"}]}}}}};
+const schema22 = {"additionalProperties":false,"type":"object","required":["set"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"configVersion":{"minimum":1,"description":"The version the caller looked at.","type":"integer"},"set":{"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"Unique; 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.","type":"string"},"command":{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"Executable: an absolute path, or a bare name looked up on the daemon's PATH at activation. Never shell text.","type":"string"},"args":{"maxItems":256,"description":"Arguments passed to the program item by item; no shell ever parses them.","type":"array","items":{"maxLength":4096,"pattern":"^[^\\u0000]*$","type":"string"}},"cwd":{"description":"null clears it.","anyOf":[{"minLength":1,"maxLength":4096,"pattern":"^[^\\u0000]*$","description":"Absolute working directory (a relative one is refused with INVALID_CONFIG). It is not a sandbox.","type":"string"},{"type":"null"}]},"timeoutMs":{"description":"null restores the default.","anyOf":[{"minimum":100,"maximum":600000,"description":"Per-service timeout in ms: initialize + discovery together, and each tool call (a progress notification from the server starts its wait again, within the 10-minute cap on any call). Default 10000.","type":"integer"},{"type":"null"}]},"url":{"pattern":"^https?://[^\\s]+$","maxLength":4096,"description":"A remote (http or sse) service's URL; refused for a stdio service (INVALID_CONFIG).","type":"string"}}}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2607,7 +2607,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key1 in data3){
-if(!(((((key1 === "name") || (key1 === "command")) || (key1 === "args")) || (key1 === "cwd")) || (key1 === "timeoutMs"))){
+if(!((((((key1 === "name") || (key1 === "command")) || (key1 === "args")) || (key1 === "cwd")) || (key1 === "timeoutMs")) || (key1 === "url"))){
 const err11 = {instancePath:instancePath+"/set",schemaPath:"#/properties/set/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -2911,9 +2911,11 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/set",schemaPath:"#/properties/set/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.url !== undefined){
+let data10 = data3.url;
+if(typeof data10 === "string"){
+if(func3(data10) > 4096){
+const err34 = {instancePath:instancePath+"/set/url",schemaPath:"#/properties/set/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2922,15 +2924,48 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-}
-else {
-const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern5.test(data10)){
+const err35 = {instancePath:instancePath+"/set/url",schemaPath:"#/properties/set/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/set/url",schemaPath:"#/properties/set/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/set",schemaPath:"#/properties/set/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -3076,7 +3111,7 @@ return errors === 0;
 
 export const check_services_setEnv = validate24;
 const schema25 = {"additionalProperties":false,"type":"object","required":["variables","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"variables":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
-const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern16 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3256,7 +3291,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern15.test(data4)){
+if(!pattern16.test(data4)){
 const err15 = {instancePath:instancePath+"/variables/" + i0+"/name",schemaPath:"#/properties/variables/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -3502,8 +3537,8 @@ return errors === 0;
 
 export const check_services_setHeaders = validate25;
 const schema26 = {"additionalProperties":false,"type":"object","required":["headers","mode"],"properties":{"id":{"minLength":1,"maxLength":128,"description":"Service id. Give id or name, not both.","type":"string"},"name":{"minLength":1,"maxLength":128,"description":"Service name. Give id or name, not both.","type":"string"},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","value","storage"],"properties":{"name":{"pattern":"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$","maxLength":128,"type":"string"},"value":{"maxLength":32768,"pattern":"^[^\\u0000\\r\\n]*$","type":"string"},"storage":{"description":"keychain: the OS keychain; session: memory only, gone when the daemon stops.","anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"mode":{"anyOf":[{"const":"replace","type":"string"},{"const":"upsert","type":"string"}]}}};
-const pattern17 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
-const pattern18 = new RegExp("^[^\\u0000\\r\\n]*$", "u");
+const pattern18 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$", "u");
+const pattern19 = new RegExp("^[^\\u0000\\r\\n]*$", "u");
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3683,7 +3718,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern17.test(data4)){
+if(!pattern18.test(data4)){
 const err15 = {instancePath:instancePath+"/headers/" + i0+"/name",schemaPath:"#/properties/headers/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"},message:"must match pattern \""+"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -3718,7 +3753,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern18.test(data5)){
+if(!pattern19.test(data5)){
 const err18 = {instancePath:instancePath+"/headers/" + i0+"/value",schemaPath:"#/properties/headers/items/properties/value/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000\\r\\n]*$"},message:"must match pattern \""+"^[^\\u0000\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -4519,7 +4554,7 @@ return errors === 0;
 
 export const check_tools_list = validate31;
 const schema32 = {"additionalProperties":false,"type":"object","properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"cursor":{"pattern":"^(0|[1-9][0-9]{0,5})$","type":"string"}}};
-const pattern19 = new RegExp("^(0|[1-9][0-9]{0,5})$", "u");
+const pattern20 = new RegExp("^(0|[1-9][0-9]{0,5})$", "u");
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4575,7 +4610,7 @@ errors++;
 if(data.cursor !== undefined){
 let data1 = data.cursor;
 if(typeof data1 === "string"){
-if(!pattern19.test(data1)){
+if(!pattern20.test(data1)){
 const err4 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,5})$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -4778,7 +4813,7 @@ return errors === 0;
 
 export const check_approvals_list = validate33;
 const schema34 = {"additionalProperties":false,"type":"object","properties":{"all":{"type":"boolean"},"cursor":{"pattern":"^[0-9]{1,15}$","description":"The nextCursor of the previous page.","type":"string"},"limit":{"minimum":1,"maximum":256,"type":"integer"}}};
-const pattern20 = new RegExp("^[0-9]{1,15}$", "u");
+const pattern21 = new RegExp("^[0-9]{1,15}$", "u");
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4811,7 +4846,7 @@ errors++;
 if(data.cursor !== undefined){
 let data1 = data.cursor;
 if(typeof data1 === "string"){
-if(!pattern20.test(data1)){
+if(!pattern21.test(data1)){
 const err2 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,15}$"},message:"must match pattern \""+"^[0-9]{1,15}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -5048,7 +5083,7 @@ return errors === 0;
 
 export const check_client_identify = validate35;
 const schema36 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$","description":"Letters, digits and . _ : @ + - (no spaces), at most 64.","type":"string"}}};
-const pattern21 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:@+-]*$", "u");
+const pattern22 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._:@+-]*$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5099,7 +5134,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern21.test(data0)){
+if(!pattern22.test(data0)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:@+-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:@+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -5767,7 +5802,7 @@ return errors === 0;
 
 export const check_model_setSettings = validate44;
 const schema45 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"baseUrl":{"pattern":"^https?://","maxLength":2048,"type":"string"},"model":{"minLength":1,"maxLength":200,"type":"string"},"firstByteTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"idleTimeoutMs":{"minimum":100,"maximum":600000,"type":"integer"},"maxRetries":{"minimum":0,"maximum":5,"type":"integer"},"deferToolsAbove":{"minimum":0,"maximum":128,"type":"integer"}}};
-const pattern23 = new RegExp("^https?://", "u");
+const pattern24 = new RegExp("^https?://", "u");
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5808,7 +5843,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern23.test(data0)){
+if(!pattern24.test(data0)){
 const err3 = {instancePath:instancePath+"/baseUrl",schemaPath:"#/properties/baseUrl/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -6415,7 +6450,7 @@ return errors === 0;
 
 export const check_installs_start = validate47;
 const schema48 = {"additionalProperties":false,"type":"object","required":["planDigest"],"properties":{"planDigest":{"pattern":"^[0-9a-f]{32}$","description":"A plan digest (32 hex characters).","type":"string"}}};
-const pattern26 = new RegExp("^[0-9a-f]{32}$", "u");
+const pattern27 = new RegExp("^[0-9a-f]{32}$", "u");
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6446,7 +6481,7 @@ errors++;
 if(data.planDigest !== undefined){
 let data0 = data.planDigest;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err2 = {instancePath:instancePath+"/planDigest",schemaPath:"#/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -6547,7 +6582,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -6616,7 +6651,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -6685,7 +6720,7 @@ errors++;
 if(data.digest !== undefined){
 let data0 = data.digest;
 if(typeof data0 === "string"){
-if(!pattern26.test(data0)){
+if(!pattern27.test(data0)){
 const err2 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -6756,7 +6791,7 @@ return errors === 0;
 
 export const check_installs_setSettings = validate53;
 const schema54 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"runtimeDirs":{"minItems":1,"maxItems":16,"type":"array","items":{"pattern":"^/","maxLength":1024,"type":"string"}},"registry":{"anyOf":[{"pattern":"^https?://","maxLength":2048,"type":"string"},{"type":"null"}]},"caFile":{"anyOf":[{"pattern":"^/","maxLength":1024,"type":"string"},{"type":"null"}]},"timeoutMs":{"minimum":1000,"maximum":3600000,"type":"integer"}}};
-const pattern30 = new RegExp("^/", "u");
+const pattern31 = new RegExp("^/", "u");
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6821,7 +6856,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern30.test(data1)){
+if(!pattern31.test(data1)){
 const err5 = {instancePath:instancePath+"/runtimeDirs/" + i0,schemaPath:"#/properties/runtimeDirs/items/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -6871,7 +6906,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern23.test(data2)){
+if(!pattern24.test(data2)){
 const err9 = {instancePath:instancePath+"/registry",schemaPath:"#/properties/registry/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -6947,7 +6982,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern30.test(data3)){
+if(!pattern31.test(data3)){
 const err14 = {instancePath:instancePath+"/caFile",schemaPath:"#/properties/caFile/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -7173,7 +7208,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern30.test(data0)){
+if(!pattern31.test(data0)){
 const err4 = {instancePath:instancePath+"/directory",schemaPath:"#/properties/directory/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -7534,7 +7569,7 @@ errors++;
 if(data.cursor !== undefined){
 let data1 = data.cursor;
 if(typeof data1 === "string"){
-if(!pattern19.test(data1)){
+if(!pattern20.test(data1)){
 const err5 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,5})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,5})$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -7573,7 +7608,7 @@ return errors === 0;
 
 export const check_tools_accept = validate60;
 const schema61 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion","tools"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"description":"The held tools to accept, as reviewed.","type":"array","items":{"additionalProperties":false,"type":"object","required":["name","digest"],"properties":{"name":{"minLength":1,"maxLength":1024,"type":"string"},"digest":{"pattern":"^[0-9a-f]{64}$","description":"The digest tools.review showed for this tool: what the human saw.","type":"string"}}}}}};
-const pattern35 = new RegExp("^[0-9a-f]{64}$", "u");
+const pattern36 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7778,7 +7813,7 @@ errors++;
 if(data3.digest !== undefined){
 let data5 = data3.digest;
 if(typeof data5 === "string"){
-if(!pattern35.test(data5)){
+if(!pattern36.test(data5)){
 const err17 = {instancePath:instancePath+"/tools/" + i0+"/digest",schemaPath:"#/properties/tools/items/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];

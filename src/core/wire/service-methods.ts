@@ -7,6 +7,9 @@ import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, OAuthFlowProps,
 import { DaemonStatus } from './status-shapes.js';
 import { events } from './events.js';
 
+/** A remote service's URL: services.registerRemote and services.update check it alike. */
+const remoteUrl = (description?: string) => Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096, ...(description !== undefined ? { description } : {}) });
+
 export const serviceMethods = {
   'daemon.status': method({
     summary: 'Version, pid, uptime, paths and counts.',
@@ -68,7 +71,7 @@ export const serviceMethods = {
     params: Type.Object(
       {
         name: ServiceName,
-        url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096 }),
+        url: remoteUrl(),
         transport: Type.Optional(
           Type.Union([Type.Literal('http'), Type.Literal('sse')], { description: 'http (default): streamable HTTP; sse: the legacy HTTP+SSE transport (the url is its GET event stream).' }),
         ),
@@ -136,7 +139,8 @@ export const serviceMethods = {
   }),
   'services.update': method({
     summary:
-      'Edit a service. It is stopped (its tools withdrawn at once), disabled, and its configVersion bumped. With configVersion, refused if the service changed since.',
+      'Edit a service. It is stopped (its tools withdrawn at once), disabled, and its configVersion bumped. With configVersion, refused if the service changed since. ' +
+      'url (remote services only) is a new trust like a new command: the tool pins are reset, and a saved OAuth login (tokens, client registration) is forgotten, since it belongs to the old server.',
     params: Type.Object(
       {
         ...ServiceRefProps,
@@ -148,6 +152,7 @@ export const serviceMethods = {
             args: Type.Optional(Args),
             cwd: Type.Optional(Type.Union([Cwd, Type.Null()], { description: 'null clears it.' })),
             timeoutMs: Type.Optional(Type.Union([TimeoutMs, Type.Null()], { description: 'null restores the default.' })),
+            url: Type.Optional(remoteUrl('A remote (http or sse) service\'s URL; refused for a stdio service (INVALID_CONFIG).')),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -155,7 +160,7 @@ export const serviceMethods = {
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
-    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
   }),
   'services.delete': method({
     summary: 'Stop a service (if running) and remove it from the registry. A service synced from a config file is refused (INVALID_CONFIG): it would come back at the next reload; the message says how to remove it from its source.',
@@ -218,7 +223,8 @@ export const serviceMethods = {
   }),
   'services.carryOverEnv': method({
     summary:
-      'Confirm that the saved variable values may go to the edited command, args and cwd (bound to the configVersion the human was shown): re-binds them.',
+      'Confirm that the saved variable values may go to the edited command, args and cwd (bound to the configVersion the human was shown): re-binds them. ' +
+      'A remote service: its saved header values may go to its edited URL.',
     params: Type.Object({ ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
     result: Type.Object({ service: Service }),
     errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING'],

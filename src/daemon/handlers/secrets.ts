@@ -1,6 +1,6 @@
 import { WispError, type Service, type ServiceRef } from '../../core/index.js';
 import { launchBinding, type SecretEdit, type VariableRef } from '../../secrets/index.js';
-import { assertEditable } from '../service-ops.js';
+import { assertEditable, secretRefs } from '../service-ops.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 type Deps = Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets' | 'serviceSecrets' | 'keychain'>;
@@ -31,7 +31,8 @@ export function secretHandlers(parts: Deps): Pick<Handlers, 'services.checkKeych
         });
       }
       assertEditable(config);
-      await secrets.carryOver(config.id, launchBinding(config), config.env ?? []);
+      // A remote service's header values go to its edited URL the same way: only on this yes.
+      await secrets.carryOver(config.id, launchBinding(config), secretRefs(config));
       return { service: services.view(config) };
     },
   };

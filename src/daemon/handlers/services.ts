@@ -1,4 +1,5 @@
-import { forgetLogin, launchDigest } from '../../mcp/index.js';
+import { WispError, isRemoteTransport } from '../../core/index.js';
+import { forgetLogin, launchDigest, type StoredService } from '../../mcp/index.js';
 import { assertEditable, assertRemovable, secretRefs } from '../service-ops.js';
 import type { DaemonParts, Handlers } from './types.js';
 
@@ -21,8 +22,16 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
     'services.list': () => ({ services: registry.list().map((config) => services.view(config)) }),
     'services.get': (params) => ({ service: services.view(registry.get(params)) }),
     'services.update': async (params) => {
-      assertEditable(registry.get({ id: params.id, name: params.name }));
-      const config = await registry.update({ id: params.id, name: params.name }, params.set, params.configVersion);
+      const target = registry.get({ id: params.id, name: params.name });
+      assertEditable(target);
+      if (params.set.url !== undefined && !isRemoteTransport(target.transport)) {
+        throw new WispError('INVALID_CONFIG', `${target.name} is a stdio service: it has a command, not a url`, { field: 'url' });
+      }
+      // A login belongs to its server: a new URL forgets it (after every check, before the write; a keychain refusal changes nothing).
+      const forget = async (current: StoredService, next: StoredService): Promise<void> => {
+        if (next.url !== current.url) await forgetLogin(current, services.vault(current));
+      };
+      const config = await registry.update({ id: target.id }, params.set, params.configVersion, forget);
       await supervisor.stop(config.id);
       // Another command, args, cwd or url is a new trust: the tool pins go before the answer (the bridge does it for every edit).
       await supervisor.pins.reset(config.id, launchDigest(config));

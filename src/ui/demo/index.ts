@@ -46,6 +46,8 @@ export class DemoDaemon implements PanelBackend {
       'sessions.cancel': (p) => this.chat.cancel(p),
       'sessions.delete': (p) => this.chat.delete(p),
       'services.checkKeychain': () => ({ available: false, reason: 'the demo never touches the keychain' }),
+      // No demo server asks for input.
+      'elicitations.list': () => ({ elicitations: [] }),
     };
   }
 

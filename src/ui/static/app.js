@@ -57,7 +57,7 @@ function App() {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
   const page = PAGES.find((p) => p.path === path) ?? PAGES[0];
-  const pending = [...store.approvals.values()].filter((e) => e.resolved === null).length;
+  const pending = [...store.approvals.values()].filter((e) => e.resolved === null).length + [...store.elicitations.values()].filter((e) => e.elicitation.status === 'pending').length;
   useEffect(() => {
     document.title = `${pending > 0 ? `(${pending}) ` : ''}${page.title} · Wisp panel${store.panel?.demo === true ? ' (demo)' : ''}`;
   }, [pending, page, store.panel]);

@@ -3,6 +3,7 @@
 // labelled; the question names the bound tool again, last thing before the buttons.
 import { html } from './vendor/preact-htm.js';
 import { KIND_TEXT, approvalQuestion, pretty, registeredTool, resolvedText, serverClaims } from './format.js';
+import { ElicitationCard } from './elicitations.js';
 import { enableNotifications, respond, useStore } from './store.js';
 
 function Claims({ approval }) {
@@ -66,6 +67,20 @@ function NotifyToggle({ on }) {
   return html`<button type="button" onClick=${enableNotifications}>Notify me when an approval arrives</button>`;
 }
 
+/** Servers asking the user for input: open ones first, then the answered ones still kept. */
+function Elicitations({ entries }) {
+  const open = entries.filter((e) => e.elicitation.status === 'pending' || e.answering);
+  const done = entries.filter((e) => !open.includes(e)).reverse();
+  return html`<section aria-labelledby="elicitations-title">
+    <h2 id="elicitations-title">Requests for input</h2>
+    <p class="note">A server may ask you for input while one of its tools runs. What it asks and how it names it are its own words; no model sees these.</p>
+    <div aria-live="polite">
+      ${open.length === 0 ? html`<p class="empty">no open requests for input</p>` : open.map((e) => html`<${ElicitationCard} key=${e.elicitation.id} entry=${e} />`)}
+    </div>
+    ${done.map((e) => html`<${ElicitationCard} key=${e.elicitation.id} entry=${e} />`)}
+  </section>`;
+}
+
 export function ApprovalsPage() {
   const store = useStore();
   const entries = [...store.approvals.values()];
@@ -79,5 +94,6 @@ export function ApprovalsPage() {
       ${pending.length === 0 ? html`<p class="empty">no open approvals</p>` : pending.map((e) => html`<${ApprovalCard} key=${e.approval.id} entry=${e} />`)}
     </div>
     ${resolved.length > 0 ? html`<h2>Answered</h2>${resolved.map((e) => html`<${ApprovalCard} key=${e.approval.id} entry=${e} />`)}` : null}
+    <${Elicitations} entries=${[...store.elicitations.values()]} />
   </section>`;
 }

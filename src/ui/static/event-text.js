@@ -29,6 +29,10 @@ export function eventDetail(e) {
       return `${e.approval.id} ${e.approval.summary.serviceName}/${registeredTool(e.approval)} ${JSON.stringify(e.approval.summary.arguments)}`;
     case 'approval.resolved':
       return `${e.approval.id} ${e.approval.state.status}`;
+    case 'elicitation.requested':
+      return `${e.elicitation.id} ${e.elicitation.service.name} asks for input (${e.elicitation.mode}${e.elicitation.host !== null ? `: ${e.elicitation.host}` : ''})`;
+    case 'elicitation.resolved':
+      return `${e.elicitation.id} ${e.elicitation.status}${e.elicitation.by !== null ? ` by ${e.elicitation.by}` : ''}`;
     case 'tool.call.started':
       return `${call(e.call)} (${e.call.callId})`;
     case 'tool.call.finished':

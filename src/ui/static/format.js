@@ -119,6 +119,17 @@ export function errorText(error) {
   return `${error.message}${details} (${error.code})`;
 }
 
+/** Code points a page would hide or act on (controls, format characters such as zero-width and Unicode tags, bidi): wispctl's clean() set, newline and tab kept. */
+const UNSEEN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+
+/** A server's text with every hidden code point shown as its escape (\u200b, \u{e0041}, \x1b), as wispctl shows it. */
+export function visible(text) {
+  return String(text).replace(UNSEEN, (ch) => {
+    const cp = ch.codePointAt(0) ?? 0;
+    return cp <= 0xff ? `\\x${cp.toString(16).padStart(2, '0')}` : cp <= 0xffff ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\u{${cp.toString(16)}}`;
+  });
+}
+
 /** KEYCHAIN_UNAVAILABLE, with the way out: the daemon's message, then "this run only". */
 export function keychainAdvice(error) {
   return `The keychain is not available here: ${error.message} (${error.code}). Choose "this run only" to keep the value in the daemon's memory until it stops, and save again.`;
@@ -126,6 +137,7 @@ export function keychainAdvice(error) {
 
 /** Before carrying saved variables over to an edited program: which values go to what (wispctl's carryOverText). */
 export function carryOverText(service) {
+  if (service.transport !== 'stdio') return `${service.headers.map((h) => h.name).join(', ')} will be sent to: ${service.url ?? ''}`;
   return `${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].join(' ')} (cwd ${service.cwd ?? 'daemon default'})`;
 }
 

@@ -6,7 +6,7 @@ import { errorText } from './format.js';
 import { call, useStore } from './store.js';
 
 /** Only an http(s) URL becomes a link; anything else (javascript:, data:) stays text. */
-function safeUrl(text) {
+export function safeUrl(text) {
   try {
     const url = new URL(text);
     return url.protocol === 'https:' || url.protocol === 'http:' ? url : null;

@@ -4,7 +4,8 @@ import { carryOverText, describeConnection, describeOrigin, errorText, hintsOf, 
 import { Login } from './login.js';
 import { Secrets } from './secrets.js';
 import { EditForm } from './service-forms.js';
-import { call } from './store.js';
+import { HeldReview } from './review.js';
+import { call, useStore } from './store.js';
 
 function Fields({ rows }) {
   return html`<dl class="fields">${rows.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>`;
@@ -68,7 +69,7 @@ function TrustView({ service: live, onClose }) {
     ${rebind
       ? html`<div class="rebind" role="group" aria-label="carry the saved values over">
           <p>${carryOverText(service)}</p>
-          <button type="button" disabled=${busy} onClick=${carryOver}>Let the saved values go to this program, and start it</button>
+          <button type="button" disabled=${busy} onClick=${carryOver}>${remote ? 'Send the saved header values to this URL, and connect' : 'Let the saved values go to this program, and start it'}</button>
         </div>`
       : null}
     <div class="actions">
@@ -91,6 +92,8 @@ function Logs({ service }) {
 function Tools({ service }) {
   const [tools, setTools] = useState(null);
   const version = service.connection.status === 'active' ? service.connection.toolListVersion : 0;
+  // tools.held and tools.accepted change the pins, not the list version: they reload it too.
+  const pins = useStore().pins.get(service.id) ?? 0;
   useEffect(() => {
     if (version === 0) return;
     (async () => {
@@ -103,14 +106,16 @@ function Tools({ service }) {
       } while (cursor !== null);
       setTools(all);
     })().catch((err) => setTools({ error: errorText(err) }));
-  }, [service.id, version]);
+  }, [service.id, version, pins]);
   if (version === 0) return html`<p class="note">Tools are listed while the service is active.</p>`;
   if (tools === null) return html`<p>Loading the tools…</p>`;
   if (!Array.isArray(tools)) return html`<p class="error">${tools.error}</p>`;
-  return html`<section aria-labelledby="tools-title"><h4 id="tools-title">Tools (${tools.length})</h4>
+  const held = tools.filter((t) => t.pin !== undefined && t.pin !== 'trusted').length;
+  return html`<${HeldReview} key=${service.id} service=${service} held=${held} />
+  <section aria-labelledby="tools-title"><h4 id="tools-title">Tools (${tools.length})</h4>
     ${tools.map((t) => html`<details class="tool" key=${t.modelName} data-tool=${t.name}>
       <summary><code>${t.name}</code> <span class="model-name">${t.modelName}</span>${t.pin !== undefined && t.pin !== 'trusted'
-        ? html` <strong class="held">held (${t.pin} since it was trusted): not callable until reviewed (wispctl mcp review ${service.name})</strong>` : ''}</summary>
+        ? html` <strong class="held">held (${t.pin} since it was trusted): not callable until reviewed (Review the held tools, above; or wispctl mcp review ${service.name})</strong>` : ''}</summary>
       <div class="claims" role="group" aria-label="from the server, not verified">
         <p class="claims-label">from the server, not verified:</p>
         <${Fields} rows=${[['title', t.title ?? '(none)'], ['description', t.description], ['hints', hintsOf(t.annotations)]]} />

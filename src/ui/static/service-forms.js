@@ -125,22 +125,40 @@ function changes(service, fields) {
     if (fields.command !== service.command) set.command = fields.command;
     if (JSON.stringify(fields.args) !== JSON.stringify(service.args)) set.args = fields.args;
     if (fields.cwd !== (service.cwd ?? '')) set.cwd = fields.cwd === '' ? null : fields.cwd;
-  }
+  } else if (fields.url !== (service.url ?? '')) set.url = fields.url;
   const timeout = fields.timeout === '' ? null : Number(fields.timeout);
   if (timeout !== service.timeoutMs) set.timeoutMs = timeout;
   return set;
 }
 
+/** A header to replace needs its value again: the old one is never shown, so it cannot be kept. */
+function headersProblem(headers) {
+  const empty = headers?.find((h) => h.name !== '' && h.value === '');
+  return empty === undefined ? null : `enter the value of ${empty.name}: values are write-only, so the saved one cannot be kept under a replaced list`;
+}
+
+/** What a new URL costs: a new trust, the login forgotten, the header values held back. */
+function RemoteEditNote({ service }) {
+  const headers = service.headers.map((h) => h.name).join(', ');
+  return html`<p class="note">A new URL is a new server: its tools are reviewed afresh${service.oauth?.enabled === true ? ', and the saved OAuth login is forgotten (log in again)' : ''}.${headers !== ''
+    ? ` The saved values of its headers (${headers}) are not sent to the new URL until you let them when you trust it, or replace them here.` : ''}</p>`;
+}
+
 /** An edit, bound to the version shown: an edit elsewhere in between is refused (VERSION_CONFLICT). */
 export function EditForm({ service, onDone }) {
-  const [fields, setFields] = useState({ name: service.name, command: service.command, args: service.args, cwd: service.cwd ?? '', timeout: service.timeoutMs === null ? '' : String(service.timeoutMs) });
+  const [fields, setFields] = useState({ name: service.name, command: service.command, args: service.args, cwd: service.cwd ?? '', url: service.url ?? '', timeout: service.timeoutMs === null ? '' : String(service.timeoutMs) });
   const field = (key) => (e) => setFields({ ...fields, [key]: e.currentTarget.value });
+  // A remote service's headers: null keeps them; a list replaces them all (names and values: values are write-only).
+  const [headers, setHeaders] = useState(null);
+  const [storage, setStorage] = useState('keychain');
   const form = useSubmit(async () => {
-    const problem = cwdProblem(fields.cwd);
+    const problem = cwdProblem(fields.cwd) ?? headersProblem(headers);
     if (problem !== null) return form.setError(problem);
+    // Against the service as it is now: after a refused header save, a second Save does not edit it again.
     const set = changes(service, fields);
-    if (Object.keys(set).length === 0) return onDone();
-    await call('services.update', { id: service.id, configVersion: service.configVersion, set });
+    if (Object.keys(set).length > 0) await call('services.update', { id: service.id, configVersion: service.configVersion, set });
+    // After the URL: the values are bound to the URL they will be sent to.
+    if (headers !== null) await call('services.setHeaders', { id: service.id, mode: 'replace', headers: headers.filter((h) => h.name !== '').map((h) => ({ name: h.name, value: h.value, storage })) });
     onDone();
   });
   const local = service.transport === 'stdio';
@@ -152,7 +170,13 @@ export function EditForm({ service, onDone }) {
       ? html`<label>Command <input name="command" required value=${fields.command} onInput=${field('command')} /></label>
           <${ArgsEditor} args=${fields.args} setArgs=${(args) => setFields({ ...fields, args })} />
           <label>Working directory (absolute; empty: the daemon's default) <input name="cwd" value=${fields.cwd} onInput=${field('cwd')} /></label>`
-      : html`<p class="note">The URL of a remote server cannot be edited: remove it and add it again.</p>`}
+      : html`<label>URL (http or https) <input name="url" type="url" required value=${fields.url} onInput=${field('url')} /></label>
+          <${RemoteEditNote} service=${service} />
+          ${headers === null
+            ? html`<button type="button" onClick=${() => setHeaders(service.headers.map((h) => ({ name: h.name, value: '' })))}>Replace its headers (names and values)…</button>`
+            : html`<${HeaderRows} headers=${headers} setHeaders=${setHeaders} />
+                <${StorageChoice} storage=${storage} setStorage=${setStorage} label="Keep the new header values in" />
+                <button type="button" onClick=${() => setHeaders(null)}>Keep the headers as they are</button>`}`}
     <label>Timeout in ms (empty: the default, 10000) <input name="timeout" inputmode="numeric" pattern="[0-9]*" value=${fields.timeout} onInput=${field('timeout')} /></label>
     ${form.error !== null ? html`<p class="error" role="alert">${form.error}</p>` : null}
     <div class="actions"><button type="submit" disabled=${form.busy}>Save</button> <button type="button" onClick=${() => onDone()}>Cancel</button></div>

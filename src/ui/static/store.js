@@ -58,6 +58,10 @@ export const state = {
   logins: new Map(),
   /** Bumped on every install.finished, so the attempts list reloads. */
   installsFinished: 0,
+  /** id -> { elicitation, here: boolean, answering: boolean, error: string | null } (servers asking the user for input) */
+  elicitations: new Map(),
+  /** serviceId -> bumped on tools.held and tools.accepted, so its tools and their review reload. */
+  pins: new Map(),
 };
 
 /**
@@ -124,6 +128,43 @@ async function loadApprovals() {
   changed();
 }
 
+/** A new elicitation, or a newer record of one (its resolution); the oldest answered ones go. */
+function putElicitation(elicitation) {
+  const entry = state.elicitations.get(elicitation.id);
+  if (entry === undefined) state.elicitations.set(elicitation.id, { elicitation, here: false, answering: false, error: null });
+  else if (entry.elicitation.status === 'pending' || entry.elicitation.status === 'answered') entry.elicitation = elicitation;
+  const done = [...state.elicitations.values()].filter((e) => e.elicitation.status !== 'pending');
+  for (const e of done.slice(0, Math.max(0, done.length - KEEP_RESOLVED))) state.elicitations.delete(e.elicitation.id);
+}
+
+async function loadElicitations() {
+  // The demo daemon has none to list.
+  const { elicitations } = await call('elicitations.list').catch(() => ({ elicitations: [] }));
+  for (const elicitation of elicitations) putElicitation(elicitation);
+  changed();
+}
+
+/** Answers an elicitation from this page; the first answer from any client wins. */
+export async function answerElicitation(id, action, content) {
+  const entry = state.elicitations.get(id);
+  if (entry === undefined || entry.answering || entry.elicitation.status !== 'pending') return;
+  entry.answering = true;
+  entry.error = null;
+  changed();
+  try {
+    const { elicitation } = await call('elicitations.respond', { id, action, ...(content !== undefined ? { content } : {}) });
+    entry.here = true;
+    entry.elicitation = elicitation;
+  } catch (error) {
+    // ELICITATION_NOT_PENDING: someone else answered (or it was withdrawn); its resolved event says how.
+    entry.error = error.code === 'ELICITATION_NOT_PENDING' ? null : { code: error.code, message: error.message, errors: error.errors };
+    if (error.code === 'ELICITATION_NOT_PENDING') entry.elicitation = { ...entry.elicitation, status: entry.elicitation.status === 'pending' ? 'answered' : entry.elicitation.status };
+  } finally {
+    entry.answering = false;
+    changed();
+  }
+}
+
 function forgetOldResolved() {
   const resolved = [...state.approvals.values()].filter((entry) => entry.resolved !== null);
   for (const entry of resolved.slice(0, Math.max(0, resolved.length - KEEP_RESOLVED))) state.approvals.delete(entry.approval.id);
@@ -174,6 +215,14 @@ function onEvent(event) {
       forgetOldResolved();
       break;
     }
+    case 'elicitation.requested':
+    case 'elicitation.resolved':
+      putElicitation(event.elicitation);
+      break;
+    case 'tools.held':
+    case 'tools.accepted':
+      state.pins.set(event.serviceId, (state.pins.get(event.serviceId) ?? 0) + 1);
+      break;
     case 'service.login':
       state.logins.set(event.service.id, { authorizationUrl: event.authorizationUrl, redirectUri: event.redirectUri });
       break;
@@ -213,7 +262,7 @@ export function connect() {
   source.addEventListener('open', () => {
     state.link = 'open';
     changed();
-    Promise.all([loadServices(), loadApprovals(), call('daemon.status').then((status) => (state.daemon = status))]).then(changed, () => undefined);
+    Promise.all([loadServices(), loadApprovals(), loadElicitations(), call('daemon.status').then((status) => (state.daemon = status))]).then(changed, () => undefined);
   });
   source.addEventListener('message', (message) => onEvent(JSON.parse(message.data)));
   source.addEventListener('error', () => {
