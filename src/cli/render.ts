@@ -1,4 +1,6 @@
-import { WispError, type Approval } from '../core/index.js';
+import { WispError, clean, jsonForTerminal, type Approval } from '../core/index.js';
+
+export { clean, jsonForTerminal };
 
 /**
  * Terminal rendering: the one place where text meets the terminal.
@@ -24,32 +26,6 @@ import { WispError, type Approval } from '../core/index.js';
  * the exact same JSON, with those code points written as JSON `\uXXXX` escapes.
  */
 
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
-
-function hex(n: number, width: number): string {
-  return n.toString(16).padStart(width, '0');
-}
-
-function escapeCodePoint(ch: string): string {
-  switch (ch) {
-    case '\n':
-      return '\\n';
-    case '\r':
-      return '\\r';
-    case '\t':
-      return '\\t';
-  }
-  const cp = ch.codePointAt(0) ?? 0;
-  if (cp <= 0xff) return `\\x${hex(cp, 2)}`;
-  if (cp <= 0xffff) return `\\u${hex(cp, 4)}`;
-  return `\\u{${hex(cp, 5)}}`;
-}
-
-/** A one-line field: every unsafe code point, LF and TAB included, shown as an escape. */
-export function clean(text: string): string {
-  return text.replace(UNSAFE, escapeCodePoint);
-}
-
 /** Multi-line text: one cleaned string per line (LF and CRLF end a line; a lone CR is shown). */
 export function cleanLines(text: string): string[] {
   return text.split(/\r?\n/).map(clean);
@@ -66,17 +42,6 @@ export function cleanBlock(text: string, indent = ''): string {
  */
 export function terminalText(text: string): string {
   return cleanBlock(text);
-}
-
-/** Exact JSON for a terminal: unsafe code points inside strings become JSON `\uXXXX` escapes. */
-export function jsonForTerminal(value: unknown, space?: number): string {
-  const json = (JSON.stringify(value, null, space) as string | undefined) ?? 'null';
-  return json.replace(UNSAFE, (ch) => {
-    if (ch === '\n') return ch; // only the indentation's own line breaks: JSON escapes those in strings
-    let out = '';
-    for (let i = 0; i < ch.length; i++) out += `\\u${hex(ch.charCodeAt(i), 4)}`;
-    return out;
-  });
 }
 
 /** A value as one line of exact JSON (arguments, structured content), safe for a terminal. */

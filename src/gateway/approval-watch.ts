@@ -1,7 +1,7 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ElicitResultSchema, EmptyResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
-import type { Approval, ToolInfo, WispEvent } from '../core/index.js';
+import { clean, jsonForTerminal, type Approval, type ToolInfo, type WispEvent } from '../core/index.js';
 import type { DaemonLink } from './link.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -90,7 +90,9 @@ export class ApprovalWatch {
 
   /** The approval as an elicitation: approve or deny, with the service, tool and the exact arguments the daemon shows. */
   private async offer(approval: Approval): Promise<void> {
-    const shown = JSON.stringify(approval.summary.arguments, null, 2);
+    // Escaped as wispctl shows them: a bidi override or a zero-width character in the tool's
+    // name or the model's arguments must not make the prompt read other than what will run.
+    const shown = jsonForTerminal(approval.summary.arguments, 2);
     if (shown.length > MAX_SHOWN_ARGUMENTS) {
       this.notify('the arguments are too long to show here: answer the approval in Wisp');
       return;
@@ -99,8 +101,9 @@ export class ApprovalWatch {
     this.elicitation = controller;
     const message = [
       'Wisp asks: may this tool call run?',
-      `Service: ${approval.summary.serviceName}`,
-      `Tool: ${JSON.stringify(approval.summary.toolName)}`,
+      `Service: ${clean(approval.summary.serviceName)}`,
+      `Tool: ${jsonForTerminal(approval.summary.toolName)}`,
+      ...(approval.summary.warnings ?? []).map((warning) => `Warning: ${clean(warning.message)}`),
       'Arguments, exactly as they will be sent:',
       shown,
       'The first answer wins, here or in Wisp.',
@@ -115,7 +118,8 @@ export class ApprovalWatch {
             message,
             requestedSchema: {
               type: 'object',
-              properties: { decision: { type: 'string', title: 'Run this tool call?', enum: ['approve', 'deny'] } },
+              // Deny first, and the default: a client that preselects an option, or accepts an empty form, denies.
+              properties: { decision: { type: 'string', title: 'Run this tool call?', enum: ['deny', 'approve'], default: 'deny' } },
               required: ['decision'],
             },
           },

@@ -144,17 +144,23 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
       setup: (client) =>
         client.setRequestHandler(ElicitRequestSchema, (request) => {
           asked.push(request.params.message);
+          schemas.push(JSON.stringify(request.params.requestedSchema));
           return { action: 'accept', content: { decision: 'approve' } };
         }),
     });
+    const schemas: string[] = [];
     try {
       const name = await modelName(files, 'echo');
-      const result = await own.client.callTool({ name, arguments: { text: 'approved in the client' } });
-      expect(text(result)).toBe('approved in the client');
+      // A bidi override in the arguments would make the prompt read other than what runs: it is shown escaped.
+      const result = await own.client.callTool({ name, arguments: { text: 'approved in the client \u202e;txt.tac' } });
+      expect(text(result)).toBe('approved in the client \u202e;txt.tac');
       expect(asked).toHaveLength(1);
       expect(asked[0]).toContain('Service: files');
       expect(asked[0]).toContain('Tool: "echo"');
-      expect(asked[0]).toContain('"text": "approved in the client"');
+      expect(asked[0]).toContain('"text": "approved in the client \\u202e;txt.tac"');
+      expect(asked[0]).not.toContain('\u202e');
+      // Deny is the first choice and the default.
+      expect(schemas[0]).toContain('"enum":["deny","approve"],"default":"deny"');
       const resolved = log.events.filter((e): e is Resolved => e.type === 'approval.resolved').at(-1);
       expect(resolved?.approval.state).toMatchObject({ status: 'approved', by: expect.stringMatching(/^client-\d+ \(mcp:eliciting-client\)$/) as unknown });
     } finally {
