@@ -93,5 +93,8 @@ describe('what wispd loads when it starts', () => {
     expect(found.some((url) => url.startsWith(`${nodeModules}/@sinclair/typebox/`))).toBe(true);
     expect(found.some((url) => url.startsWith(`${nodeModules}/@modelcontextprotocol/sdk/`))).toBe(true);
     expect(found.some((url) => url.startsWith(`${nodeModules}/ajv/dist/compile/`))).toBe(true);
+    // A local (stdio) server's activation: none of the remote transports (the SDK's streamable HTTP, SSE).
+    const remote = loaded.filter((url) => /\/client\/(streamableHttp|sse)\.js$/.test(url) || url.endsWith('/dist/mcp/remote-transports.js'));
+    expect(remote).toEqual([]);
   });
 });

@@ -144,7 +144,7 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
       setup: (client) =>
         client.setRequestHandler(ElicitRequestSchema, (request) => {
           asked.push(request.params.message);
-          schemas.push(JSON.stringify(request.params.requestedSchema));
+          schemas.push(JSON.stringify('requestedSchema' in request.params ? request.params.requestedSchema : null));
           return { action: 'accept', content: { decision: 'approve' } };
         }),
     });

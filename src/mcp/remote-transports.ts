@@ -1,0 +1,117 @@
+import { UnauthorizedError, discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { LIMITS } from '../core/index.js';
+import { AuthRequired, Failure } from './failure.js';
+import { HttpTransport } from './http-transport.js';
+import { SseTransport } from './sse-transport.js';
+import type { ServiceLaunch, ServiceLink, TransportContext } from './transports.js';
+
+/**
+ * The remote transports (streamable HTTP, legacy HTTP+SSE) as links, and what their errors
+ * mean. Loaded by transports.ts with the first remote service, not with the first activation.
+ */
+
+export function openRemote(launch: ServiceLaunch, context: TransportContext): ServiceLink {
+  const url = launch.config.url ?? '';
+  const http = new HttpTransport({
+    url,
+    headers: launch.env,
+    maxMessageBytes: LIMITS.maxStdioFrameBytes,
+    onFailure: context.onFailure,
+    bearer: launch.bearer,
+  });
+  return {
+    kind: 'remote',
+    transport: http.inner,
+    pid: null,
+    get failure() {
+      return http.failure;
+    },
+    exitInfo: '',
+    get challengedScope() {
+      return http.challenge?.scope ?? null;
+    },
+    explain: (error) => httpFailure(error, url, launch),
+    sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
+    authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
+    stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
+  };
+}
+
+/** A legacy HTTP+SSE server: the same caps, headers and failures as streamable HTTP; no session to renew. */
+export function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink {
+  const url = launch.config.url ?? '';
+  const sse = new SseTransport({ url, headers: launch.env, maxMessageBytes: LIMITS.maxStdioFrameBytes, onFailure: context.onFailure, bearer: launch.bearer });
+  return {
+    kind: 'remote',
+    transport: sse.inner,
+    pid: null,
+    get failure() {
+      return sse.failure;
+    },
+    exitInfo: '',
+    get challengedScope() {
+      return sse.challenge?.scope ?? null;
+    },
+    explain: (error) => sseFailure(error, url, launch) ?? httpFailure(error, url, launch),
+    // A legacy session ends with its stream (see SseTransport): it is never renewed under a running call.
+    sessionLost: () => false,
+    authorizationServer: () => authorizationServerOf(url, sse.challenge?.resourceMetadataUrl),
+    stop: () => sse.stop(),
+  };
+}
+
+/** The SSE stream's own failures: the GET answered with an HTTP status, or a POST was refused. */
+function sseFailure(error: unknown, url: string, launch: ServiceLaunch): Failure | undefined {
+  const login = loginHint(launch);
+  if (error instanceof SseError && typeof error.code === 'number') {
+    if (error.code === 401 || error.code === 403) return new AuthRequired(`${url} refused the event stream (HTTP ${error.code})${login}`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} answered the event stream with HTTP ${error.code}`);
+  }
+  // No status: the stream could not be opened at all (refused, DNS, TLS).
+  if (error instanceof SseError) return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${error.message.slice(0, 300)}`);
+  const posted = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\)/.exec(error.message) : null;
+  if (posted !== null) {
+    const status = Number(posted[1]);
+    if (status === 401 || status === 403) return new AuthRequired(`${url} refused a message (HTTP ${status})${login}`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} refused a message with HTTP ${status}`);
+  }
+  return undefined;
+}
+
+/** What a refusal for want of authorization adds: why the last renewal failed, and the login (when the service uses OAuth). */
+function loginHint(launch: ServiceLaunch): string {
+  const why = launch.bearer?.problem;
+  return `${why !== undefined ? ` (${why})` : ''}: it needs authorization${launch.config.oauth?.enabled === true ? `: log in with wispctl mcp login ${launch.config.name}` : ''}`;
+}
+
+/** What a remote server's failures mean: unreachable, HTTP errors, a login needed. */
+function httpFailure(error: unknown, url: string, launch: ServiceLaunch): Failure | undefined {
+  const login = launch.config.oauth?.enabled === true ? `: log in with wispctl mcp login ${launch.config.name}` : '';
+  if (error instanceof UnauthorizedError) return new AuthRequired(`${url} needs a login${login}`);
+  if (error instanceof StreamableHTTPError) {
+    if (error.code === 401 || error.code === 403) {
+      const why = launch.bearer?.problem;
+      return new AuthRequired(`${url} refused the request (HTTP ${error.code})${why !== undefined ? ` (${why})` : ''}: it needs authorization${login}`);
+    }
+    return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
+  }
+  if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${cause?.code ?? cause?.message ?? error.message}`);
+  }
+  return undefined;
+}
+
+/** Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null. */
+async function authorizationServerOf(url: string, resourceMetadataUrl: URL | undefined): Promise<string | null> {
+  try {
+    const metadata = await discoverOAuthProtectedResourceMetadata(url, resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : undefined, (input, init) =>
+      fetch(input, { ...init, signal: AbortSignal.timeout(3000) }),
+    );
+    return metadata.authorization_servers?.[0] ?? null;
+  } catch {
+    return null;
+  }
+}
