@@ -82,6 +82,7 @@ function makeRoom(sessions: Map<string, Session>, now: number, idleMs: number): 
 export async function serveHttp(socket: string, options: GatewayOptions, { port, idleSessionMs = IDLE_SESSION_MS }: HttpOptions): Promise<HttpGateway> {
   const token = newSecret();
   const sessions = new Map<string, Session>();
+  let opening = 0; // sessions between initialize and their id
   let hosts: ReadonlySet<string> = new Set();
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => {
@@ -110,8 +111,10 @@ export async function serveHttp(socket: string, options: GatewayOptions, { port,
     if (sessionId !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
     if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no session: the first request must be initialize');
     makeRoom(sessions, Date.now(), idleSessionMs);
-    if (sessions.size >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once, all busy`);
-    await openSession(req, res, body);
+    // Sessions still opening count too: a burst of initialize requests must not pass the cap across the awaits.
+    if (sessions.size + opening >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once, all busy`);
+    opening += 1;
+    await openSession(req, res, body).finally(() => (opening -= 1));
   };
 
   const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {

@@ -149,6 +149,17 @@ describe('wispctl mcp serve --http', () => {
     }
   }, 120_000);
 
+  it('keeps to 32 sessions under a burst of 60 initialize requests at once: the rest are answered 503', async () => {
+    const statuses = await Promise.all(Array.from({ length: 60 }, () => rawStatus({ Authorization: `Bearer ${token}`, Host: url.host })));
+    expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
+    expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
+    // Each session is one daemon client: never more than 32 of them, with this test's two (admin, approver).
+    const deadline = Date.now() + 20_000;
+    let clients = Infinity;
+    while (Date.now() < deadline && (clients = (await admin.call('daemon.status')).counts.clients) > 34) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(clients).toBeLessThanOrEqual(34);
+  });
+
   it('stops on Ctrl-C: exit 130', async () => {
     expect(await gateway.interrupt()).toBe(130);
     expect(gateway.stderr()).toContain('MCP gateway stopped');
