@@ -4,9 +4,10 @@ import { setFlagsFromString } from 'node:v8';
  * How V8 sizes wispd's heap. The daemon lives long and keeps little (about 20 MB live with
  * 96 tools), but V8's defaults favour throughput: an activation's allocation burst grows the
  * young generation to two 16 MB semi-spaces, and the old generation may grow to 4x its live
- * size between full collections; both stay resident. Measured (2 CPUs, loaded): RSS with 96
- * tools 97 -> 75 MB, after 5,000 calls 116-143 -> 85 MB, for 3-8% more CPU per call
- * (more, smaller scavenges; within the run-to-run noise).
+ * size between full collections; both stay resident. Measured (2 CPUs): RSS with 96 tools
+ * 95 -> 74 MB, after 10,000 calls 123 -> 83 MB, for about 13% more daemon CPU per call at
+ * 16 calls in flight (more, smaller scavenges; an interleaved A/B at load 1: 220 against
+ * 195 us). Memory is what a per-user daemon that runs all day is judged by.
  *
  * Set at run time by bin/wispd.js before the daemon's modules load: V8 reads both whenever
  * it resizes a space, so they hold however wispd is started (wispctl, a service unit, by hand).
