@@ -15,8 +15,8 @@ import { tempDir } from '../helpers/wispd.js';
  * token was revoked.
  */
 
-/** An authorization server that takes revocations: what it was sent, in order. */
-async function startOtherAuthorizationServer(): Promise<{ issuer: string; posts: string[]; close: () => Promise<void> }> {
+/** An authorization server that takes revocations (what it was sent, in order); `urlClientIds`: it takes Client ID Metadata Documents and offers no registration. */
+async function startOtherAuthorizationServer(urlClientIds = false): Promise<{ issuer: string; posts: string[]; close: () => Promise<void> }> {
   const posts: string[] = [];
   const server = http.createServer((req, res) => {
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -30,6 +30,7 @@ async function startOtherAuthorizationServer(): Promise<{ issuer: string; posts:
           revocation_endpoint: `${base}/revoke`,
           response_types_supported: ['code'],
           code_challenge_methods_supported: ['S256'],
+          ...(urlClientIds ? { client_id_metadata_document_supported: true } : {}),
         }),
       );
       return;
@@ -98,5 +99,33 @@ describe('a logout after the server named another authorization server', () => {
     });
     expect(other.posts).toEqual([]);
     expect(loggedOut.connection).toMatchObject({ status: 'needs_auth' });
+  });
+});
+
+describe('a login at an authorization server that takes only URL-based client ids', () => {
+  it('says so, and how to configure one, when the service has none', async () => {
+    const home = tempDir();
+    const oauth = await startOAuthServer();
+    const cimd = await startOtherAuthorizationServer(true);
+    const daemon = await startInProcess(home.path, { keychain: new MemorySecretStore() });
+    const client = await daemon.connect();
+    try {
+      oauth.nameAuthorizationServer(cimd.issuer);
+      await client.call('services.registerRemote', { name: 'cimd', url: oauth.url, oauth: {} });
+      const service: Service = (await client.call('services.get', { name: 'cimd' })).service;
+      await expect(client.call('services.login', { id: service.id, configVersion: service.configVersion })).rejects.toMatchObject({
+        code: 'AUTH_FAILED',
+        message: expect.stringContaining(
+          `"${cimd.issuer}" takes URL-based client ids (Client ID Metadata Documents) and offers no dynamic registration, and none is configured: register the service with --client-metadata-url https://`,
+        ) as unknown,
+      });
+      expect(cimd.posts).toEqual([]);
+    } finally {
+      await client.close();
+      await oauth.close();
+      await cimd.close();
+      await daemon.stop();
+      home.remove();
+    }
   });
 });
