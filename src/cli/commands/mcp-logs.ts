@@ -56,9 +56,13 @@ export async function followLogs(client: WispClient, ctx: CliContext, service: S
     end.stopped = true;
     wake();
   };
+  // Starts seen, and the start the follower is at. A read answered in the same chunk as the
+  // start's event is handled after the event (its answer resolves a promise; the event runs at
+  // once), so the reset waits for a read asked after the start: an older one may hold the old tail.
+  const starts = { seen: 0, followed: 0 };
   client.onEvent((event) => {
     if (event.type !== 'service.state' || event.service.id !== service.id) return;
-    if (event.connection.status === 'activating' && event.connection.phase === 'spawning') follower.reset();
+    if (event.connection.status === 'activating' && event.connection.phase === 'spawning') starts.seen += 1;
     wake();
   });
   client.onClose(stop);
@@ -70,7 +74,14 @@ export async function followLogs(client: WispClient, ctx: CliContext, service: S
   try {
     await client.call('events.subscribe', { types: ['service.state'] });
     while (running()) {
-      const { text, missed } = follower.next(await client.call('services.logs', { id: service.id }));
+      const asked = starts.seen;
+      const logs = await client.call('services.logs', { id: service.id });
+      if (asked !== starts.seen) continue; // the service started again meanwhile: read its new tail
+      if (starts.followed !== asked) {
+        follower.reset();
+        starts.followed = asked;
+      }
+      const { text, missed } = follower.next(logs);
       if (missed > 0) ctx.io.out(`[${missed} characters went by unread]`);
       if (text !== '') ctx.io.out(cleanBlock(text.replace(/\r?\n$/, '')));
       if (!running()) break;
