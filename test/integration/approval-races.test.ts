@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
@@ -103,7 +103,12 @@ describe('a tool-list change freezes approvals until the new list is in (item 9)
     await recorded(record, (e) => e.event === 'list-asked' && e.version === version);
     return version;
   }
-  const release = (v: number, content = 'ok') => writeFileSync(path.join(dir.path, `release-${v}`), content);
+  /** Lets the server answer version `v` (`fail`: with an error). Written whole, then renamed: the server polls for the file and must never read it empty. */
+  const release = (v: number, content = 'ok') => {
+    const file = path.join(dir.path, `release-${v}`);
+    writeFileSync(`${file}.tmp`, content);
+    renameSync(`${file}.tmp`, file);
+  };
 
   it('does not spend an approval answered in the window; an unchanged tool is asked again at the new version and runs after the new list', async () => {
     const asked = nextApproval((a) => a.summary.toolName === 'stable');
