@@ -6,6 +6,7 @@ import { MemorySecretStore } from '../../src/secrets/index.js';
 import { startOAuthServer, type OAuthFixture } from '../../fixtures/servers/oauth-server.mjs';
 import { startInProcess } from '../helpers/in-process.js';
 import { EventLog } from '../helpers/services.js';
+import { browse } from '../helpers/oauth-browse.js';
 import { tempDir } from '../helpers/wispd.js';
 
 /**
@@ -48,16 +49,6 @@ async function startOtherAuthorizationServer(urlClientIds = false): Promise<{ is
   return { issuer, posts, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** What a browser does: open the authorization URL, follow its redirect to the loopback callback. */
-async function browse(authorizationUrl: string): Promise<number> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
-  const location = authorize.headers.get('location');
-  if (location === null) throw new Error(`no redirect from the authorization server (${authorize.status})`);
-  const callback = await fetch(location);
-  await callback.text();
-  return callback.status;
-}
-
 describe('a logout after the server named another authorization server', () => {
   let home: ReturnType<typeof tempDir>;
   let oauth: OAuthFixture;
@@ -88,7 +79,7 @@ describe('a logout after the server named another authorization server', () => {
     const announced = log.next((e) => e.type === 'service.login' && e.service.id === service.id);
     const done = client.call('services.login', { id: service.id, configVersion: service.configVersion });
     const event = (await announced) as Extract<WispEvent, { type: 'service.login' }>;
-    expect(await browse(event.authorizationUrl)).toBe(200);
+    expect((await browse(event.authorizationUrl)).status).toBe(200);
     expect((await done).service.connection).toMatchObject({ status: 'active' });
 
     oauth.nameAuthorizationServer(other.issuer);

@@ -6,6 +6,7 @@ import { MemorySecretStore } from '../../src/secrets/index.js';
 import { startOAuthServer, type OAuthFixture } from '../../fixtures/servers/oauth-server.mjs';
 import { startInProcess, type InProcessDaemon } from '../helpers/in-process.js';
 import { EventLog } from '../helpers/services.js';
+import { browse } from '../helpers/oauth-browse.js';
 import { daemonEnv, runWispctl, tempDir, wispctlBin } from '../helpers/wispd.js';
 
 /**
@@ -41,14 +42,6 @@ afterAll(async () => {
 const wispctl = (...args: string[]) => runWispctl(['--socket', daemon.socket, ...args], { env: daemonEnv() });
 const current = async (name: string): Promise<Service> => (await client.call('services.get', { name })).service;
 
-/** What a browser does: open the authorization URL, follow its redirect to the loopback callback. */
-async function browse(authorizationUrl: string): Promise<void> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
-  const location = authorize.headers.get('location');
-  if (location === null) throw new Error(`no redirect from the authorization server (${authorize.status})`);
-  expect((await fetch(location)).status).toBe(200);
-}
-
 /** wispctl mcp login NAME --no-browser, with the test as the browser: its exit status and stdout. */
 async function loginFromWispctl(name: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'login', name, '--no-browser'], { env: daemonEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -64,7 +57,7 @@ async function loginFromWispctl(name: string): Promise<{ code: number | null; st
     });
     void closed.then(() => reject(new Error(`wispctl mcp login ended without a URL: ${stderr}`)));
   });
-  await browse(url);
+  expect((await browse(url)).status).toBe(200);
   return { code: await closed, stdout, stderr };
 }
 

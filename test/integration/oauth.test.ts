@@ -7,6 +7,7 @@ import { MemorySecretStore } from '../../src/secrets/index.js';
 import { startOAuthServer, type OAuthFixture } from '../../fixtures/servers/oauth-server.mjs';
 import { startInProcess } from '../helpers/in-process.js';
 import { EventLog } from '../helpers/services.js';
+import { browse } from '../helpers/oauth-browse.js';
 import { spawn } from 'node:child_process';
 import { daemonEnv, killLeftovers, startWispd, tempDir, wispctlBin } from '../helpers/wispd.js';
 
@@ -69,15 +70,6 @@ function inMemory(): Variant {
 }
 
 type LoginEvent = Extract<WispEvent, { type: 'service.login' }>;
-
-/** What a browser does: open the authorization URL, follow its redirect to the loopback callback. */
-async function browse(authorizationUrl: string): Promise<{ status: number; text: string }> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
-  const location = authorize.headers.get('location');
-  if (location === null) throw new Error(`no redirect from the authorization server (${authorize.status})`);
-  const callback = await fetch(location);
-  return { status: callback.status, text: await callback.text() };
-}
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
