@@ -13,9 +13,11 @@ export class AuditLog {
   /** The records waiting for the next write, and the promise of that write. */
   private batch: { readonly lines: string[]; readonly written: Promise<void> } | undefined;
 
+  /** `serialize`: a record's JSON (the daemon's redacts known secret values as it serialises). */
   constructor(
     readonly file: string,
     private readonly onError: (error: unknown) => void,
+    private readonly serialize: (record: Record<string, unknown>) => string = (record) => JSON.stringify(record),
   ) {}
 
   /**
@@ -27,7 +29,7 @@ export class AuditLog {
    * the turn to batch more records cost every call a turn).
    */
   append(record: Record<string, unknown>): Promise<void> {
-    const line = `${JSON.stringify(record)}\n`;
+    const line = `${this.serialize(record)}\n`;
     if (this.batch !== undefined) {
       this.batch.lines.push(line);
       return this.batch.written;

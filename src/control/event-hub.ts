@@ -75,8 +75,9 @@ export class EventHub {
   emit(payload: EventPayload): WispEvent {
     this.seq += 1;
     // The payload is the caller's fresh object: stamped in place (a copy by spread cost more than the rest of emit).
-    const event: WispEvent = Object.assign(payload, { seq: this.seq, at: isoTime(this.now()) });
-    const serialized = serialize(event, this.limits.maxEventBytes);
+    const encoded = this.encode(Object.assign(payload, { seq: this.seq, at: isoTime(this.now()) }));
+    const event = encoded.event;
+    const serialized = sized(encoded.text, this.limits.maxEventBytes);
     if (serialized !== null) {
       this.history.push({ seq: event.seq, type: event.type, text: serialized.text, bytes: serialized.bytes });
       this.heldBytes += serialized.bytes;
@@ -100,6 +101,16 @@ export class EventHub {
     return event;
   }
 
+  /** The event as it is delivered, and its JSON (undefined when it cannot be serialised). Never throws. */
+  protected encode(event: WispEvent): { event: WispEvent; text: string | undefined } {
+    try {
+      const text: string | undefined = JSON.stringify(event);
+      return { event, text };
+    } catch {
+      return { event, text: undefined };
+    }
+  }
+
   onEvent(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -118,14 +129,8 @@ export class EventHub {
   }
 }
 
-/** The event's JSON and its size in bytes, or null if it cannot be serialised or is over `maxBytes`. */
-function serialize(event: WispEvent, maxBytes: number): { text: string; bytes: number } | null {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(event);
-  } catch {
-    return null;
-  }
+/** The event's JSON and its size in bytes, or null if it could not be serialised or is over `maxBytes`. */
+function sized(text: string | undefined, maxBytes: number): { text: string; bytes: number } | null {
   if (typeof text !== 'string') return null;
   const bytes = Buffer.byteLength(text);
   return bytes <= maxBytes ? { text, bytes } : null;

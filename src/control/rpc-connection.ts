@@ -1,7 +1,7 @@
 import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
 import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
-import { encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
+import { encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
 import type { RpcConnection, RpcServerOptions } from './rpc-types.js';
 
 /** What a connection needs from its server. */
@@ -59,7 +59,11 @@ export class Connection implements RpcConnection {
   /** A notification that cannot be sent (unserialisable, over the frame cap) is dropped with a log line. */
   notify(method: string, params: unknown): void {
     if (this.isGone) return;
-    const encoded = encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1);
+    let encoded = encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1);
+    const redactor = this.options.redactor;
+    if (encoded.ok && redactor !== undefined && !redactor.clean(encoded.text)) {
+      encoded = encode({ jsonrpc: '2.0', method, params: redactor.redactValue(params) }, this.options.maxFrameBytes - 1);
+    }
     if (!encoded.ok) {
       this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
       return;
@@ -84,7 +88,7 @@ export class Connection implements RpcConnection {
       this.respondBatch(response);
       return;
     }
-    const encoded = encodeResponse(response, this.options.maxFrameBytes - 1);
+    const encoded = this.encodeAnswer(response, this.options.maxFrameBytes - 1);
     this.writeLine(`${encoded.ok ? encoded.text : this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`).text}\n`);
   }
 
@@ -178,7 +182,7 @@ export class Connection implements RpcConnection {
     let refused = 0;
     const parts = response.map((answer) => {
       const limit = Math.min(room, work);
-      const encoded: Encoded = limit > 0 ? encodeResponse(answer, limit) : { ok: false, reason: 'no room left', spent: 0 };
+      const encoded: Encoded = limit > 0 ? this.encodeAnswer(answer, limit) : { ok: false, reason: 'no room left', spent: 0 };
       work -= encoded.ok ? encoded.bytes : encoded.spent;
       if (encoded.ok) {
         room -= encoded.bytes + 1;
@@ -191,6 +195,18 @@ export class Connection implements RpcConnection {
       this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', answers: response.length, refused }, 'a batch answer was over the frame limit: the answers that did not fit became REPLY_TOO_LARGE');
     }
     this.writeLine(`[${parts.join(',')}]\n`);
+  }
+
+  /** An answer serialised (see encodeResponse); serialised again with its result or error redacted when its text may hold a secret. */
+  private encodeAnswer(response: Response, max: number): Encoded {
+    const encoded = encodeResponse(response, max);
+    const redactor = this.options.redactor;
+    if (!encoded.ok || redactor === undefined || redactor.clean(encoded.text)) return encoded;
+    if ('error' in response) return encodeResponse({ jsonrpc: '2.0', id: response.id, error: redactor.redactValue(response.error) }, max);
+    // A pre-serialised result is a static one (rpc.discover): public text of ours, never a secret's; marking a
+    // coincidence in it would only tell a client that a secret equals some of it.
+    if (response.result instanceof PreSerialized) return encoded;
+    return encodeResponse({ jsonrpc: '2.0', id: response.id, result: redactor.redactValue(response.result) }, max);
   }
 
   private tooLarge(id: Id, message: string, log = true): { text: string; bytes: number } {

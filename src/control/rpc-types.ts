@@ -57,8 +57,22 @@ export interface MethodTraits {
   readonly handle: (params: unknown, ctx: CallContext) => unknown;
 }
 
+/** What every frame is checked with before it is written: see RpcServerOptions.redactor. */
+export interface FrameRedactor {
+  /** Whether no known secret value can occur in a string of the value this is the JSON text of (false: unsure). */
+  clean(text: string): boolean;
+  /** The value with every string (keys included) redacted. */
+  redactValue<T>(value: T): T;
+}
+
 export interface RpcServerOptions {
   readonly methods: Readonly<Record<string, MethodEntry>>;
+  /**
+   * Every answer and notification is checked against it as it is serialised, whatever
+   * method or path produced it: when its text may hold a known secret value, the result,
+   * error or params is redacted and serialised again (the request id, the client's own, is left).
+   */
+  readonly redactor?: FrameRedactor;
   readonly maxFrameBytes: number;
   readonly maxBacklogBytes: number;
   readonly logger: RpcLogger;

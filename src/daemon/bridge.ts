@@ -161,5 +161,5 @@ function auditApproval(parts: Pick<DaemonParts, 'audit' | 'redactor'>, { approva
   record.argumentsDigest = approval.binding.argumentsDigest;
   record.client = approval.requester.clientId;
   record.session = approval.requester.sessionId;
-  void parts.audit.append(parts.redactor.redactValue(record));
+  void parts.audit.append(record);
 }

@@ -52,7 +52,12 @@ export function compose(options: DaemonOptions): DaemonParts {
     pins: toolPins(options, events, now),
   });
   const registry = new ServiceRegistry(store, bus.publish, now);
-  const audit = new AuditLog(path.join(paths.dataDir, 'audit.jsonl'), (error) => logger.error({ err: String(error) }, 'could not append to the audit log'));
+  const audit = new AuditLog(
+    path.join(paths.dataDir, 'audit.jsonl'),
+    (error) => logger.error({ err: String(error) }, 'could not append to the audit log'),
+    // Redacted as it is serialised (one serialisation, searched): see Redactor.redactedJson.
+    (record) => redactor.redactedJson(record).text ?? '{}',
+  );
   const approvals = new Approvals(bus.publish, now);
   const keychain = options.keychain ?? new KeychainSecretStore();
   const sessionSecrets = new MemorySecretStore();
@@ -64,7 +69,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     supervisor,
     approvals,
     publish: bus.publish,
-    audit: (record) => audit.append(redactor.redactValue(record)),
+    audit: (record) => audit.append(record),
     redact: (value) => redactor.redactValue(value),
     now,
     elicitations,

@@ -37,7 +37,9 @@ export class Daemon {
       stop: (reason) => void this.stop(reason),
     });
     this.server = new RpcServer({
-      methods: methodTable(table, options.redactor),
+      methods: methodTable(table),
+      // Every answer and notification is checked as it is serialised: no known secret value leaves on the socket, whichever path a string took.
+      redactor: options.redactor,
       maxFrameBytes: LIMITS.maxControlFrameBytes,
       maxBacklogBytes: LIMITS.maxClientBacklogBytes,
       logger: options.logger,

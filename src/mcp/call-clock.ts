@@ -13,7 +13,14 @@ import { Failure } from './failure.js';
  * waiting for the human ends cancelled with it.
  */
 export class CallClock {
-  private readonly controller = new AbortController();
+  /**
+   * Made when someone asks for `signal` only: the socket's call path listens through
+   * `onExpire` instead (an AbortController and its listener cost a few microseconds and
+   * some garbage per call, and most calls never expire).
+   */
+  private controller: AbortController | undefined;
+  private reason: Failure | undefined;
+  private listener: ((reason: Failure) => void) | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timeoutMs = 0;
   private holds = 0;
@@ -21,11 +28,28 @@ export class CallClock {
 
   /** Aborts, with a TIMEOUT Failure as its reason, when the limit passes. */
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
     return this.controller.signal;
   }
 
   get expired(): boolean {
-    return this.controller.signal.aborted;
+    return this.reason !== undefined;
+  }
+
+  /** The TIMEOUT Failure it expired with; undefined while it has not. */
+  get expiry(): Failure | undefined {
+    return this.reason;
+  }
+
+  /** Tells `listener` (one at a time) when the limit passes; returns the removal. */
+  onExpire(listener: (reason: Failure) => void): () => void {
+    this.listener = listener;
+    return () => {
+      if (this.listener === listener) this.listener = undefined;
+    };
   }
 
   /** The call is being sent: the limit runs (unless held). */
@@ -74,6 +98,13 @@ export class CallClock {
     this.timer = undefined;
     if (!this.running || this.holds > 0 || this.expired) return;
     const timeoutMs = this.timeoutMs;
-    this.timer = setTimeout(() => this.controller.abort(new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`)), timeoutMs);
+    this.timer = setTimeout(() => this.expire(new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`)), timeoutMs);
+  }
+
+  private expire(reason: Failure): void {
+    this.reason = reason;
+    this.timer = undefined;
+    this.controller?.abort(reason);
+    this.listener?.(reason);
   }
 }

@@ -242,10 +242,7 @@ export class Connection {
     void this.link?.stop(true);
   }
 
-  /**
-   * Discovers every page again; on failure the hooks hear `failed`. The tool list counts as changing
-   * from this call (made in the same tick as a list_changed is handled) until the new list is in.
-   */
+  /** Discovers every page again; on failure the hooks hear `failed`. The tool list counts as changing from this call (made in the same tick as a list_changed is handled) until the new list is in. */
   refresh(): Promise<void> {
     this.refreshAgain = true;
     this.markChanging();
@@ -257,10 +254,12 @@ export class Connection {
   private stoppedThrough(signal: AbortSignal, abort: (reason: unknown) => void, clock: CallClock): { signal: AbortSignal; dispose: () => void } {
     if (this.calls.signal.aborted) abort(this.calls.signal.reason);
     this.callAborts.add(abort);
-    const expire = (): void => abort(clock.signal.reason);
-    clock.signal.addEventListener('abort', expire, { once: true });
-    return { signal, dispose: () => (clock.signal.removeEventListener('abort', expire), this.callAborts.delete(abort)) };
+    const unhook = clock.onExpire(abort); // the time limit aborts it too
+    return { signal, dispose: () => (unhook(), this.callAborts.delete(abort)) };
   }
+
+  // Whether `settled` would resolve at once: the list is not changing, and no change ended badly.
+  get isSettled(): boolean { return this.changing === undefined && this.changeFailure === undefined; }
 
   /** Whether the tool list is changing: declared changed, the new one not yet in. */
   get isChanging(): boolean {
@@ -292,10 +291,9 @@ export class Connection {
   }
 
   /**
-   * Sends one tools/call, bound to the tool-list version its approval was given at. On
-   * timeout or abort the SDK sends notifications/cancelled; the caller then closes this
-   * connection. A stop (`cancelCalls`) cancels it the same way. Rejects with a Failure.
-   * `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made. `clock`: its time limit.
+   * Sends one tools/call, bound to the tool-list version its approval was given at. On timeout or abort the SDK sends
+   * notifications/cancelled; the caller then closes this connection. A stop (`cancelCalls`) cancels it the same way.
+   * Rejects with a Failure. `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made.
    */
   async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number, abort?: (reason: unknown) => void, clock = new CallClock()): Promise<CallToolResult> {
     const linked = abort === undefined ? linkedSignal(signal, this.calls.signal, clock.signal) : this.stoppedThrough(signal, abort, clock);
@@ -312,7 +310,7 @@ export class Connection {
       })) as CallToolResult;
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
-      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : clock.expired ? (clock.signal.reason as Failure) : this.toFailure(error, signal, clock.capMs, 'TOOL_ERROR');
+      const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : clock.expiry ?? this.toFailure(error, signal, clock.capMs, 'TOOL_ERROR');
       // Authorization lost (a refresh failed, or the server wants more scope): the service waits for a login.
       if (failure instanceof AuthRequired && !this.isClosed()) {
         this.closed = true;

@@ -384,11 +384,11 @@ export class Supervisor {
    * generation is still the active one.
    */
   /** `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort); `clock`: the call's time limit. */
-  async callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void, clock?: CallClock): Promise<CallToolResult> {
+  callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void, clock?: CallClock): Promise<CallToolResult> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;
     if (entry?.state.status !== 'active' || entry.generation !== tool.generation || connection === undefined) {
-      throw new WispError('SERVICE_NOT_ACTIVE', `${tool.serviceName} is no longer active on the connection this tool came from`);
+      return Promise.reject(new WispError('SERVICE_NOT_ACTIVE', `${tool.serviceName} is no longer active on the connection this tool came from`));
     }
     return connection.callTool(tool.name, args, connection.config.timeoutMs ?? LIMITS.defaultTimeoutMs, signal, tool.toolListVersion, abort, clock);
   }
@@ -397,6 +397,12 @@ export class Supervisor {
   changing(tool: CatalogTool): boolean {
     const entry = this.entries.get(tool.serviceId);
     return entry?.generation === tool.generation && entry.connection?.isChanging === true;
+  }
+
+  /** Whether `settled` would resolve at once: `tool`'s connection is the live one, and its list is steady. */
+  steady(tool: CatalogTool): boolean {
+    const entry = this.entries.get(tool.serviceId);
+    return entry?.generation === tool.generation && entry.connection?.isSettled === true;
   }
 
   /**

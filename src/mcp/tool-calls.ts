@@ -65,7 +65,17 @@ export class ToolCalls {
   constructor(private readonly options: ToolCallsOptions) {}
 
   async call(request: CallRequest): Promise<ToolCallResult> {
-    const checked = await this.check(request);
+    // First of all (the schema check, digests and redaction recurse): a model's arguments come here unchecked.
+    if (nestsDeeperThan(request.arguments, LIMITS.maxArgumentDepth)) {
+      throw new WispError('INVALID_ARGUMENTS', `the arguments nest deeper than ${LIMITS.maxArgumentDepth} levels`, { limit: 'maxArgumentDepth', max: LIMITS.maxArgumentDepth });
+    }
+    let found = this.find(request);
+    if (this.options.supervisor.changing(found)) {
+      // The server declared its list changed: show nothing from the old one.
+      await this.settle(found, request.signal);
+      found = this.find(request);
+    }
+    const checked = this.check(request, found);
     const args = request.arguments;
     const argumentsDigest = sha256Hex(canonicalJson(args));
     const callId = randomUUID();
@@ -100,18 +110,11 @@ export class ToolCalls {
     return this.execute(call, tool, args, request.signal, request.abort);
   }
 
-  /** What is refused before anyone is asked: nesting too deep, an unknown tool, arguments too large or not matching the schema. */
-  private async check(request: CallRequest): Promise<CatalogTool> {
-    // First of all (the schema check, digests and redaction recurse): a model's arguments come here unchecked.
-    if (nestsDeeperThan(request.arguments, LIMITS.maxArgumentDepth)) {
-      throw new WispError('INVALID_ARGUMENTS', `the arguments nest deeper than ${LIMITS.maxArgumentDepth} levels`, { limit: 'maxArgumentDepth', max: LIMITS.maxArgumentDepth });
-    }
-    let tool = this.find(request);
-    if (this.options.supervisor.changing(tool)) {
-      // The server declared its list changed: show nothing from the old one.
-      await this.settle(tool, request.signal);
-      tool = this.find(request);
-    }
+  /**
+   * What is refused before anyone is asked (after nesting too deep and an unknown tool, in
+   * `call`): arguments too large or not matching the schema. Synchronous: an await costs every call.
+   */
+  private check(request: CallRequest, tool: CatalogTool): CatalogTool {
     const args = request.arguments;
     const serialized = JSON.stringify(args);
     const size = Buffer.byteLength(serialized);
@@ -155,10 +158,12 @@ export class ToolCalls {
       if (refused !== undefined) return this.fail(call, refused);
       // No approval of a service whose tool list is changing is spent: wait for the new list
       // (its refresh's error, if it fails, is this call's).
-      try {
-        await this.settle(tool, request.signal);
-      } catch (error) {
-        return this.fail(call, error as WispError);
+      if (!supervisor.steady(tool)) {
+        try {
+          await this.settle(tool, request.signal);
+        } catch (error) {
+          return this.fail(call, error as WispError);
+        }
       }
       const live = supervisor.tool(tool.modelName);
       const state = approvals.get(approval.id).state;
@@ -187,8 +192,10 @@ export class ToolCalls {
     const clock = new CallClock();
     const running = this.options.elicitations?.callRunning(tool.serviceId, call.ref.requester, clock);
     try {
-      raw = await supervisor.callTool(tool, args, signal, abort, clock).finally(running);
+      raw = await supervisor.callTool(tool, args, signal, abort, clock);
+      running?.();
     } catch (error) {
+      running?.();
       const failure =
         error instanceof Failure
           ? new WispError(error.code, error.message, error.remote !== null ? { server: { ...error.remote } } : {})

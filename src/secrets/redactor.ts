@@ -104,6 +104,34 @@ export class Redactor {
   }
 
   /**
+   * The JSON text of `value` with every known value redacted, and the value as redacted.
+   * Serialised once in the common case: the text itself is searched (see `clean`), and only
+   * when a value may occur is `value` walked and serialised again. Every reply, event and
+   * audit record is serialised anyway; checking that text, not a second serialisation of
+   * its own, halves what redaction costs them. Throws what JSON.stringify throws.
+   */
+  redactedJson<T>(value: T): { value: T; text: string | undefined } {
+    const text: unknown = JSON.stringify(value); // undefined for undefined, a function or a symbol
+    if (typeof text !== 'string') return { value, text: undefined };
+    if (this.clean(text)) return { value, text };
+    const redacted = this.walk(value);
+    return { value: redacted, text: JSON.stringify(redacted) };
+  }
+
+  /**
+   * Whether no known value can occur in any string of the value this is the JSON text of
+   * (JSON escapes each character on its own, so a string that holds a form holds it escaped
+   * in the text). False means unsure: walk the value.
+   */
+  clean(text: string): boolean {
+    if (this.values().length === 0) return true;
+    const escaped = this.escapedForms();
+    if (escaped === null) return false;
+    for (const form of escaped) if (text.includes(form)) return false;
+    return true;
+  }
+
+  /**
    * Whether no value can occur in any string of `value`, told from its JSON text: JSON
    * escapes each character on its own, so a string that holds a form holds it escaped in the
    * text. One serialisation and a few searches, against a walk that costs about 10 us for an
@@ -120,8 +148,7 @@ export class Redactor {
       return false;
     }
     if (typeof text !== 'string') return typeof value !== 'object' || value === null;
-    for (const form of escaped) if (text.includes(form)) return false;
-    return true;
+    return this.clean(text);
   }
 
   /** Every form, as it appears inside a JSON string; null when some form holds a surrogate (escaped differently alone). */

@@ -1,8 +1,6 @@
 import type { MethodEntry, MethodTraits } from '../../control/index.js';
 import type { MethodName } from '../../core/index.js';
 import { checks } from '../../core/wire/params-checks.generated.js';
-import type { Redactor } from '../../secrets/index.js';
-import { redactedHandler } from '../redacted.js';
 import { elicitationHandlers } from './elicitations.js';
 import { approvalHandlers } from './approvals.js';
 import { daemonHandlers } from './daemon.js';
@@ -55,12 +53,12 @@ const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodTraits, 'handle'>>> =
   'installs.start': { waits: true },
 };
 
-/** The socket server's method table: each method's params check (generated at build time), its handler behind the redactor, its traits. */
-export function methodTable(table: Handlers, redactor: Redactor): Record<string, MethodEntry> {
+/** The socket server's method table: each method's params check (generated at build time), its handler, its traits. Answers pass the redactor as they are serialised (RpcServerOptions.redactor). */
+export function methodTable(table: Handlers): Record<string, MethodEntry> {
   const entries: Record<string, MethodEntry> = {};
   // The generated checks name every method (test/unit/core/generated-validators.test.ts).
   for (const name of Object.keys(checks) as MethodName[]) {
-    entries[name] = { paramsCheck: checks[name], handle: redactedHandler(table[name] as MethodEntry['handle'], redactor), ...METHOD_TRAITS[name] };
+    entries[name] = { paramsCheck: checks[name], handle: table[name] as MethodEntry['handle'], ...METHOD_TRAITS[name] };
   }
   return entries;
 }

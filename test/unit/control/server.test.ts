@@ -3,6 +3,8 @@ import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RpcServer, type CallContext, type RpcLogger } from '../../../src/control/index.js';
+import { WispError } from '../../../src/core/index.js';
+import { Redactor } from '../../../src/secrets/index.js';
 import { RawClient, tempDir } from '../../helpers/wispd.js';
 
 interface Logged {
@@ -33,11 +35,11 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) dir.remove();
 });
 
-async function serve(methods: ConstructorParameters<typeof RpcServer>[0]['methods'], maxBacklogBytes = 1 << 20) {
+async function serve(methods: ConstructorParameters<typeof RpcServer>[0]['methods'], maxBacklogBytes = 1 << 20, redactor?: Redactor) {
   const dir = tempDir();
   dirs.push(dir);
   const logger = recordingLogger();
-  const server = new RpcServer({ methods, maxFrameBytes: 1 << 20, maxBacklogBytes, logger });
+  const server = new RpcServer({ methods, maxFrameBytes: 1 << 20, maxBacklogBytes, logger, ...(redactor === undefined ? {} : { redactor }) });
   servers.push(server);
   const socket = path.join(dir.path, 's.sock');
   await server.listen(socket);
@@ -45,6 +47,45 @@ async function serve(methods: ConstructorParameters<typeof RpcServer>[0]['method
 }
 
 describe('RpcServer', () => {
+  it('redacts a known secret value in every answer and notification as it is serialised, whichever handler made it', async () => {
+    const redactor = new Redactor();
+    const secret = 'hunter2-"quoted"-value';
+    redactor.hold('service:x/TOKEN', 'TOKEN', secret);
+    const { socket } = await serve(
+      {
+        leak: { paramsSchema: Type.Object({}), handle: () => ({ text: `before ${secret} after`, [secret]: 'as a key', list: [secret] }) },
+        leakLater: { paramsSchema: Type.Object({}), handle: () => Promise.resolve({ text: secret }) },
+        fail: { paramsSchema: Type.Object({}), handle: () => { throw new WispError('TOOL_ERROR', `the server said ${secret}`, { echoed: secret }); } },
+        shout: {
+          paramsSchema: Type.Object({}),
+          handle: (_params: unknown, ctx: CallContext) => {
+            ctx.connection.notify('note', { said: secret });
+            return 'ok';
+          },
+        },
+        plain: { paramsSchema: Type.Object({}), handle: () => ({ text: 'nothing to hide' }) },
+      },
+      1 << 20,
+      redactor,
+    );
+    const client = await RawClient.connect(socket);
+    client.request(1, 'leak');
+    client.request(2, 'leakLater');
+    client.request(3, 'fail');
+    client.request(4, 'shout');
+    client.request(5, 'plain');
+    const messages = await client.waitFor(6);
+    const byId = (id: number) => messages.find((m) => (m as { id?: number }).id === id);
+    expect(byId(1)).toEqual({ jsonrpc: '2.0', id: 1, result: { text: 'before [REDACTED:TOKEN] after', '[REDACTED:TOKEN]': 'as a key', list: ['[REDACTED:TOKEN]'] } });
+    expect(byId(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { text: '[REDACTED:TOKEN]' } });
+    expect(byId(3)).toMatchObject({ id: 3, error: { message: 'the server said [REDACTED:TOKEN]', data: { code: 'TOOL_ERROR', echoed: '[REDACTED:TOKEN]' } } });
+    expect(messages).toContainEqual({ jsonrpc: '2.0', method: 'note', params: { said: '[REDACTED:TOKEN]' } });
+    expect(byId(5)).toEqual({ jsonrpc: '2.0', id: 5, result: { text: 'nothing to hide' } });
+    // Nor escaped, as JSON writes it: nothing of the value went out.
+    expect(client.raw).not.toContain('hunter2');
+    client.close();
+  });
+
   it('aborts a request\'s work when its client disconnects mid-request', async () => {
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
