@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../core/index.js';
@@ -127,11 +128,26 @@ export class StdioTransport implements Transport {
     });
   }
 
+  private corked = false;
+  private readonly uncork = (stdin: Writable): void => {
+    this.corked = false;
+    stdin.uncork();
+  };
+
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     // After the leader's exit nothing is sent, even though a child may still hold its stdin.
     if (stdin === undefined || stdin.destroyed || !stdin.writable || this.stopping !== undefined || this.hasExited) {
       throw new WispError('SERVER_EXITED', 'the server is not running');
+    }
+    // The messages sent in one run of the microtask queue (calls released by one batch of
+    // approvals) leave in one write: corked until the tick queue runs, which is before any
+    // I/O callback, so nothing read from the server (a list_changed) can come between a
+    // message's checks and its leaving.
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(this.uncork, stdin);
     }
     if (!stdin.write(`${JSON.stringify(message)}\n`)) {
       await new Promise<void>((resolve) => {
