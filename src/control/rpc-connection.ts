@@ -2,7 +2,7 @@ import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
 import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
 import { encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
-import type { RpcConnection, RpcServerOptions } from './rpc-types.js';
+import type { FrameRedactor, RpcConnection, RpcServerOptions } from './rpc-types.js';
 
 /** What a connection needs from its server. */
 export interface ConnectionHost {
@@ -59,11 +59,9 @@ export class Connection implements RpcConnection {
   /** A notification that cannot be sent (unserialisable, over the frame cap) is dropped with a log line. */
   notify(method: string, params: unknown): void {
     if (this.isGone) return;
-    let encoded = encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1);
-    const redactor = this.options.redactor;
-    if (encoded.ok && redactor !== undefined && !redactor.clean(encoded.text)) {
-      encoded = encode({ jsonrpc: '2.0', method, params: redactor.redactValue(params) }, this.options.maxFrameBytes - 1);
-    }
+    const max = this.options.maxFrameBytes - 1;
+    let encoded = encode({ jsonrpc: '2.0', method, params }, max);
+    if (this.mayHoldSecret(encoded)) encoded = encode({ jsonrpc: '2.0', method, params: this.redactor?.redactValue(params) }, max);
     if (!encoded.ok) {
       this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
       return;
@@ -73,6 +71,12 @@ export class Connection implements RpcConnection {
 
   notifySerialized(method: string, params: string): void {
     if (this.isGone) return;
+    // A held event was redacted when it was emitted; a value may have become known since.
+    const redactor = this.options.redactor;
+    if (redactor !== undefined && !redactor.clean(params)) {
+      this.notify(method, redactor.redactValue(JSON.parse(params) as unknown));
+      return;
+    }
     const encoded = frameOf(`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`, params, this.options.maxFrameBytes - 1);
     if (!encoded.ok) {
       this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', method }, `a notification was not sent: ${encoded.reason}`);
@@ -182,7 +186,7 @@ export class Connection implements RpcConnection {
     let refused = 0;
     const parts = response.map((answer) => {
       const limit = Math.min(room, work);
-      const encoded: Encoded = limit > 0 ? this.encodeAnswer(answer, limit) : { ok: false, reason: 'no room left', spent: 0 };
+      const encoded: Encoded = limit > 0 ? this.encodeAnswer(answer, limit) : { ok: false, reason: 'no room left', spent: 0, tooLarge: true };
       work -= encoded.ok ? encoded.bytes : encoded.spent;
       if (encoded.ok) {
         room -= encoded.bytes + 1;
@@ -197,11 +201,15 @@ export class Connection implements RpcConnection {
     this.writeLine(`[${parts.join(',')}]\n`);
   }
 
-  /** An answer serialised (see encodeResponse); serialised again with its result or error redacted when its text may hold a secret. */
+  /**
+   * An answer serialised (see encodeResponse); serialised again with its result or error
+   * redacted when its text may hold a secret, or when it was refused for its size (redacted,
+   * it may fit, and the refusal must not tell the unredacted size).
+   */
   private encodeAnswer(response: Response, max: number): Encoded {
     const encoded = encodeResponse(response, max);
-    const redactor = this.options.redactor;
-    if (!encoded.ok || redactor === undefined || redactor.clean(encoded.text)) return encoded;
+    const redactor = this.redactor;
+    if (redactor === undefined || !this.mayHoldSecret(encoded)) return encoded;
     if ('error' in response) return encodeResponse({ jsonrpc: '2.0', id: response.id, error: redactor.redactValue(response.error) }, max);
     // A pre-serialised result is a static one (rpc.discover): public text of ours, never a secret's; marking a
     // coincidence in it would only tell a client that a secret equals some of it.
@@ -209,9 +217,22 @@ export class Connection implements RpcConnection {
     return encodeResponse({ jsonrpc: '2.0', id: response.id, result: redactor.redactValue(response.result) }, max);
   }
 
+  /** Whether a serialised frame must be redacted and serialised again: its text may hold a secret, or it was refused for its size while secrets are held. */
+  private mayHoldSecret(encoded: Encoded): boolean {
+    const redactor = this.redactor;
+    if (redactor === undefined || redactor.size === 0) return false;
+    return encoded.ok ? !redactor.clean(encoded.text) : encoded.tooLarge;
+  }
+
+  private get redactor(): FrameRedactor | undefined {
+    return this.options.redactor;
+  }
+
   private tooLarge(id: Id, message: string, log = true): { text: string; bytes: number } {
     if (log) this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', id }, message);
-    const text = JSON.stringify({ jsonrpc: '2.0', id, error: errorBody('REPLY_TOO_LARGE', message, { max: this.options.maxFrameBytes }) });
+    // The reason may quote a serialiser's error message: checked like any answer.
+    const shown = this.redactor !== undefined && !this.redactor.clean(JSON.stringify(message)) ? this.redactor.redactValue(message) : message;
+    const text = JSON.stringify({ jsonrpc: '2.0', id, error: errorBody('REPLY_TOO_LARGE', shown, { max: this.options.maxFrameBytes }) });
     return { text, bytes: Buffer.byteLength(text) };
   }
 

@@ -38,7 +38,8 @@ export function excerpt(text: string, max = 100): string {
 }
 
 /** `spent`: about how many bytes of work a refusal cost (at most the limit it was given). */
-export type Encoded = { ok: true; text: string; bytes: number } | { ok: false; reason: string; spent: number };
+/** `tooLarge`: refused for its size (a value that cannot be serialised at all is not). */
+export type Encoded = { ok: true; text: string; bytes: number } | { ok: false; reason: string; spent: number; tooLarge: boolean };
 
 class OverLimit extends Error {}
 
@@ -69,19 +70,19 @@ export function encode(message: unknown, maxBytes: number): Encoded {
       return value;
     });
   } catch (error) {
-    if (error instanceof OverLimit) return { ok: false, reason: `it is over the ${maxBytes}-byte frame limit`, spent: Math.max(0, visited) };
-    return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})`, spent: Math.max(0, atLeast) };
+    if (error instanceof OverLimit) return { ok: false, reason: `it is over the ${maxBytes}-byte frame limit`, spent: Math.max(0, visited), tooLarge: true };
+    return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})`, spent: Math.max(0, atLeast), tooLarge: false };
   }
-  if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised', spent: 0 };
+  if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised', spent: 0, tooLarge: false };
   const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: bytes };
+  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: bytes, tooLarge: true };
   return { ok: true, text, bytes };
 }
 
 /** A notification around params already serialised, checked against the cap (the parts are measured flat: cheaper). */
 export function frameOf(head: string, params: string, maxBytes: number): Encoded {
   const bytes = Buffer.byteLength(head) + Buffer.byteLength(params) + 1;
-  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: 0 };
+  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: 0, tooLarge: true };
   return { ok: true, text: `${head}${params}}`, bytes };
 }
 
@@ -90,7 +91,7 @@ export function encodeResponse(response: Response, max: number): Encoded {
   if ('result' in response && response.result instanceof PreSerialized) {
     const head = `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":`;
     const bytes = Buffer.byteLength(head) + response.result.bytes + 1;
-    if (bytes > max) return { ok: false, reason: `it is ${bytes} bytes, over the ${max}-byte frame limit`, spent: 0 };
+    if (bytes > max) return { ok: false, reason: `it is ${bytes} bytes, over the ${max}-byte frame limit`, spent: 0, tooLarge: true };
     return { ok: true, text: `${head}${response.result.text}}`, bytes };
   }
   return encode(response, max);

@@ -59,6 +59,8 @@ export interface MethodTraits {
 
 /** What every frame is checked with before it is written: see RpcServerOptions.redactor. */
 export interface FrameRedactor {
+  /** How many values it looks for (none: nothing to check). */
+  readonly size: number;
   /** Whether no known secret value can occur in a string of the value this is the JSON text of (false: unsure). */
   clean(text: string): boolean;
   /** The value with every string (keys included) redacted. */
@@ -71,6 +73,8 @@ export interface RpcServerOptions {
    * Every answer and notification is checked against it as it is serialised, whatever
    * method or path produced it: when its text may hold a known secret value, the result,
    * error or params is redacted and serialised again (the request id, the client's own, is left).
+   * So is one refused for its size (redacted, it may fit; and the refusal must not tell the
+   * unredacted size), and a held event replayed (a value may have become known since).
    */
   readonly redactor?: FrameRedactor;
   readonly maxFrameBytes: number;

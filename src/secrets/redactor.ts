@@ -192,10 +192,19 @@ export class Redactor {
       .sort((a, b) => b[0].length - a[0].length)
       .map(([value, name]) => {
         // In JSON text (log lines, messages) the value may appear escaped; in a URI, percent-encoded.
-        const forms = new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)]);
+        const forms = new Set([value, JSON.stringify(value).slice(1, -1), uriForm(value)]);
         return { marker: `[REDACTED:${name}]`, forms: [...forms].filter((f) => f !== ''), value };
       });
     return this.ordered;
+  }
+}
+
+/** The value percent-encoded as in a URI; '' (no such form) for one that cannot be (a lone surrogate: encodeURIComponent throws). */
+function uriForm(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return '';
   }
 }
 

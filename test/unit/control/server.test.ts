@@ -86,6 +86,65 @@ describe('RpcServer', () => {
     client.close();
   });
 
+  it('sends an answer that fits only once redacted, and a refusal never tells the unredacted size', async () => {
+    const redactor = new Redactor();
+    // 300 characters, 600 bytes: under the guard's count of characters, over the frame in bytes.
+    const secret = 'é'.repeat(300);
+    redactor.hold('service:x/KEY', 'KEY', secret);
+    const dir = tempDir();
+    dirs.push(dir);
+    const server = new RpcServer({
+      methods: {
+        fits: { paramsSchema: Type.Object({}), handle: () => ({ text: `a ${secret} b` }) },
+        // Redacted still too large (155 three-byte characters): refused, with the size of the redacted answer.
+        failsToo: { paramsSchema: Type.Object({}), handle: () => ({ text: `${secret}${'€'.repeat(155)}` }) },
+      },
+      maxFrameBytes: 512,
+      maxBacklogBytes: 1 << 20,
+      logger: recordingLogger(),
+      redactor,
+    });
+    servers.push(server);
+    const socket = path.join(dir.path, 's.sock');
+    await server.listen(socket);
+    const client = await RawClient.connect(socket);
+    client.request(1, 'fits');
+    client.request(2, 'failsToo');
+    const [fits, fails] = (await client.waitFor(2)) as { id: number; result?: unknown; error?: { message: string } }[];
+    expect(fits).toEqual({ jsonrpc: '2.0', id: 1, result: { text: 'a [REDACTED:KEY] b' } });
+    expect(fails).toMatchObject({ id: 2, error: { data: { code: 'REPLY_TOO_LARGE' } } });
+    // The redacted answer's size (about 520 bytes), not the unredacted one's (about 1,110: it would tell the secret's length).
+    const size = Number(/it is (\d+) bytes/.exec(fails?.error?.message ?? '')?.[1]);
+    expect(size).toBeGreaterThan(511);
+    expect(size).toBeLessThan(600);
+    client.close();
+  });
+
+  it('checks a held event again as it is replayed: a value may have become known since it was emitted', async () => {
+    const redactor = new Redactor();
+    const held = JSON.stringify({ type: 'x', said: 'later-known-value-123' });
+    const { socket } = await serve(
+      {
+        replay: {
+          paramsSchema: Type.Object({}),
+          handle: (_params: unknown, ctx: CallContext) => {
+            ctx.connection.notifySerialized('event', held);
+            return 'ok';
+          },
+        },
+      },
+      1 << 20,
+      redactor,
+    );
+    redactor.hold('service:x/LATE', 'LATE', 'later-known-value-123');
+    const client = await RawClient.connect(socket);
+    client.request(1, 'replay');
+    const messages = await client.waitFor(2);
+    expect(messages).toContainEqual({ jsonrpc: '2.0', method: 'event', params: { type: 'x', said: '[REDACTED:LATE]' } });
+    expect(client.raw).not.toContain('later-known');
+    client.close();
+  });
+
   it('aborts a request\'s work when its client disconnects mid-request', async () => {
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));

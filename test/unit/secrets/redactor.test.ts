@@ -94,6 +94,8 @@ describe('Redactor.redactValue, told from the JSON text first', () => {
         // Now and then a secret planted in a string and in a key.
         const value = pick % 3 === 0 ? { wrap: base, [`k${chosen}`]: [`x${chosen}y`] } : base;
         expect(redactor.redactValue(value)).toEqual(walked(redactor, value));
+        // Serialised once and searched: the same text as the walked value's.
+        expect(redactor.redactedJson(value).text).toBe(JSON.stringify(walked(redactor, value)));
       }),
       { numRuns: 500 },
     );
@@ -105,5 +107,17 @@ describe('Redactor.redactValue, told from the JSON text first', () => {
     const clean = { a: ['nothing here'], b: { c: 1 } };
     expect(redactor.redactValue(clean)).toBe(clean);
     expect(redactor.redactValue({ [`key quote"and\\slash`]: 'v quote"and\\slash' })).toEqual({ 'key [REDACTED:TOKEN]': 'v [REDACTED:TOKEN]' });
+  });
+});
+
+describe('Redactor, held values that cannot be percent-encoded', () => {
+  it('a value with a lone surrogate (say a hostile token endpoint\'s) is redacted, and nothing throws', () => {
+    const redactor = new Redactor();
+    const value = 'tok-\ud800-secret';
+    redactor.hold('oauth:x/access_token', 'ACCESS_TOKEN', value);
+    expect(redactor.redact(`a ${value} b`)).toBe('a [REDACTED:ACCESS_TOKEN] b');
+    expect(redactor.redactValue({ [value]: [value] })).toEqual({ '[REDACTED:ACCESS_TOKEN]': ['[REDACTED:ACCESS_TOKEN]'] });
+    expect(redactor.redactedJson({ t: `x${value}` }).text).toBe('{"t":"x[REDACTED:ACCESS_TOKEN]"}');
+    expect(redactor.clean('{"t":"nothing"}')).toBe(false); // unsure with a surrogate: the value is walked
   });
 });
