@@ -231,7 +231,7 @@ export class Connection implements RpcConnection {
   private tooLarge(id: Id, message: string, log = true): { text: string; bytes: number } {
     if (log) this.options.logger.warn({ client: this.id, code: 'REPLY_TOO_LARGE', id }, message);
     // The reason may quote a serialiser's error message: checked like any answer.
-    const shown = this.redactor !== undefined && !this.redactor.clean(JSON.stringify(message)) ? this.redactor.redactValue(message) : message;
+    const shown = this.redactor?.redactValue(message) ?? message;
     const text = JSON.stringify({ jsonrpc: '2.0', id, error: errorBody('REPLY_TOO_LARGE', shown, { max: this.options.maxFrameBytes }) });
     return { text, bytes: Buffer.byteLength(text) };
   }
