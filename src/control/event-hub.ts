@@ -1,20 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { LIMITS } from '../core/index.js';
-import { Queue, isoTime } from '../util/index.js';
+import { isoTime } from '../util/index.js';
 import type { EventPayload, WispEvent } from '../core/index.js';
+import { EventRing, type HeldEvent } from './event-ring.js';
 
-/**
- * An event as the history holds it: its serialisation only. Holding the event objects kept
- * thousands of small objects alive, and every one was copied by the young-generation GC
- * before it was promoted; a string is one object.
- */
-export interface HeldEvent {
-  readonly seq: number;
-  readonly type: string;
-  /** The event's JSON. */
-  readonly text: string;
-  readonly bytes: number;
-}
+export type { HeldEvent };
 
 export interface Replay {
   readonly events: readonly HeldEvent[];
@@ -46,21 +36,22 @@ const ENVELOPE_BYTES = 64;
 export class EventHub {
   readonly runId = randomUUID();
   private seq = 0;
-  private readonly history = new Queue<HeldEvent>();
-  private heldBytes = 0;
+  private readonly history: EventRing;
   private readonly listeners = new Set<EventListener>();
   /** Events emitted by a listener wait here, so every listener sees every event in seq order. */
   private readonly pending: { event: WispEvent; serialized: string | null }[] = [];
   private delivering = false;
 
   constructor(
-    private readonly capacity: number,
+    capacity: number,
     private readonly now: () => Date = () => new Date(),
     private readonly limits: EventHubLimits = {
       maxBytes: LIMITS.maxEventHistoryBytes,
       maxEventBytes: LIMITS.maxControlFrameBytes - ENVELOPE_BYTES,
     },
-  ) {}
+  ) {
+    this.history = new EventRing(capacity, limits.maxBytes);
+  }
 
   get lastSeq(): number {
     return this.seq;
@@ -68,7 +59,7 @@ export class EventHub {
 
   /** Events held for `since`, and their serialised size. */
   get held(): { count: number; bytes: number } {
-    return { count: this.history.length, bytes: this.heldBytes };
+    return { count: this.history.length, bytes: this.history.bytes };
   }
 
   /** Takes `payload` over (it is stamped with seq and at, not copied): pass a fresh object. */
@@ -78,15 +69,7 @@ export class EventHub {
     const encoded = this.encode(Object.assign(payload, { seq: this.seq, at: isoTime(this.now()) }));
     const event = encoded.event;
     const serialized = sized(encoded.text, this.limits.maxEventBytes);
-    if (serialized !== null) {
-      this.history.push({ seq: event.seq, type: event.type, text: serialized.text, bytes: serialized.bytes });
-      this.heldBytes += serialized.bytes;
-      while (this.history.length > this.capacity || this.heldBytes > this.limits.maxBytes) {
-        const dropped = this.history.shift();
-        if (dropped === undefined) break;
-        this.heldBytes -= dropped.bytes;
-      }
-    }
+    if (serialized !== null) this.history.push(event.seq, event.type, serialized.text, serialized.bytes);
     this.pending.push({ event, serialized: serialized?.text ?? null });
     if (!this.delivering) {
       this.delivering = true;
@@ -121,9 +104,8 @@ export class EventHub {
     if (since === undefined) return { events: [], missed: false };
     const otherRun = runId !== undefined && runId !== this.runId;
     const from = otherRun ? 0 : since;
-    const events: HeldEvent[] = [];
-    for (const held of this.history) if (held.seq > from) events.push(held);
-    const oldestHeld = this.history.peek()?.seq ?? this.seq + 1;
+    const events = this.history.after(from);
+    const oldestHeld = this.history.oldestSeq ?? this.seq + 1;
     const missed = otherRun || oldestHeld > from + 1;
     return { events, missed: missed && from < this.seq };
   }
