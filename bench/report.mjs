@@ -103,7 +103,7 @@ function memoryTable(memory) {
     '',
     `| state | wispd (MB) | mcp-hub (MB) | wispd / mcp-hub | wispd / bare Node (${mb(memory.bareNodeKb)} MB) |`,
     '|---|---|---|---|---|',
-    ...[['idle', 'idleKb'], ['16 services, 96 active tools', 'loadedKb'], [`after ${memory.calls} calls`, 'afterCallsKb']].map(
+    ...[['idle', 'idleKb'], ['16 services, 96 active tools', 'loadedKb'], [`after ${memory.calls} calls`, 'afterCallsKb'], ...(w.afterIdleKb !== undefined ? [[`the same, idle ${memory.idleMs / 1000} s later`, 'afterIdleKb']] : [])].map(
       ([state, k]) => `| ${state} | ${mb(w[k])} | ${mb(h[k])} | ${(w[k] / h[k]).toFixed(2)} | ${(w[k] / memory.bareNodeKb).toFixed(2)} |`,
     ),
     '',
