@@ -100,7 +100,6 @@ export class EventRing {
   /** Where `bytes` more can be written, the oldest records dropped or the buffer grown to make room. */
   private reserve(bytes: number): number {
     for (;;) {
-      if (this.count === 0) this.end = 0;
       const free = this.freeAt(bytes);
       if (free !== undefined) return free;
       const crowded = (this.heldBytes + bytes) * 4 > this.buffer.length * 3;
@@ -150,6 +149,5 @@ export class EventRing {
 
   private clear(): void {
     while (this.count > 0) this.dropOldest();
-    this.end = 0;
   }
 }

@@ -10,5 +10,4 @@ export { processStartTime, pidExists, groupMembers, groupRunning, startedSince }
 export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsSection } from './settings-file.js';
 export type { Check } from './first-use.js';
 export { compileSchema, schemaCheck, type CompileMode } from './schema-compiler.js';
-export { Queue } from './queue.js';
 export { isoTime } from './iso-time.js';
