@@ -300,14 +300,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   if (!isObject(value) || value.jsonrpc !== '2.0') return false;
   const id = value.id;
-  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
   if (typeof value.method === 'string') {
     if (value.params !== undefined && !isObject(value.params)) return false;
     return 'id' in value ? validId && onlyKeys(value, REQUEST_KEYS) : onlyKeys(value, NOTIFICATION_KEYS);
   }
   if ('result' in value) return validId && isObject(value.result) && onlyKeys(value, RESULT_KEYS);
   const error = value.error;
-  if (!isObject(error) || typeof error.message !== 'string' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return false;
+  if (!isObject(error) || typeof error.message !== 'string' || typeof error.code !== 'number' || !Number.isSafeInteger(error.code)) return false;
   return (id === undefined || validId) && onlyKeys(value, ERROR_KEYS);
 }
 
