@@ -65,6 +65,7 @@ export async function targets(load) {
   const { AttemptRecord } = await load('install/attempt-record-schema.js');
   const { RecordSchemas } = await load('sessions/transcript-schema.js');
   const { PinDocument } = await load('mcp/tool-pins-schema.js');
+  const { CallResult } = await load('mcp/call-result-schema.js');
   return [
     { file: 'core/wire/params-checks.generated', mode: 'strict', schemas: Object.fromEntries(Object.entries(methods).map(([name, def]) => [name, def.params])) },
     { file: 'mcp/registry-check.generated', mode: 'strict', schemas: { registryDocument: RegistryDocument }, type: { name: 'RegistryDocument', from: './service-store-schema.js' } },
@@ -73,6 +74,8 @@ export async function targets(load) {
     { file: 'install/attempt-check.generated', mode: 'loose', schemas: { attemptRecord: AttemptRecord }, type: { name: 'AttemptRecord', from: './attempt-record-schema.js' } },
     { file: 'sessions/transcript-checks.generated', mode: 'loose', schemas: RecordSchemas, type: { name: 'TranscriptRecord', from: './transcript-schema.js' } },
     { file: 'mcp/pins-check.generated', mode: 'loose', schemas: { pinDocument: PinDocument }, type: { name: 'PinDocument', from: './tool-pins-schema.js' } },
+    // A server's answer: every error reported would be work for nothing (the first one is what is said).
+    { file: 'mcp/call-result-check.generated', mode: 'loose', schemas: { callResult: CallResult }, type: { name: 'CallResult', from: './call-result-schema.js' } },
   ];
 }
 

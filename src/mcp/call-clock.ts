@@ -8,9 +8,9 @@ import { Failure } from './failure.js';
  * server), starting again in full once that is answered. A user filling in a form must not
  * see the call time out, and its connection close, under their fingers.
  *
- * The SDK's own request timeout stays as the overall cap (maxCallMs, or timeoutMs if
- * longer), which holds whatever happens: past it the call ends TIMEOUT, and a request still
- * waiting for the human ends cancelled with it.
+ * An overall cap (maxCallMs, or timeoutMs if longer) holds whatever happens, held or not:
+ * past it the call ends TIMEOUT, and a request still waiting for the human ends cancelled
+ * with it. Both limits share one timer: it is set for whichever comes first.
  */
 export class CallClock {
   /**
@@ -23,6 +23,8 @@ export class CallClock {
   private listener: ((reason: Failure) => void) | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timeoutMs = 0;
+  /** When the overall cap passes (Date.now() time), from start. */
+  private capAt = 0;
   private holds = 0;
   private running = false;
 
@@ -55,6 +57,7 @@ export class CallClock {
   /** The call is being sent: the limit runs (unless held). */
   start(timeoutMs: number): void {
     this.timeoutMs = timeoutMs;
+    this.capAt = Date.now() + this.capMs;
     this.running = true;
     this.arm();
   }
@@ -83,12 +86,6 @@ export class CallClock {
     this.arm();
   }
 
-  /** The SDK's options for the call's request: its timeout is the overall cap only; progress restarts this clock. */
-  requestOptions(signal: AbortSignal): { timeout: number; signal: AbortSignal; onprogress: () => void } {
-    // Asking for progress makes the SDK send a progress token.
-    return { timeout: this.capMs, signal, onprogress: () => this.touch() };
-  }
-
   get capMs(): number {
     return Math.max(this.timeoutMs, LIMITS.maxCallMs);
   }
@@ -96,9 +93,12 @@ export class CallClock {
   private arm(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    if (!this.running || this.holds > 0 || this.expired) return;
-    const timeoutMs = this.timeoutMs;
-    this.timer = setTimeout(() => this.expire(new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`)), timeoutMs);
+    if (!this.running || this.expired) return;
+    const toCap = Math.max(0, this.capAt - Date.now());
+    // Held, only the cap runs; else whichever limit passes first.
+    const cap = this.holds > 0 || toCap <= this.timeoutMs;
+    const limitMs = cap ? this.capMs : this.timeoutMs;
+    this.timer = setTimeout(() => this.expire(new Failure('TIMEOUT', `the server did not answer within ${limitMs} ms`)), cap ? toCap : limitMs);
   }
 
   private expire(reason: Failure): void {

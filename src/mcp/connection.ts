@@ -6,6 +6,8 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
 import { linkedSignal, withOwnSignal } from '../util/index.js';
 import { CallClock } from './call-clock.js';
+import { CallChannel, ChannelClosed, RemoteCallError } from './call-channel.js';
+import { ListChange } from './list-change.js';
 import { AuthRequired, Failure, failureOf, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
@@ -70,6 +72,8 @@ export class Connection {
   /** The latest link asked of the factory (the one `link` becomes): a stop reaches it even while it opens. */
   private opening: Promise<ServiceLink> | undefined;
   private client: Client | undefined;
+  /** Each connected client's channel for tool calls (call-channel.ts). */
+  private readonly channels = new WeakMap<Client, CallChannel>();
   private closed = false;
   /** Set once discovery finished: before that, a failing activation reports its own error. */
   private activated = false;
@@ -77,10 +81,8 @@ export class Connection {
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
   /** From the tool list declared changed (list_changed, a refresh) until the new list is in: no call is sent, `settled` waits. */
-  private changing: { promise: Promise<void>; resolve: () => void; reject: (failure: Failure) => void } | undefined;
-  /** What ended a change without a new list (a failed refresh, a stop): later waits hear it too. */
-  private changeFailure: Failure | undefined;
-  /** Aborted when the service is stopped: every call still running is cancelled (the SDK tells the server). */
+  private readonly change = new ListChange();
+  /** Aborted when the service is stopped: every call still running is cancelled (the server is told). */
   private readonly calls = new AbortController();
   /** The aborts of running calls that brought their own signal (callTool): a stop calls each. */
   private readonly callAborts = new Set<(reason: unknown) => void>();
@@ -164,7 +166,9 @@ export class Connection {
   private async initialize(link: ServiceLink, deadline: number, signal: AbortSignal): Promise<void> {
     const client = this.newClient();
     this.observe(link.transport);
-    await client.connect(link.transport, { timeout: remaining(deadline), signal });
+    // A signal of its own: the SDK leaves a listener on the one its initialize request is given.
+    await withOwnSignal(signal, (own) => client.connect(link.transport, { timeout: remaining(deadline), signal: own }));
+    this.channels.set(client, new CallChannel(link.transport));
   }
 
   /** What an activation failed with; a login wanted comes with where to log in (asked of the server). */
@@ -237,7 +241,7 @@ export class Connection {
     if (this.isClosed()) return;
     this.closed = true;
     this.ended = new Failure(failure.code, failure.message);
-    this.endChanging(new Failure(failure.code, failure.message));
+    this.change.end(new Failure(failure.code, failure.message));
     this.hooks.failed(new Failure(failure.code, failure.message));
     void this.link?.stop(true);
   }
@@ -258,41 +262,24 @@ export class Connection {
     return { signal, dispose: () => (unhook(), this.callAborts.delete(abort)) };
   }
 
-  // Whether `settled` would resolve at once: the list is not changing, and no change ended badly.
-  get isSettled(): boolean { return this.changing === undefined && this.changeFailure === undefined; }
+  /** Whether `settled` would resolve at once: the list is not changing, and no change ended badly. */
+  get isSettled(): boolean {
+    return this.change.isSettled;
+  }
 
   /** Whether the tool list is changing: declared changed, the new one not yet in. */
   get isChanging(): boolean {
-    return this.changing !== undefined;
+    return this.change.isChanging;
+  }
+
+  /** See ListChange.settled. */
+  settled(signal: AbortSignal): Promise<void> {
+    return this.change.settled(signal);
   }
 
   /**
-   * Resolves once the tool list is not changing (at once when it is not). Rejects with what
-   * ended the change when no new list came (the refresh's own error, a stop), or CANCELLED
-   * when `signal` aborts first.
-   */
-  async settled(signal: AbortSignal): Promise<void> {
-    if (this.changeFailure !== undefined) throw this.changeFailure;
-    const changing = this.changing;
-    if (changing === undefined) return;
-    signal.throwIfAborted();
-    let onAbort: (() => void) | undefined;
-    try {
-      await Promise.race([
-        changing.promise,
-        new Promise<never>((_, reject) => {
-          onAbort = () => reject(new Failure('CANCELLED', 'cancelled while waiting for the new tool list (the client that asked went away)'));
-          signal.addEventListener('abort', onAbort, { once: true });
-        }),
-      ]);
-    } finally {
-      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /**
-   * Sends one tools/call, bound to the tool-list version its approval was given at. On timeout or abort the SDK sends
-   * notifications/cancelled; the caller then closes this connection. A stop (`cancelCalls`) cancels it the same way.
+   * Sends one tools/call, bound to the tool-list version its approval was given at. On timeout or abort the server is
+   * sent notifications/cancelled; the caller then closes this connection. A stop (`cancelCalls`) cancels it the same way.
    * Rejects with a Failure. `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made.
    */
   async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number, abort?: (reason: unknown) => void, clock = new CallClock()): Promise<CallToolResult> {
@@ -301,13 +288,14 @@ export class Connection {
       return (await this.withSession(Date.now() + timeoutMs, linked.signal, (client) => {
         // Checked in the tick that writes the request (the SDK sends synchronously), so no
         // call leaves at a tool-list version the server has declared changed.
-        if (this.changing !== undefined || this.toolListVersion !== toolListVersion) {
+        if (this.change.isChanging || this.toolListVersion !== toolListVersion) {
           throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
         }
-        // `linked` is this call's own signal, unhooked when the call ends: the SDK's listener on it goes with it.
+        const channel = this.channels.get(client);
+        if (channel === undefined) throw new Failure('CONNECTION_CLOSED', 'the connection to the server is not ready (a new session is being opened)');
         clock.start(timeoutMs);
-        return client.callTool({ name, arguments: args }, undefined, clock.requestOptions(linked.signal));
-      })) as CallToolResult;
+        return channel.call(name, args, linked.signal, () => clock.touch());
+      }));
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
       const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : clock.expiry ?? this.toFailure(error, signal, clock.capMs, 'TOOL_ERROR');
@@ -315,7 +303,7 @@ export class Connection {
       if (failure instanceof AuthRequired && !this.isClosed()) {
         this.closed = true;
         this.ended = new AuthRequired(failure.message, null, this.link?.challengedScope ?? null);
-        this.endChanging(failure);
+        this.change.end(failure);
         this.hooks.failed(this.ended);
         void this.link?.stop(true);
       }
@@ -328,19 +316,19 @@ export class Connection {
 
   /**
    * The service is being stopped (disabled, edited, deleted): every call still running is
-   * cancelled now, so the SDK sends notifications/cancelled before stdin is closed and the
+   * cancelled now, so the server is sent notifications/cancelled before stdin is closed and the
    * callers hear CANCELLED with `reason`; calls waiting for a new tool list fail the same way.
    */
   cancelCalls(reason: string): void {
     this.calls.abort(reason);
     for (const abort of [...this.callAborts]) abort(reason);
-    this.endChanging(new Failure('CANCELLED', `cancelled: ${reason}`));
+    this.change.end(new Failure('CANCELLED', `cancelled: ${reason}`));
   }
 
   /** Stops the process (the ladder; `force` skips to SIGKILL). Idempotent. */
   async stop(force: boolean): Promise<void> {
     this.closed = true;
-    this.endChanging(new Failure('SERVICE_NOT_ACTIVE', `${this.config.name} was stopped`));
+    this.change.end(new Failure('SERVICE_NOT_ACTIVE', `${this.config.name} was stopped`));
     // A link still being opened (a process spawning) is stopped once it is there.
     const link = await this.opening?.catch(() => undefined);
     await link?.stop(force);
@@ -358,27 +346,7 @@ export class Connection {
 
   /** From now until the new list is in (or the connection ends), the tool list is changing. */
   private markChanging(): void {
-    if (this.changing !== undefined || this.isClosed()) return;
-    let resolve!: () => void;
-    let reject!: (failure: Failure) => void;
-    const promise = new Promise<void>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    promise.catch(() => undefined); // heard through settled(), if anyone waits
-    this.changing = { promise, resolve, reject };
-  }
-
-  /** The change is over: the new list is in (no failure), or it never will be (then every wait hears why). */
-  private endChanging(failure?: Failure): void {
-    const changing = this.changing;
-    if (changing === undefined) return;
-    this.changing = undefined;
-    if (failure === undefined) changing.resolve();
-    else {
-      this.changeFailure = failure;
-      changing.reject(failure);
-    }
+    if (!this.isClosed()) this.change.mark();
   }
 
   private async runRefreshes(): Promise<void> {
@@ -401,12 +369,12 @@ export class Connection {
         this.closed = true;
         this.ended = failure;
         // The calls waiting for this list fail with the discovery's own error.
-        this.endChanging(failure);
+        this.change.end(failure);
         this.hooks.failed(failure);
         return;
       }
     }
-    if (!this.isClosed()) this.endChanging();
+    if (!this.isClosed()) this.change.end();
   }
 
   private async listAllTools(deadline: number, signal: AbortSignal): Promise<Tool[]> {
@@ -443,7 +411,7 @@ export class Connection {
     this.closed = true;
     const failure = link?.failure;
     this.ended = failure !== undefined ? new Failure(failure.code, failure.message) : this.closedFailure();
-    this.endChanging(failure !== undefined ? this.ended : this.ended.restated(`${this.ended.message} while its new tool list was awaited`));
+    this.change.end(failure !== undefined ? this.ended : this.ended.restated(`${this.ended.message} while its new tool list was awaited`));
     this.hooks.failed(this.ended);
     // Sweep whatever the server left in its process group.
     if (link?.kind === 'local') void link.stop(true);
@@ -462,6 +430,8 @@ export class Connection {
     if (own !== undefined) return own;
     if (signal.aborted) return new Failure('CANCELLED', 'cancelled (the client that asked went away, or the service was stopped)');
     if (error instanceof WispError) return failureOf(error.code, error.message);
+    if (error instanceof RemoteCallError) return this.serverFailure(error.code, error.remoteMessage, remoteAs);
+    if (error instanceof ChannelClosed) return this.closedFailure();
     if (error instanceof McpError) return this.mcpFailure(error, timeoutMs, remoteAs);
     return new Failure('PROTOCOL_ERROR', error instanceof Error ? error.message : String(error));
   }
@@ -470,15 +440,19 @@ export class Connection {
   private mcpFailure(error: McpError, timeoutMs: number, remoteAs: WispCode): Failure {
     if (this.fromServer(error)) {
       const prefix = `MCP error ${error.code}: `;
-      const text = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-      const message = this.options.redact(text).slice(0, MAX_REMOTE_MESSAGE_CHARS);
-      return new Failure(remoteAs, `the server answered with an error (JSON-RPC ${error.code}): ${message}`, { code: error.code, message });
+      return this.serverFailure(error.code, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, remoteAs);
     }
     if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) return this.closedFailure();
     if (error.code === (ErrorCode.RequestTimeout as number)) {
       return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
     }
     return new Failure('PROTOCOL_ERROR', `the server's answer was refused: ${this.options.redact(error.message).slice(0, MAX_REMOTE_MESSAGE_CHARS)}`);
+  }
+
+  /** The server's JSON-RPC error, as `remoteAs`: its message redacted and cut. */
+  private serverFailure(code: number, text: string, remoteAs: WispCode): Failure {
+    const message = this.options.redact(text).slice(0, MAX_REMOTE_MESSAGE_CHARS);
+    return new Failure(remoteAs, `the server answered with an error (JSON-RPC ${code}): ${message}`, { code, message });
   }
 
   /** Why a request found (or saw) the connection closed: what ended it, else a closed pipe (local) or connection (remote). */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LIMITS } from '../../../src/core/index.js';
 import { CallClock } from '../../../src/mcp/call-clock.js';
 
-/** A call's time limit: progress restarts it, a request waiting for the human stops it, the SDK keeps the overall cap. */
+/** A call's time limit: progress restarts it, a request waiting for the human stops it, the overall cap holds throughout. */
 describe('CallClock', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
@@ -20,7 +20,7 @@ describe('CallClock', () => {
     const clock = new CallClock();
     clock.start(1000);
     vi.advanceTimersByTime(800);
-    clock.requestOptions(new AbortController().signal).onprogress();
+    clock.touch();
     vi.advanceTimersByTime(800);
     expect(clock.expired).toBe(false);
     vi.advanceTimersByTime(200);
@@ -45,15 +45,39 @@ describe('CallClock', () => {
     expect(clock.expired).toBe(true);
   });
 
-  it('never expires once the call ended; the SDK\'s timeout is the overall cap', () => {
+  it('never expires once the call ended', () => {
     const clock = new CallClock();
     clock.start(1000);
     clock.stop();
-    vi.advanceTimersByTime(10_000);
+    vi.advanceTimersByTime(LIMITS.maxCallMs * 2);
     expect(clock.expired).toBe(false);
-    expect(clock.requestOptions(new AbortController().signal).timeout).toBe(LIMITS.maxCallMs);
-    clock.start(LIMITS.maxCallMs + 5);
-    expect(clock.capMs).toBe(LIMITS.maxCallMs + 5);
-    clock.stop();
+  });
+
+  it('ends at the overall cap (maxCallMs, or the limit if longer) while held, and while progress keeps restarting the limit', () => {
+    const held = new CallClock();
+    held.start(1000);
+    held.hold();
+    vi.advanceTimersByTime(LIMITS.maxCallMs - 1);
+    expect(held.expired).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(held.expiry).toMatchObject({ code: 'TIMEOUT', message: `the server did not answer within ${LIMITS.maxCallMs} ms` });
+
+    const busy = new CallClock();
+    busy.start(1000);
+    for (let at = 0; at < LIMITS.maxCallMs - 500; at += 500) {
+      vi.advanceTimersByTime(500);
+      busy.touch();
+    }
+    expect(busy.expired).toBe(false);
+    vi.advanceTimersByTime(500);
+    expect(busy.expiry?.message).toBe(`the server did not answer within ${LIMITS.maxCallMs} ms`);
+
+    const long = new CallClock();
+    long.start(LIMITS.maxCallMs + 5);
+    expect(long.capMs).toBe(LIMITS.maxCallMs + 5);
+    vi.advanceTimersByTime(LIMITS.maxCallMs + 4);
+    expect(long.expired).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(long.expired).toBe(true);
   });
 });

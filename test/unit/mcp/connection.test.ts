@@ -1,10 +1,11 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { InitializeRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { InitializeRequestSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/mcp/call-clock.js';
 import { Connection, MAX_TOOL_PAGES, type ConnectionHooks } from '../../../src/mcp/connection.js';
 import { StderrTail } from '../../../src/mcp/stderr-tail.js';
-import type { CatalogTool, Failure, StoredService } from '../../../src/mcp/index.js';
+import { transportLink, type CatalogTool, type Failure, type StoredService, type TransportFactory } from '../../../src/mcp/index.js';
 import { InMemoryServers, storedService, tool, toolServer } from './in-memory.js';
 
 /** What a connection told its owner, in order, with a way to wait for what is still to come. */
@@ -45,7 +46,7 @@ class Heard implements ConnectionHooks {
   }
 }
 
-function connect(servers: InMemoryServers, config: StoredService): { connection: Connection; heard: Heard } {
+function connect(servers: InMemoryServers, config: StoredService, transports: TransportFactory = servers.factory): { connection: Connection; heard: Heard } {
   const heard = new Heard();
   const connection = new Connection(config, 1, heard, {
     version: '0.0.0-test',
@@ -54,7 +55,7 @@ function connect(servers: InMemoryServers, config: StoredService): { connection:
     searchPath: undefined,
     env: {},
     redact: (text) => text,
-    transports: servers.factory,
+    transports,
   });
   return { connection, heard };
 }
@@ -210,5 +211,110 @@ describe('Connection (in-memory server)', () => {
     unhold();
     release();
     await expect(call).resolves.toMatchObject({ content: [{ type: 'text', text: 'answered' }] });
+  });
+});
+
+type Wire = Record<string, unknown> & { id?: string | number; method?: string; params?: Record<string, unknown> };
+
+/**
+ * A server written by hand on the wire (the SDK's own server checks what its handlers
+ * return, so it cannot send a broken result): it answers initialize and tools/list (one
+ * tool, `echo`), and hands each tools/call to `answer` with a way to write any message back.
+ */
+function rawServer(answer: (request: Wire, write: (message: Wire) => void) => void): { factory: TransportFactory; received: Wire[] } {
+  const received: Wire[] = [];
+  const factory: TransportFactory = async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const write = (message: Wire): void => void serverSide.send(message as JSONRPCMessage);
+    serverSide.onmessage = (message) => {
+      const request = message as Wire;
+      received.push(request);
+      if (request.method === 'initialize') {
+        write({ jsonrpc: '2.0', id: request.id, result: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
+      } else if (request.method === 'tools/list') write({ jsonrpc: '2.0', id: request.id, result: { tools: [tool('echo')] } });
+      else if (request.method === 'tools/call') answer(request, write);
+    };
+    await serverSide.start();
+    return transportLink(clientSide);
+  };
+  return { factory, received };
+}
+
+function connectTo(factory: TransportFactory): { connection: Connection; heard: Heard } {
+  return connect(new InMemoryServers(), storedService('raw'), factory);
+}
+
+describe('Connection: tools/call on its own ids (CallChannel)', () => {
+  it('sends each call with a string id the SDK never uses, and its progress token; the SDK still does everything else', async () => {
+    const raw = rawServer((request, write) => write({ jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: 'ok' }] } }));
+    const { connection } = connectTo(raw.factory);
+    await connection.activate(never);
+    await expect(connection.callTool('echo', { text: 'a' }, 10_000, never, 1)).resolves.toEqual({ content: [{ type: 'text', text: 'ok' }] });
+    await expect(connection.callTool('echo', { text: 'b' }, 10_000, never, 1)).resolves.toMatchObject({ content: [{ text: 'ok' }] });
+    const calls = raw.received.filter((m) => m.method === 'tools/call');
+    expect(calls.map((m) => m.id)).toEqual(['wispd-call-1', 'wispd-call-2']);
+    expect(calls[0]?.params).toEqual({ name: 'echo', arguments: { text: 'a' }, _meta: { progressToken: 'wispd-call-1' } });
+    expect(raw.received.filter((m) => m.method === 'initialize' || m.method === 'tools/list').every((m) => typeof m.id === 'number')).toBe(true);
+  });
+
+  it('refuses a result that is not a tool result (PROTOCOL_ERROR, saying where), and the connection goes on', async () => {
+    const broken: Record<string, unknown>[] = [
+      { content: 'text' },
+      { content: [{ type: 'text', text: 42 }] },
+      { content: [{ type: 'video', url: 'x' }] },
+      { content: [], structuredContent: [1, 2] },
+      { content: [], isError: 'yes' },
+    ];
+    let next = 0;
+    const raw = rawServer((request, write) => write({ jsonrpc: '2.0', id: request.id, result: broken[next++] ?? {} }));
+    const { connection, heard } = connectTo(raw.factory);
+    await connection.activate(never);
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', message: "the server's answer to tools/call is not a tool result: /content must be array" });
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', message: expect.stringContaining('/content/0 must match a schema in anyOf') });
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', message: expect.stringContaining('/content/0 must match a schema in anyOf') });
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', message: expect.stringContaining('/structuredContent must be object') });
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).rejects.toMatchObject({ code: 'PROTOCOL_ERROR', message: expect.stringContaining('/isError must be boolean') });
+    // No content at all reads as none, as the SDK reads it.
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).resolves.toEqual({ content: [] });
+    expect(heard.failures).toEqual([]);
+  });
+
+  it("takes the server's JSON-RPC error as its answer (TOOL_ERROR, code and message), and ignores answers to ids it never sent", async () => {
+    const raw = rawServer((request, write) => {
+      write({ jsonrpc: '2.0', id: 'wispd-call-99', result: { content: [{ type: 'text', text: 'forged' }] } });
+      write({ jsonrpc: '2.0', id: request.id, error: { code: -32001, message: 'no such thing' } });
+    });
+    const { connection, heard } = connectTo(raw.factory);
+    await connection.activate(never);
+    await expect(connection.callTool('echo', {}, 10_000, never, 1)).rejects.toMatchObject({
+      code: 'TOOL_ERROR',
+      message: 'the server answered with an error (JSON-RPC -32001): no such thing',
+      remote: { code: -32001, message: 'no such thing' },
+    });
+    expect(heard.failures).toEqual([]);
+  });
+
+  it('tells the server when a call is cancelled or times out (notifications/cancelled with its id), and drops a late answer', async () => {
+    const pending: Wire[] = [];
+    let arrived!: () => void;
+    let running = new Promise<void>((resolve) => (arrived = resolve));
+    const raw = rawServer((request) => {
+      pending.push(request);
+      arrived();
+    });
+    const { connection } = connectTo(raw.factory);
+    await connection.activate(never);
+    const controller = new AbortController();
+    const cancelled = connection.callTool('echo', {}, 10_000, controller.signal, 1);
+    await running;
+    controller.abort('the client went away');
+    await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
+    running = new Promise<void>((resolve) => (arrived = resolve));
+    await expect(connection.callTool('echo', {}, 50, never, 1)).rejects.toMatchObject({ code: 'TIMEOUT', message: 'the server did not answer within 50 ms' });
+    const notes = raw.received.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params);
+    expect(notes).toEqual([
+      { requestId: 'wispd-call-1', reason: 'the client went away' },
+      { requestId: 'wispd-call-2', reason: expect.stringContaining('the server did not answer within 50 ms') },
+    ]);
   });
 });
