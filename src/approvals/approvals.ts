@@ -1,4 +1,4 @@
-import { isoTime } from '../util/index.js';
+import { isoTime, type CallSignal } from '../util/index.js';
 import { randomUUID } from 'node:crypto';
 import { LIMITS, WispError } from '../core/index.js';
 import { isOpen, nextApprovalState, type Approval, type ApprovalKind, type ApprovalSummary, type Binding, type Requester } from '../core/index.js';
@@ -107,7 +107,7 @@ export class Approvals {
   }
 
   /** Resolves once the approval is no longer pending (approved, denied, cancelled or stale). */
-  wait(id: string, signal: AbortSignal): Promise<Approval> {
+  wait(id: string, signal: CallSignal): Promise<Approval> {
     const approval = this.get(id);
     if (approval.state.status !== 'pending') return Promise.resolve(approval);
     return new Promise((resolve) => {

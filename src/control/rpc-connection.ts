@@ -18,16 +18,22 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * is owed, and its in-flight calls, aborted when it goes away. Every frame it writes is
  * serialised under the guard, and a client that stops reading is dropped.
  */
+/** A request that runs: what the connection can do to it. */
+export interface Abortable {
+  abort(reason: unknown): void;
+}
+
 export class Connection implements RpcConnection {
   subscribed = false;
   eventTypes: ReadonlySet<string> | null = null;
-  readonly inflight = new Set<AbortController>();
+  /** Its requests that made a signal and are not answered yet: aborted when it goes away. */
+  readonly inflight = new Set<Abortable>();
   readonly pending = new Set<Promise<unknown>>();
   /** Requests of methods that wait (MethodEntry.waits) not yet answered. */
   pendingCalls = 0;
   clientName: string | null = null;
   /** How to abort each request of this client that runs (not answered yet), by its id: rpc.cancel. */
-  readonly cancellers = new Map<string | number, (reason: unknown) => void>();
+  readonly cancellers = new Map<string | number, Abortable>();
   private readonly splitter: LineSplitter;
   private closed = false;
   /** Frames written this turn, not yet handed to the socket (see writeLine). */
@@ -153,22 +159,20 @@ export class Connection implements RpcConnection {
   /** Aborts every request in flight, and any made later, with CANCELLED and `why`. */
   abortAll(why = 'the client disconnected'): void {
     this.abortedAll ??= new WispError('CANCELLED', why);
-    for (const controller of this.inflight) controller.abort(this.abortedAll);
+    for (const request of this.inflight) request.abort(this.abortedAll);
   }
 
   cancelRequest(id: string | number, reason: unknown): boolean {
-    const cancel = this.cancellers.get(id);
-    if (cancel === undefined) return false;
-    cancel(reason);
+    const request = this.cancellers.get(id);
+    if (request === undefined) return false;
+    request.abort(reason);
     return true;
   }
 
-  /** A request's controller, in flight until it is answered; aborted at once when abortAll already ran. */
-  newController(): AbortController {
-    const controller = new AbortController();
-    this.inflight.add(controller);
-    if (this.abortedAll !== undefined) controller.abort(this.abortedAll);
-    return controller;
+  /** A request in flight until it is answered (the server deletes it from `inflight`); aborted at once when abortAll already ran. */
+  trackRequest(request: Abortable): void {
+    this.inflight.add(request);
+    if (this.abortedAll !== undefined) request.abort(this.abortedAll);
   }
 
   private get isGone(): boolean {

@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import type { ErrorCode } from '../core/index.js';
+import type { CallSignal } from '../util/index.js';
 
 /** The shapes the socket server shares with the daemon that gives it its methods. */
 
@@ -27,7 +28,12 @@ export interface RpcConnection {
 export interface CallContext {
   /** Aborted when the client disconnects or the daemon stops. */
   readonly signal: AbortSignal;
-  /** Aborts `signal` from inside (work this request waits on ended it), with `reason`. */
+  /**
+   * Aborted with `signal`, for the same reasons, but a LightSignal (util/light-signal.ts):
+   * for the tool-call path, which never hands it to an API that needs an AbortSignal.
+   */
+  readonly callSignal: CallSignal;
+  /** Aborts `signal` and `callSignal` from inside (work this request waits on ended it), with `reason`. */
   abort(reason: unknown): void;
   readonly connection: RpcConnection;
   /** Runs right after the response is written, in the same tick (for replay-then-subscribe). */

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { ValidateFunction } from 'ajv';
 import { LIMITS, WispError } from '../core/index.js';
-import { compileSchema } from '../util/index.js';
+import { compileSchema, LightSignal, type CallSignal } from '../util/index.js';
 import { Connection } from './rpc-connection.js';
 import { encode, errorBody, frameOf, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
 import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-request.js';
@@ -177,52 +177,46 @@ export class RpcServer {
 
   /** Runs the handler; its outcome (or throw) becomes the response, synchronously when the handler is. */
   private run(connection: Connection, request: CheckedRequest, after: (() => void)[]): Response | undefined | Promise<Response | undefined> {
-    const { id, entry, method } = request;
-    const waits = entry.waits === true;
-    // Made when the handler first asks for its signal: most handlers answer at once and never do.
-    let controller: AbortController | undefined;
-    if (waits) {
+    const running = new RunningRequest(connection, request, after);
+    if (request.entry.waits === true) {
       connection.pendingCalls += 1;
       this.pendingCalls += 1;
     }
-    const abort = (reason: unknown): void => {
-      controller ??= connection.newController();
-      controller.abort(reason);
-    };
-    const ctx: CallContext = {
-      get signal() {
-        controller ??= connection.newController();
-        return controller.signal;
-      },
-      abort,
-      connection,
-      afterResponse: (fn) => after.push(fn),
-    };
-    const settle = (outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Response | undefined => {
-      if (controller !== undefined) connection.inflight.delete(controller);
-      if (id !== null && connection.cancellers.get(id) === abort) connection.cancellers.delete(id);
-      if (waits) {
-        connection.pendingCalls -= 1;
-        this.pendingCalls -= 1;
-      }
-      if (request.isNotification) return undefined;
-      if (outcome.ok) return { jsonrpc: '2.0', id, result: entry.staticResult === true ? this.preSerialized(method, outcome.value) : outcome.value };
-      after.length = 0;
-      return { jsonrpc: '2.0', id, error: this.toErrorBody(outcome.error, method) };
-    };
     let out: unknown;
     try {
-      out = entry.handle(request.params, ctx);
+      out = request.entry.handle(request.params, running);
     } catch (error) {
-      return settle({ ok: false, error });
+      return this.settle(running, false, error);
     }
-    if (!isThenable(out)) return settle({ ok: true, value: out });
+    if (!isThenable(out)) return this.settle(running, true, out);
     // A request that runs on can be cancelled by its client (rpc.cancel), by id, until settle forgets it.
-    if (id !== null && !request.isNotification) connection.cancellers.set(id, abort);
-    return Promise.resolve(out).then(
-      (value) => settle({ ok: true, value }),
-      (error: unknown) => settle({ ok: false, error }),
-    );
+    if (request.id !== null && !request.isNotification) connection.cancellers.set(request.id, running);
+    return this.finish(running, out);
+  }
+
+  /** An asynchronous handler's outcome, as the response. */
+  private async finish(running: RunningRequest, out: PromiseLike<unknown>): Promise<Response | undefined> {
+    let value: unknown;
+    try {
+      value = await out;
+    } catch (error) {
+      return this.settle(running, false, error);
+    }
+    return this.settle(running, true, value);
+  }
+
+  /** The request is over: it is forgotten, and its outcome (a value, or what it threw) becomes the response. */
+  private settle(running: RunningRequest, ok: boolean, outcome: unknown): Response | undefined {
+    const { connection, request } = running;
+    running.forget();
+    if (request.entry.waits === true) {
+      connection.pendingCalls -= 1;
+      this.pendingCalls -= 1;
+    }
+    if (request.isNotification) return undefined;
+    if (ok) return { jsonrpc: '2.0', id: request.id, result: request.entry.staticResult === true ? this.preSerialized(request.method, outcome) : outcome };
+    running.after.length = 0;
+    return { jsonrpc: '2.0', id: request.id, error: this.toErrorBody(outcome, request.method) };
   }
 
   /** A static method's result, serialised the first time (if it can be: else it goes the usual, guarded way). */
@@ -261,5 +255,67 @@ class ParamsChecks {
     const validate = entry.paramsCheck ?? compileSchema(entry.paramsSchema, 'strict');
     this.compiled.set(method, validate);
     return validate;
+  }
+}
+
+/**
+ * One request while it runs: its handler's context, and what aborts it (the client going
+ * away, rpc.cancel, the handler itself). One object, not a closure each for the context, the
+ * abort and the outcome: a tool call is in flight across a scavenge, and what it holds is promoted.
+ * Its signals are made when the handler first asks for one (most handlers answer at once and
+ * never do); one made after the abort is born aborted, with the first reason.
+ */
+class RunningRequest implements CallContext {
+  private controller: AbortController | undefined;
+  private light: LightSignal | undefined;
+  private aborted: { readonly reason: unknown } | undefined;
+  private tracked = false;
+
+  constructor(
+    readonly connection: Connection,
+    readonly request: CheckedRequest,
+    readonly after: (() => void)[],
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted !== undefined) this.controller.abort(this.aborted.reason);
+      else this.track();
+    }
+    return this.controller.signal;
+  }
+
+  get callSignal(): CallSignal {
+    if (this.light === undefined) {
+      this.light = new LightSignal();
+      if (this.aborted !== undefined) this.light.abort(this.aborted.reason);
+      else this.track();
+    }
+    return this.light;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted !== undefined) return;
+    this.aborted = { reason };
+    this.controller?.abort(reason);
+    this.light?.abort(reason);
+  }
+
+  afterResponse(fn: () => void): void {
+    this.after.push(fn);
+  }
+
+  /** Answered: the connection no longer aborts it. */
+  forget(): void {
+    const { connection, request } = this;
+    if (this.tracked) connection.inflight.delete(this);
+    if (request.id !== null && connection.cancellers.get(request.id) === this) connection.cancellers.delete(request.id);
+  }
+
+  /** In flight on its connection from its first signal: aborted with the others when the client goes (at once if it has gone). */
+  private track(): void {
+    this.tracked = true;
+    this.connection.trackRequest(this);
   }
 }

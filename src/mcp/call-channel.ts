@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { CallSignal } from '../util/index.js';
 import { checks } from './call-result-check.generated.js';
 import { Failure } from './failure.js';
 
@@ -64,7 +65,7 @@ export class CallChannel {
    * server is sent notifications/cancelled, and the call rejects with the signal's reason.
    * `progress` hears each progress report for it.
    */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal, progress: () => void): Promise<CallToolResult> {
+  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: () => void): Promise<CallToolResult> {
     signal.throwIfAborted();
     if (this.closed) throw new ChannelClosed();
     const id = `wispd-call-${++this.count}`;

@@ -4,7 +4,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorR
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
-import { linkedSignal, withOwnSignal } from '../util/index.js';
+import { linkedSignal, withOwnSignal, type CallSignal } from '../util/index.js';
 import { CallClock } from './call-clock.js';
 import { CallChannel, ChannelClosed, RemoteCallError } from './call-channel.js';
 import { ListChange } from './list-change.js';
@@ -219,7 +219,7 @@ export class Connection {
   }
 
   /** Runs one request; on a remote 404 (our session is forgotten), opens a new session and sends it once more (never seen before). */
-  private async withSession<T>(deadline: number, signal: AbortSignal, request: (client: Client) => Promise<T>): Promise<T> {
+  private async withSession<T>(deadline: number, signal: CallSignal, request: (client: Client) => Promise<T>): Promise<T> {
     const client = this.client;
     if (client === undefined || this.closed) throw this.closedFailure();
     try {
@@ -229,7 +229,13 @@ export class Connection {
       if (old?.sessionLost(error) !== true || this.isClosed()) throw error;
       this.client = undefined;
       await old.stop(true);
-      await this.initialize(await this.open(signal), deadline, signal);
+      // Opening a session wants an AbortSignal (the transport, the SDK's initialize); the caller's may be a LightSignal.
+      const opening = linkedSignal(signal);
+      try {
+        await this.initialize(await this.open(opening.signal), deadline, opening.signal);
+      } finally {
+        opening.dispose();
+      }
       const renewed = this.client as Client | undefined;
       if (renewed === undefined || this.isClosed()) throw this.closedFailure();
       return request(renewed);
@@ -255,7 +261,7 @@ export class Connection {
   }
 
   /** A call's own signal, aborted through `abort` if the calls are cancelled (a stop) before it is disposed. */
-  private stoppedThrough(signal: AbortSignal, abort: (reason: unknown) => void, clock: CallClock): { signal: AbortSignal; dispose: () => void } {
+  private stoppedThrough(signal: CallSignal, abort: (reason: unknown) => void, clock: CallClock): { signal: CallSignal; dispose: () => void } {
     if (this.calls.signal.aborted) abort(this.calls.signal.reason);
     this.callAborts.add(abort);
     const unhook = clock.onExpire(abort); // the time limit aborts it too
@@ -273,7 +279,7 @@ export class Connection {
   }
 
   /** See ListChange.settled. */
-  settled(signal: AbortSignal): Promise<void> {
+  settled(signal: CallSignal): Promise<void> {
     return this.change.settled(signal);
   }
 
@@ -282,7 +288,7 @@ export class Connection {
    * sent notifications/cancelled; the caller then closes this connection. A stop (`cancelCalls`) cancels it the same way.
    * Rejects with a Failure. `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made.
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal, toolListVersion: number, abort?: (reason: unknown) => void, clock = new CallClock()): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: CallSignal, toolListVersion: number, abort?: (reason: unknown) => void, clock = new CallClock()): Promise<CallToolResult> {
     const linked = abort === undefined ? linkedSignal(signal, this.calls.signal, clock.signal) : this.stoppedThrough(signal, abort, clock);
     try {
       return (await this.withSession(Date.now() + timeoutMs, linked.signal, (client) => {
@@ -422,7 +428,7 @@ export class Connection {
    * the server's JSON-RPC error (its answer, whatever its code: `remoteAs`, the service
    * stays up), or the SDK's local errors (its request timeout, the connection closing).
    */
-  private toFailure(error: unknown, signal: AbortSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs, remoteAs: WispCode = 'PROTOCOL_ERROR'): Failure {
+  private toFailure(error: unknown, signal: CallSignal, timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs, remoteAs: WispCode = 'PROTOCOL_ERROR'): Failure {
     const transportFailure = this.link?.failure;
     if (transportFailure !== undefined) return new Failure(transportFailure.code, transportFailure.message);
     if (error instanceof Failure) return error;

@@ -1,3 +1,4 @@
+import type { CallSignal } from '../util/index.js';
 import { Failure } from './failure.js';
 
 /**
@@ -49,7 +50,7 @@ export class ListChange {
    * ended the change when no new list came (the refresh's own error, a stop), or CANCELLED
    * when `signal` aborts first.
    */
-  async settled(signal: AbortSignal): Promise<void> {
+  async settled(signal: CallSignal): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
     const changing = this.changing;
     if (changing === undefined) return;

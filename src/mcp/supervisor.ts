@@ -1,4 +1,4 @@
-import { isoTime } from '../util/index.js';
+import { isoTime, type CallSignal } from '../util/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, isRemoteTransport } from '../core/index.js';
 import type { Connection, ConnectionHooks } from './connection.js';
@@ -384,7 +384,7 @@ export class Supervisor {
    * generation is still the active one.
    */
   /** `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort); `clock`: the call's time limit. */
-  callTool(tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void, clock?: CallClock): Promise<CallToolResult> {
+  callTool(tool: CatalogTool, args: Record<string, unknown>, signal: CallSignal, abort?: (reason: unknown) => void, clock?: CallClock): Promise<CallToolResult> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;
     if (entry?.state.status !== 'active' || entry.generation !== tool.generation || connection === undefined) {
@@ -410,7 +410,7 @@ export class Supervisor {
    * when it is not, or when that connection is gone: the call's own checks then refuse it).
    * Rejects with the refresh's error when the new list could not be had.
    */
-  async settled(tool: CatalogTool, signal: AbortSignal): Promise<void> {
+  async settled(tool: CatalogTool, signal: CallSignal): Promise<void> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;
     if (entry?.generation !== tool.generation || connection === undefined) {

@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { Approval, Approvals, Requester, ToolCallBinding } from '../approvals/index.js';
 import { LIMITS, WispError, type ToolCallResult, type ToolWarning } from '../core/index.js';
 import type { McpEvent } from './events.js';
-import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex } from '../util/index.js';
+import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex, type CallSignal } from '../util/index.js';
 import { Failure } from './failure.js';
 import { normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
@@ -21,7 +21,7 @@ export interface CallRequest {
   readonly serviceName?: string | undefined;
   readonly arguments: Record<string, unknown>;
   readonly requester: Requester;
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   /**
    * Aborts `signal`, when it belongs to this call alone (a socket request's): the call then
    * follows a stop of its service through it, and needs no signal of its own (an
@@ -181,7 +181,7 @@ export class ToolCalls {
   }
 
   /** The call, once; its result normalised. A timeout or cancel closes the connection. */
-  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: AbortSignal, abort?: (reason: unknown) => void): Promise<ToolCallResult> {
+  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: CallSignal, abort?: (reason: unknown) => void): Promise<ToolCallResult> {
     const { supervisor } = this.options;
     const approvalId = call.approvalId;
     call.sent = Date.now();
@@ -237,7 +237,7 @@ export class ToolCalls {
   }
 
   /** Waits out a tool-list change of the tool's service; what ended it badly, as a WispError. */
-  private async settle(tool: CatalogTool, signal: AbortSignal): Promise<void> {
+  private async settle(tool: CatalogTool, signal: CallSignal): Promise<void> {
     try {
       await this.options.supervisor.settled(tool, signal);
     } catch (error) {

@@ -1,3 +1,5 @@
+import type { CallSignal } from './light-signal.js';
+
 /**
  * A fresh signal that aborts when any source does, and a `dispose` that unhooks it.
  *
@@ -7,14 +9,15 @@
  * call leaked its signal, listener and closures (~190 bytes; measured with heap snapshots
  * over 20,000 calls). A plain controller, unhooked after the request, is collected.
  */
-export function linkedSignal(...sources: AbortSignal[]): { signal: AbortSignal; dispose: () => void } {
+export function linkedSignal(...sources: CallSignal[]): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const aborted = sources.find((s) => s.aborted);
   if (aborted !== undefined) {
     controller.abort(aborted.reason);
     return { signal: controller.signal, dispose: () => undefined };
   }
-  const onAbort = (event: Event): void => controller.abort((event.target as AbortSignal).reason);
+  // The first source that aborted (a LightSignal's listeners are called without an event).
+  const onAbort = (): void => controller.abort(sources.find((s) => s.aborted)?.reason);
   for (const source of sources) source.addEventListener('abort', onAbort, { once: true });
   return {
     signal: controller.signal,

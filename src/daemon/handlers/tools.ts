@@ -23,7 +23,7 @@ export function toolHandlers({ supervisor, toolCalls, registry }: Pick<DaemonPar
         serviceName: registry.list().find((service) => service.id === params.serviceId)?.name,
         arguments: params.arguments,
         requester: { clientId: clientId(ctx.connection), sessionId: null, taskId: null },
-        signal: ctx.signal,
+        signal: ctx.callSignal,
         abort: (reason) => ctx.abort(reason),
       }),
   };

@@ -6,6 +6,7 @@ import { RpcServer, type CallContext, type RpcLogger } from '../../../src/contro
 import { WispError } from '../../../src/core/index.js';
 import { Redactor } from '../../../src/secrets/index.js';
 import { RawClient, tempDir } from '../../helpers/wispd.js';
+import type { CallSignal } from '../../../src/util/index.js';
 
 interface Logged {
   level: string;
@@ -145,7 +146,7 @@ describe('RpcServer', () => {
     client.close();
   });
 
-  it('aborts a request\'s work when its client disconnects mid-request', async () => {
+  it.each(['signal', 'callSignal'] as const)('aborts a request\'s work when its client disconnects mid-request (ctx.%s)', async (kind) => {
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     const aborted = new Promise<unknown>((resolve) => {
@@ -158,9 +159,10 @@ describe('RpcServer', () => {
           handle: (_params: unknown, ctx: CallContext) =>
             new Promise((_resolve, reject) => {
               started();
-              ctx.signal.addEventListener('abort', () => {
-                onAbort(ctx.signal.reason);
-                reject(ctx.signal.reason as Error);
+              const signal = ctx[kind];
+              signal.addEventListener('abort', () => {
+                onAbort(signal.reason);
+                reject(signal.reason as Error);
               });
             }),
         },
@@ -264,17 +266,17 @@ describe('RpcServer', () => {
     client.close();
   });
 
-  it('gives a handler that first asks for its signal after its client left an aborted signal', async () => {
+  it.each(['signal', 'callSignal'] as const)('gives a handler that first asks for its signal after its client left an aborted signal (ctx.%s)', async (kind) => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    let reached!: (signal: AbortSignal) => void;
-    const seen = new Promise<AbortSignal>((resolve) => (reached = resolve));
+    let reached!: (signal: CallSignal) => void;
+    const seen = new Promise<CallSignal>((resolve) => (reached = resolve));
     const { server, socket } = await serve({
       late: {
         paramsSchema: Type.Object({}),
         handle: async (_p: unknown, ctx: CallContext) => {
           await released;
-          reached(ctx.signal);
+          reached(ctx[kind]);
           return null;
         },
       },
@@ -289,6 +291,7 @@ describe('RpcServer', () => {
     release();
     const signal = await seen;
     expect(signal.aborted).toBe(true);
+    expect(signal.reason).toMatchObject({ code: 'CANCELLED' });
   });
 });
 
