@@ -18,22 +18,28 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * is owed, and its in-flight calls, aborted when it goes away. Every frame it writes is
  * serialised under the guard, and a client that stops reading is dropped.
  */
-/** A request that runs: what the connection can do to it. */
+/** A request that runs on (an asynchronous handler): what the connection can do to it. */
 export interface Abortable {
+  /** Its id: null for a notification (no client can cancel one). */
+  readonly id: string | number | null;
   abort(reason: unknown): void;
 }
 
 export class Connection implements RpcConnection {
   subscribed = false;
   eventTypes: ReadonlySet<string> | null = null;
-  /** Its requests that made a signal and are not answered yet: aborted when it goes away. */
-  readonly inflight = new Set<Abortable>();
-  readonly pending = new Set<Promise<unknown>>();
+  /**
+   * Its requests that run on, not answered yet: aborted when it goes away, and found by id
+   * for rpc.cancel. One set for both (a map by id beside it cost every call a second insert
+   * and delete, and a delete that empties a map allocates its table anew).
+   */
+  readonly running = new Set<Abortable>();
+  /** Responses still owed (handlers running on): stopAccepting waits for them, bounded. */
+  private owed = 0;
+  private onAnswered: (() => void)[] = [];
   /** Requests of methods that wait (MethodEntry.waits) not yet answered. */
   pendingCalls = 0;
   clientName: string | null = null;
-  /** How to abort each request of this client that runs (not answered yet), by its id: rpc.cancel. */
-  readonly cancellers = new Map<string | number, Abortable>();
   private readonly splitter: LineSplitter;
   private closed = false;
   /** Frames written this turn, not yet handed to the socket (see writeLine). */
@@ -159,20 +165,25 @@ export class Connection implements RpcConnection {
   /** Aborts every request in flight, and any made later, with CANCELLED and `why`. */
   abortAll(why = 'the client disconnected'): void {
     this.abortedAll ??= new WispError('CANCELLED', why);
-    for (const request of this.inflight) request.abort(this.abortedAll);
+    for (const request of this.running) request.abort(this.abortedAll);
+  }
+
+  /** Why every request of this client is aborted (it went away, the daemon is stopping); undefined while not. */
+  get abortReason(): WispError | undefined {
+    return this.abortedAll;
   }
 
   cancelRequest(id: string | number, reason: unknown): boolean {
-    const request = this.cancellers.get(id);
-    if (request === undefined) return false;
-    request.abort(reason);
-    return true;
+    // The latest request of that id (a client that reuses an id cancels the one it sent last).
+    let found: Abortable | undefined;
+    for (const request of this.running) if (request.id === id) found = request;
+    found?.abort(reason);
+    return found !== undefined;
   }
 
-  /** A request in flight until it is answered (the server deletes it from `inflight`); aborted at once when abortAll already ran. */
-  trackRequest(request: Abortable): void {
-    this.inflight.add(request);
-    if (this.abortedAll !== undefined) request.abort(this.abortedAll);
+  /** Resolves once no response is owed to this client. */
+  answered(): Promise<void> {
+    return this.owed === 0 ? Promise.resolve() : new Promise((resolve) => this.onAnswered.push(resolve));
   }
 
   private get isGone(): boolean {
@@ -327,24 +338,37 @@ export class Connection implements RpcConnection {
     }
     const after: (() => void)[] = [];
     const outcomes = batch.map((item) => this.server.dispatch(this, item, after));
-    const finish = (responses: (Response | undefined)[]): void => {
-      const present = responses.filter((r): r is Response => r !== undefined);
-      if (present.length > 0) this.respond(present);
-      this.runAfter(after);
-    };
-    if (outcomes.some(isThenable)) this.track(Promise.all(outcomes.map((o) => Promise.resolve(o))).then(finish));
-    else finish(outcomes as (Response | undefined)[]);
+    if (outcomes.some(isThenable)) void this.answerLater(Promise.all(outcomes.map((o) => Promise.resolve(o))), after);
+    else this.answer(outcomes as (Response | undefined)[], after);
   }
 
   private handleOne(message: unknown): void {
     const after: (() => void)[] = [];
     const outcome = this.server.dispatch(this, message, after);
-    const finish = (response: Response | undefined): void => {
-      if (response !== undefined) this.respond(response);
-      this.runAfter(after);
-    };
-    if (isThenable(outcome)) this.track(Promise.resolve(outcome).then(finish));
-    else finish(outcome);
+    if (isThenable(outcome)) void this.answerLater(outcome, after);
+    else this.answer(outcome, after);
+  }
+
+  /** The response (a batch's: those present), then what runs after it. */
+  private answer(response: Response | undefined | (Response | undefined)[], after: (() => void)[]): void {
+    if (Array.isArray(response)) {
+      const present = response.filter((r): r is Response => r !== undefined);
+      if (present.length > 0) this.respond(present);
+    } else if (response !== undefined) this.respond(response);
+    this.runAfter(after);
+  }
+
+  /** An answer that comes later: owed until written (one async frame, not a promise chain and a closure each). */
+  private async answerLater(outcome: PromiseLike<Response | undefined | (Response | undefined)[]>, after: (() => void)[]): Promise<void> {
+    this.owed += 1;
+    try {
+      this.answer(await outcome, after);
+    } catch (error) {
+      this.options.logger.error({ client: this.id, err: String(error) }, 'unexpected failure writing a response');
+    } finally {
+      this.owed -= 1;
+      if (this.owed === 0 && this.onAnswered.length > 0) for (const resolve of this.onAnswered.splice(0)) resolve();
+    }
   }
 
   private runAfter(after: (() => void)[]): void {
@@ -357,11 +381,4 @@ export class Connection implements RpcConnection {
     }
   }
 
-  private track(promise: Promise<unknown>): void {
-    const tracked = promise.catch((error: unknown) => {
-      this.options.logger.error({ client: this.id, err: String(error) }, 'unexpected failure writing a response');
-    });
-    this.pending.add(tracked);
-    void tracked.finally(() => this.pending.delete(tracked));
-  }
 }

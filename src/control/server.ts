@@ -102,7 +102,7 @@ export class RpcServer {
     const pending: Promise<unknown>[] = [];
     for (const connection of this.connections) {
       connection.abortAll('the daemon is stopping');
-      pending.push(...connection.pending);
+      pending.push(connection.answered());
     }
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -189,8 +189,8 @@ export class RpcServer {
       return this.settle(running, false, error);
     }
     if (!isThenable(out)) return this.settle(running, true, out);
-    // A request that runs on can be cancelled by its client (rpc.cancel), by id, until settle forgets it.
-    if (request.id !== null && !request.isNotification) connection.cancellers.set(request.id, running);
+    // A request that runs on is aborted with its client's others, and can be cancelled by id (rpc.cancel), until settle forgets it.
+    connection.running.add(running);
     return this.finish(running, out);
   }
 
@@ -269,7 +269,6 @@ class RunningRequest implements CallContext {
   private controller: AbortController | undefined;
   private light: LightSignal | undefined;
   private aborted: { readonly reason: unknown } | undefined;
-  private tracked = false;
 
   constructor(
     readonly connection: Connection,
@@ -277,11 +276,16 @@ class RunningRequest implements CallContext {
     readonly after: (() => void)[],
   ) {}
 
+  /** A notification's is null. */
+  get id(): string | number | null {
+    return this.request.isNotification ? null : this.request.id;
+  }
+
   get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController();
+      this.bornAborted();
       if (this.aborted !== undefined) this.controller.abort(this.aborted.reason);
-      else this.track();
     }
     return this.controller.signal;
   }
@@ -289,8 +293,8 @@ class RunningRequest implements CallContext {
   get callSignal(): CallSignal {
     if (this.light === undefined) {
       this.light = new LightSignal();
+      this.bornAborted();
       if (this.aborted !== undefined) this.light.abort(this.aborted.reason);
-      else this.track();
     }
     return this.light;
   }
@@ -308,14 +312,12 @@ class RunningRequest implements CallContext {
 
   /** Answered: the connection no longer aborts it. */
   forget(): void {
-    const { connection, request } = this;
-    if (this.tracked) connection.inflight.delete(this);
-    if (request.id !== null && connection.cancellers.get(request.id) === this) connection.cancellers.delete(request.id);
+    this.connection.running.delete(this);
   }
 
-  /** In flight on its connection from its first signal: aborted with the others when the client goes (at once if it has gone). */
-  private track(): void {
-    this.tracked = true;
-    this.connection.trackRequest(this);
+  /** A signal asked for after the client went away (or the daemon began stopping) is aborted from the start. */
+  private bornAborted(): void {
+    const reason = this.connection.abortReason;
+    if (reason !== undefined) this.abort(reason);
   }
 }
