@@ -24,7 +24,7 @@ export class ChannelClosed extends Error {
 interface Waiting {
   readonly resolve: (result: CallToolResult) => void;
   readonly reject: (error: unknown) => void;
-  readonly progress: () => void;
+  readonly progress: { touch(): void };
 }
 
 /**
@@ -63,9 +63,9 @@ export class CallChannel {
    * reason). Resolves with the checked result; rejects with a RemoteCallError, ChannelClosed,
    * a Failure (a result that is not one) or what the send threw. `signal` cancels it: the
    * server is sent notifications/cancelled, and the call rejects with the signal's reason.
-   * `progress` hears each progress report for it.
+   * `progress` is touched at each progress report for it (the call's clock).
    */
-  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: () => void): Promise<CallToolResult> {
+  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: { touch(): void }): Promise<CallToolResult> {
     signal.throwIfAborted();
     if (this.closed) throw new ChannelClosed();
     const id = `wispd-call-${++this.count}`;
@@ -98,7 +98,7 @@ export class CallChannel {
       const params = message.params;
       const call = typeof params?.progressToken === 'string' ? this.waiting.get(params.progressToken) : undefined;
       if (call === undefined || typeof params?.progress !== 'number') return false;
-      call.progress();
+      call.progress.touch();
       return true;
     }
     const id = message.id;

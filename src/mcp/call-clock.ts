@@ -46,12 +46,13 @@ export class CallClock {
     return this.reason;
   }
 
-  /** Tells `listener` (one at a time) when the limit passes; returns the removal. */
-  onExpire(listener: (reason: Failure) => void): () => void {
+  /** Tells `listener` (one at a time, until `offExpire`) when the limit passes. */
+  onExpire(listener: (reason: Failure) => void): void {
     this.listener = listener;
-    return () => {
-      if (this.listener === listener) this.listener = undefined;
-    };
+  }
+
+  offExpire(): void {
+    this.listener = undefined;
   }
 
   /** The call is being sent: the limit runs (unless held). */

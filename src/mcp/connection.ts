@@ -220,26 +220,36 @@ export class Connection {
 
   /** Runs one request; on a remote 404 (our session is forgotten), opens a new session and sends it once more (never seen before). */
   private async withSession<T>(deadline: number, signal: CallSignal, request: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await request(this.currentClient());
+    } catch (error) {
+      return request(await this.renewedAfter(error, deadline, signal));
+    }
+  }
+
+  /** The client requests go to; a closed connection's failure when there is none. */
+  private currentClient(): Client {
     const client = this.client;
     if (client === undefined || this.closed) throw this.closedFailure();
+    return client;
+  }
+
+  /** After a request failed with `error`: a new session's client if the server forgot ours (a remote 404), else `error` again. */
+  private async renewedAfter(error: unknown, deadline: number, signal: CallSignal): Promise<Client> {
+    const old = this.link;
+    if (old?.sessionLost(error) !== true || this.isClosed()) throw error;
+    this.client = undefined;
+    await old.stop(true);
+    // Opening a session wants an AbortSignal (the transport, the SDK's initialize); the caller's may be a LightSignal.
+    const opening = linkedSignal(signal);
     try {
-      return await request(client);
-    } catch (error) {
-      const old = this.link;
-      if (old?.sessionLost(error) !== true || this.isClosed()) throw error;
-      this.client = undefined;
-      await old.stop(true);
-      // Opening a session wants an AbortSignal (the transport, the SDK's initialize); the caller's may be a LightSignal.
-      const opening = linkedSignal(signal);
-      try {
-        await this.initialize(await this.open(opening.signal), deadline, opening.signal);
-      } finally {
-        opening.dispose();
-      }
-      const renewed = this.client as Client | undefined;
-      if (renewed === undefined || this.isClosed()) throw this.closedFailure();
-      return request(renewed);
+      await this.initialize(await this.open(opening.signal), deadline, opening.signal);
+    } finally {
+      opening.dispose();
     }
+    const renewed = this.client as Client | undefined;
+    if (renewed === undefined || this.isClosed()) throw this.closedFailure();
+    return renewed;
   }
 
   /** A transport limit tripped: the connection fails now (once), whatever request was running. */
@@ -258,14 +268,6 @@ export class Connection {
     this.markChanging();
     this.refreshing ??= this.runRefreshes().finally(() => (this.refreshing = undefined));
     return this.refreshing;
-  }
-
-  /** A call's own signal, aborted through `abort` if the calls are cancelled (a stop) before it is disposed. */
-  private stoppedThrough(signal: CallSignal, abort: (reason: unknown) => void, clock: CallClock): { signal: CallSignal; dispose: () => void } {
-    if (this.calls.signal.aborted) abort(this.calls.signal.reason);
-    this.callAborts.add(abort);
-    const unhook = clock.onExpire(abort); // the time limit aborts it too
-    return { signal, dispose: () => (unhook(), this.callAborts.delete(abort)) };
   }
 
   /** Whether `settled` would resolve at once: the list is not changing, and no change ended badly. */
@@ -289,19 +291,22 @@ export class Connection {
    * Rejects with a Failure. `abort` (see CallRequest.abort): a stop aborts `signal` through it, and no linked one is made.
    */
   async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal: CallSignal, toolListVersion: number, abort?: (reason: unknown) => void, clock = new CallClock()): Promise<CallToolResult> {
-    const linked = abort === undefined ? linkedSignal(signal, this.calls.signal, clock.signal) : this.stoppedThrough(signal, abort, clock);
+    // The call's own signal: `signal` itself when a stop and the time limit can abort it through `abort`, else a linked one.
+    const linked = abort === undefined ? linkedSignal(signal, this.calls.signal, clock.signal) : undefined;
+    const own = linked?.signal ?? signal;
+    if (abort !== undefined) {
+      if (this.calls.signal.aborted) abort(this.calls.signal.reason);
+      this.callAborts.add(abort);
+      clock.onExpire(abort);
+    }
+    const deadline = Date.now() + timeoutMs;
     try {
-      return (await this.withSession(Date.now() + timeoutMs, linked.signal, (client) => {
-        // Checked in the tick that writes the request (the SDK sends synchronously), so no
-        // call leaves at a tool-list version the server has declared changed.
-        if (this.change.isChanging || this.toolListVersion !== toolListVersion) {
-          throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
-        }
-        const channel = this.channels.get(client);
-        if (channel === undefined) throw new Failure('CONNECTION_CLOSED', 'the connection to the server is not ready (a new session is being opened)');
-        clock.start(timeoutMs);
-        return channel.call(name, args, linked.signal, () => clock.touch());
-      }));
+      // The first attempt without a closure: this is every tool call's path (withSession's, inlined).
+      try {
+        return await this.sendCall(this.currentClient(), name, args, timeoutMs, own, toolListVersion, clock);
+      } catch (error) {
+        return await this.sendCall(await this.renewedAfter(error, deadline, own), name, args, timeoutMs, own, toolListVersion, clock);
+      }
     } catch (error) {
       const stopped = this.calls.signal.aborted && !(error instanceof Failure && error.code === 'APPROVAL_STALE');
       const failure = stopped ? new Failure('CANCELLED', `the call was cancelled: ${String(this.calls.signal.reason)}`) : clock.expiry ?? this.toFailure(error, signal, clock.capMs, 'TOOL_ERROR');
@@ -316,8 +321,23 @@ export class Connection {
       throw failure;
     } finally {
       clock.stop();
-      linked.dispose();
+      if (abort !== undefined) {
+        clock.offExpire();
+        this.callAborts.delete(abort);
+      } else linked?.dispose();
     }
+  }
+
+  /** One tools/call on `client`'s channel, sent in this tick (see callTool). */
+  private sendCall(client: Client, name: string, args: Record<string, unknown>, timeoutMs: number, signal: CallSignal, toolListVersion: number, clock: CallClock): Promise<CallToolResult> {
+    // Checked in the tick that writes the request, so no call leaves at a tool-list version the server has declared changed.
+    if (this.change.isChanging || this.toolListVersion !== toolListVersion) {
+      throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
+    }
+    const channel = this.channels.get(client);
+    if (channel === undefined) throw new Failure('CONNECTION_CLOSED', 'the connection to the server is not ready (a new session is being opened)');
+    clock.start(timeoutMs);
+    return channel.call(name, args, signal, clock);
   }
 
   /**
