@@ -13,11 +13,6 @@ export interface ConnectionHost {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * One client: its frames (split at newlines under the byte cap), batches, the answers it
- * is owed, and its in-flight calls, aborted when it goes away. Every frame it writes is
- * serialised under the guard, and a client that stops reading is dropped.
- */
 /** A request that runs on (an asynchronous handler): what the connection can do to it. */
 export interface Abortable {
   /** Its id: null for a notification (no client can cancel one). */
@@ -25,6 +20,11 @@ export interface Abortable {
   abort(reason: unknown): void;
 }
 
+/**
+ * One client: its frames (split at newlines under the byte cap), batches, the answers it
+ * is owed, and its in-flight calls, aborted when it goes away. Every frame it writes is
+ * serialised under the guard, and a client that stops reading is dropped.
+ */
 export class Connection implements RpcConnection {
   subscribed = false;
   eventTypes: ReadonlySet<string> | null = null;
