@@ -32,8 +32,8 @@ interface Waiting {
  * which keeps everything else (initialize, tools/list, notifications, the server's own
  * requests). Why not the SDK's request(): on the path every tool call takes, it costs a
  * timeout timer, an abort listener and four map entries per request, and a zod parse of the
- * result; with ours, and the call's one timer (CallClock) as its only clock, the daemon
- * allocates about 16% less per call and promotes about 23% less to the old generation
+ * result; with ours, and the call's one timer (CallClock) as its only clock, the daemon ran
+ * 13% fewer scavenges and promoted 4.8 KB a call to the old generation instead of 5.8
  * (measured with --trace-gc-nvp, 20,000 calls at 16 in flight).
  *
  * Its ids are strings (`wispd-call-N`), which the SDK (numbers from 0) never uses: an answer

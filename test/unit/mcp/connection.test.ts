@@ -295,26 +295,34 @@ describe('Connection: tools/call on its own ids (CallChannel)', () => {
   });
 
   it('tells the server when a call is cancelled or times out (notifications/cancelled with its id), and drops a late answer', async () => {
-    const pending: Wire[] = [];
+    const unanswered: { request: Wire; write: (message: Wire) => void }[] = [];
     let arrived!: () => void;
-    let running = new Promise<void>((resolve) => (arrived = resolve));
-    const raw = rawServer((request) => {
-      pending.push(request);
+    const running = new Promise<void>((resolve) => (arrived = resolve));
+    const raw = rawServer((request, write) => {
+      if (request.params?.arguments !== undefined && (request.params.arguments as { now?: boolean }).now === true) {
+        write({ jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: `answer to ${String(request.id)}` }] } });
+        return;
+      }
+      unanswered.push({ request, write });
       arrived();
     });
-    const { connection } = connectTo(raw.factory);
+    const { connection, heard } = connectTo(raw.factory);
     await connection.activate(never);
     const controller = new AbortController();
     const cancelled = connection.callTool('echo', {}, 10_000, controller.signal, 1);
     await running;
     controller.abort('the client went away');
     await expect(cancelled).rejects.toMatchObject({ code: 'CANCELLED' });
-    running = new Promise<void>((resolve) => (arrived = resolve));
     await expect(connection.callTool('echo', {}, 50, never, 1)).rejects.toMatchObject({ code: 'TIMEOUT', message: 'the server did not answer within 50 ms' });
     const notes = raw.received.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params);
     expect(notes).toEqual([
       { requestId: 'wispd-call-1', reason: 'the client went away' },
       { requestId: 'wispd-call-2', reason: expect.stringContaining('the server did not answer within 50 ms') },
     ]);
+    // The answers come after all: nobody takes them, and the next call gets its own.
+    for (const { request, write } of unanswered) write({ jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: 'late' }] } });
+    await expect(connection.callTool('echo', { now: true }, 10_000, never, 1)).resolves.toEqual({ content: [{ type: 'text', text: 'answer to wispd-call-3' }] });
+    expect(unanswered.map((u) => u.request.id)).toEqual(['wispd-call-1', 'wispd-call-2']);
+    expect(heard.failures).toEqual([]);
   });
 });
