@@ -13,10 +13,53 @@ export interface Replay {
 }
 
 /**
- * Told each event with its serialisation (done once per event, here), or null when it cannot
- * be sent: it could not be serialised, or it is larger than a frame may carry.
+ * Told each event as it is emitted; its JSON is made when first asked for (see EmittedEvent).
  */
-export type EventListener = (event: WispEvent, serialized: string | null) => void;
+export type EventListener = (event: WispEvent, emitted: EmittedEvent) => void;
+
+/** The notification an event goes out in: {"jsonrpc":"2.0","method":"event","params":...} and a newline. */
+const FRAME_HEAD = '{"jsonrpc":"2.0","method":"event","params":';
+
+/**
+ * One emitted event, serialised when first needed and then never again: by a subscriber's
+ * write, at the end of the turn, or by the history (EventHub.hold), whichever comes first.
+ *
+ * Why not at emit: an event is emitted on the way to what a call waits for (a tool call's
+ * "started" just before it is sent to its server, its "finished" just before its answer),
+ * and its serialisation there made every call wait for it: about 20 us of the daemon's 120
+ * on a call's path, measured in sequential calls. Made later, it is the same work, done
+ * while the server or the client is busy with what was sent.
+ */
+export class EmittedEvent {
+  private serialized: { readonly text: string; readonly bytes: number } | null | undefined;
+  private line: string | null | undefined;
+
+  constructor(
+    readonly event: WispEvent,
+    private readonly serialize: (event: WispEvent) => { text: string; bytes: number } | null,
+  ) {}
+
+  /** The event's JSON and its size in bytes; null when it cannot be sent (not serialisable, or larger than an event may be). */
+  get json(): { readonly text: string; readonly bytes: number } | null {
+    if (this.serialized === undefined) this.serialized = this.serialize(this.event);
+    return this.serialized;
+  }
+
+  /** The size of `frame` in bytes (newline included); Infinity when there is none. */
+  get frameBytes(): number {
+    const json = this.json;
+    return json === null ? Infinity : json.bytes + FRAME_HEAD.length + 2;
+  }
+
+  /** The whole notification, newline included; null as for `json`. */
+  get frame(): string | null {
+    if (this.line === undefined) {
+      const json = this.json;
+      this.line = json === null ? null : `${FRAME_HEAD}${json.text}}\n`;
+    }
+    return this.line;
+  }
+}
 
 export interface EventHubLimits {
   /** Total serialised size of the events held for `since`. */
@@ -25,7 +68,7 @@ export interface EventHubLimits {
   readonly maxEventBytes: number;
 }
 
-/** What the notification around an event adds: {"jsonrpc":"2.0","method":"event","params":...} and a newline. */
+/** What the notification around an event adds (FRAME_HEAD, the closing brace and the newline), with room to spare. */
 const ENVELOPE_BYTES = 64;
 
 /**
@@ -39,8 +82,12 @@ export class EventHub {
   private readonly history: EventRing;
   private readonly listeners = new Set<EventListener>();
   /** Events emitted by a listener wait here, so every listener sees every event in seq order. */
-  private readonly pending: { event: WispEvent; serialized: string | null }[] = [];
+  private readonly pending: EmittedEvent[] = [];
   private delivering = false;
+  /** Emitted, not yet in the history: held at the end of the turn after their own (see hold). */
+  private unheld: EmittedEvent[] = [];
+  private holdScheduled = false;
+  private refused: ((event: WispEvent) => void) | undefined;
 
   constructor(
     capacity: number,
@@ -59,23 +106,35 @@ export class EventHub {
 
   /** Events held for `since`, and their serialised size. */
   get held(): { count: number; bytes: number } {
+    this.hold();
     return { count: this.history.length, bytes: this.history.bytes };
   }
 
-  /** Takes `payload` over (it is stamped with seq and at, not copied): pass a fresh object. */
+  /** Told of each event that cannot be sent (it could not be serialised, or is too large), once. */
+  onRefused(listener: (event: WispEvent) => void): void {
+    this.refused = listener;
+  }
+
+  /**
+   * Takes `payload` over (it is stamped with seq and at, not copied): pass a fresh object,
+   * and change nothing in it afterwards (it is serialised later: see EmittedEvent).
+   */
   emit(payload: EventPayload): WispEvent {
     this.seq += 1;
     // The payload is the caller's fresh object: stamped in place (a copy by spread cost more than the rest of emit).
-    const encoded = this.encode(Object.assign(payload, { seq: this.seq, at: isoTime(this.now()) }));
-    const event = encoded.event;
-    const serialized = sized(encoded.text, this.limits.maxEventBytes);
-    if (serialized !== null) this.history.push(event.seq, event.type, serialized.text, serialized.bytes);
-    this.pending.push({ event, serialized: serialized?.text ?? null });
+    const event: WispEvent = Object.assign(payload, { seq: this.seq, at: isoTime(this.now()) });
+    const emitted = new EmittedEvent(event, this.serialize);
+    this.unheld.push(emitted);
+    if (!this.holdScheduled) {
+      this.holdScheduled = true;
+      setImmediate(this.holdAfterWrites);
+    }
+    this.pending.push(emitted);
     if (!this.delivering) {
       this.delivering = true;
       try {
         for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
-          for (const listener of this.listeners) listener(next.event, next.serialized);
+          for (const listener of this.listeners) listener(next.event, next);
         }
       } finally {
         this.delivering = false;
@@ -84,7 +143,22 @@ export class EventHub {
     return event;
   }
 
-  /** The event as it is delivered, and its JSON (undefined when it cannot be serialised). Never throws. */
+  /**
+   * Puts every emitted event in the history, in seq order, serialising those no subscriber
+   * has asked for yet. Runs by itself soon after they are emitted; run it at once before
+   * anything a later serialisation would see differently (a secret value let go).
+   */
+  hold(): void {
+    const unheld = this.unheld;
+    if (unheld.length === 0) return;
+    this.unheld = [];
+    for (const emitted of unheld) {
+      const json = emitted.json;
+      if (json !== null) this.history.push(emitted.event.seq, emitted.event.type, json.text, json.bytes);
+    }
+  }
+
+  /** The event as it is serialised, and its JSON (undefined when it cannot be serialised). Never throws. */
   protected encode(event: WispEvent): { event: WispEvent; text: string | undefined } {
     try {
       const text: string | undefined = JSON.stringify(event);
@@ -94,6 +168,26 @@ export class EventHub {
     }
   }
 
+  /**
+   * Immediates run in the order they were set: the writes a turn queues after its events
+   * (a call's answer comes after its "finished") would wait for this one. From here the
+   * history is held in the next turn, after every write queued in this one.
+   */
+  private readonly holdAfterWrites = (): void => {
+    setImmediate(this.holdNow);
+  };
+
+  private readonly holdNow = (): void => {
+    this.holdScheduled = false;
+    this.hold();
+  };
+
+  private readonly serialize = (event: WispEvent): { text: string; bytes: number } | null => {
+    const json = sized(this.encode(event).text, this.limits.maxEventBytes);
+    if (json === null) this.refused?.(event);
+    return json;
+  };
+
   onEvent(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -102,6 +196,7 @@ export class EventHub {
   /** Held events with seq > since. `since` must not be ahead of lastSeq (the caller checks). */
   replay(since: number | undefined, runId: string | undefined): Replay {
     if (since === undefined) return { events: [], missed: false };
+    this.hold();
     const otherRun = runId !== undefined && runId !== this.runId;
     const from = otherRun ? 0 : since;
     const events = this.history.after(from);

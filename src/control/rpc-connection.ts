@@ -2,6 +2,7 @@ import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
 import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
 import { encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
+import type { EmittedEvent } from './event-hub.js';
 import type { FrameRedactor, RpcConnection, RpcServerOptions } from './rpc-types.js';
 
 /** What a connection needs from its server. */
@@ -42,8 +43,8 @@ export class Connection implements RpcConnection {
   clientName: string | null = null;
   private readonly splitter: LineSplitter;
   private closed = false;
-  /** Frames written this turn, not yet handed to the socket (see writeLine). */
-  private outbox: string[] = [];
+  /** Frames written this turn, not yet handed to the socket (see writeLine); events are serialised as they leave. */
+  private outbox: (string | EmittedEvent)[] = [];
   private outboxChars = 0;
   /** Why every request was aborted, once abortAll ran. */
   private abortedAll: WispError | undefined;
@@ -127,12 +128,25 @@ export class Connection implements RpcConnection {
     }
   }
 
+  /** Queues an event for this subscriber, written with the turn's other frames and serialised then (see EmittedEvent). */
+  sendEvent(emitted: EmittedEvent): void {
+    if (this.isGone) return;
+    this.outbox.push(emitted);
+    if (this.outbox.length === 1) setImmediate(this.flush);
+  }
+
   private readonly flush = (): void => {
     if (this.outbox.length === 0) return;
-    const text = this.outbox.join('');
+    const outbox = this.outbox;
     this.outbox = [];
     this.outboxChars = 0;
     if (this.isGone) return;
+    const text = outbox.length === 1 && typeof outbox[0] === 'string' ? outbox[0] : this.joined(outbox);
+    if (this.socket.writableLength + text.length > this.options.maxBacklogBytes) {
+      this.options.logger.warn({ client: this.id, code: 'SLOW_CONSUMER', backlog: this.socket.writableLength + text.length }, 'dropping a client that stopped reading');
+      this.drop();
+      return;
+    }
     try {
       this.socket.write(text);
     } catch (error) {
@@ -140,6 +154,16 @@ export class Connection implements RpcConnection {
       this.drop();
     }
   };
+
+  /** The frames as one text; an event that cannot be sent (its hub logged it) or is over this connection's frame cap is left out. */
+  private joined(outbox: readonly (string | EmittedEvent)[]): string {
+    const lines: string[] = [];
+    for (const item of outbox) {
+      if (typeof item === 'string') lines.push(item);
+      else if (item.frameBytes <= this.options.maxFrameBytes && item.frame !== null) lines.push(item.frame);
+    }
+    return lines.join('');
+  }
 
   /** Ends the connection after what was written is flushed; destroys it if that takes too long. */
   end(graceMs: number): Promise<void> {

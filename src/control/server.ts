@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { ValidateFunction } from 'ajv';
 import { LIMITS, WispError } from '../core/index.js';
 import { compileSchema, LightSignal, type CallSignal } from '../util/index.js';
+import type { EmittedEvent } from './event-hub.js';
 import { Connection } from './rpc-connection.js';
 import { encode, errorBody, frameOf, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
 import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-request.js';
@@ -92,6 +93,17 @@ export class RpcServer {
     }
     for (const connection of this.connections) {
       if (connection.subscribed && (type === undefined || connection.eventTypes === null || connection.eventTypes.has(type))) connection.writeLine(line);
+    }
+  }
+
+  /**
+   * Queues an event for every connection subscribed to its type. It is serialised once, when
+   * the first of them writes at the end of the turn (after what a call waits for was sent).
+   */
+  broadcastEvent(emitted: EmittedEvent): void {
+    const type = emitted.event.type;
+    for (const connection of this.connections) {
+      if (connection.subscribed && (connection.eventTypes === null || connection.eventTypes.has(type))) connection.sendEvent(emitted);
     }
   }
 

@@ -44,7 +44,10 @@ export class Daemon {
       maxBacklogBytes: LIMITS.maxClientBacklogBytes,
       logger: options.logger,
     });
-    this.parts.events.onEvent((event, serialized) => this.server.broadcast('event', event, serialized, event.type));
+    this.parts.events.onEvent((_event, emitted) => this.server.broadcastEvent(emitted));
+    this.parts.events.onRefused((event) =>
+      options.logger.warn({ code: 'REPLY_TOO_LARGE', method: 'event', seq: event.seq, type: event.type }, 'an event was not sent to subscribers: it could not be serialised, or is over the frame limit'),
+    );
     // A server is told we can answer elicitations only while a client that would see them is attached.
     this.parts.elicitations.answerableWhen(() => this.server.subscribersOf('elicitation.requested') > 0);
   }

@@ -2,7 +2,11 @@ import { EventHub } from '../control/index.js';
 import type { WispEvent } from '../core/index.js';
 import type { Redactor } from '../secrets/index.js';
 
-/** Every event passes the redactor before it is kept for replay and delivered (its serialisation is what is searched). */
+/**
+ * Every event passes the redactor as it is serialised, for replay and for subscribers alike
+ * (its serialisation is what is searched). Events are serialised lazily (EmittedEvent): all
+ * of them are, at once, before the redactor lets a value go, so none is made without it.
+ */
 export class RedactedEventHub extends EventHub {
   constructor(
     capacity: number,
@@ -10,6 +14,7 @@ export class RedactedEventHub extends EventHub {
     private readonly redactor: Redactor,
   ) {
     super(capacity, now);
+    redactor.beforeRelease(() => this.hold());
   }
 
   protected override encode(event: WispEvent): { event: WispEvent; text: string | undefined } {

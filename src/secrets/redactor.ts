@@ -21,6 +21,15 @@ export class Redactor {
   private ordered: { readonly marker: string; readonly forms: readonly string[]; readonly value: string }[] | undefined = [];
   /** The forms as JSON escapes them (see absentFrom); rebuilt with `ordered`. */
   private escaped: readonly string[] | null | undefined;
+  private readonly releasing: (() => void)[] = [];
+
+  /**
+   * `listener` runs before a value may stop being redacted (let go, or replaced): text made
+   * later would show it. What serialises lazily (the event hub) serialises what it holds then.
+   */
+  beforeRelease(listener: () => void): void {
+    this.releasing.push(listener);
+  }
 
   /** `holder` now holds `value` (replacing what it held before). An empty value holds nothing. */
   hold(holder: string, name: string, value: string): void {
@@ -30,6 +39,7 @@ export class Redactor {
       return;
     }
     if (before?.value === value && before.name === name) return;
+    if (before !== undefined) this.notifyRelease();
     this.holders.set(holder, { name, value });
     this.ordered = undefined;
     this.escaped = undefined;
@@ -37,6 +47,8 @@ export class Redactor {
 
   /** `holder` no longer holds a value; the value stays redacted while another holder has it. */
   release(holder: string): void {
+    if (!this.holders.has(holder)) return;
+    this.notifyRelease();
     if (this.holders.delete(holder)) {
       this.ordered = undefined;
       this.escaped = undefined;
@@ -46,6 +58,10 @@ export class Redactor {
   /** `holder` and every holder under it (`holder/...`) let go. */
   releaseAll(holder: string): void {
     for (const key of [...this.holders.keys()]) if (key === holder || key.startsWith(`${holder}/`)) this.release(key);
+  }
+
+  private notifyRelease(): void {
+    for (const listener of this.releasing) listener();
   }
 
   /** How many distinct values are redacted. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EventHub } from '../../../src/control/index.js';
+import { EmittedEvent, EventHub } from '../../../src/control/index.js';
+import type { WispEvent } from '../../../src/core/index.js';
 import { LIMITS } from '../../../src/core/index.js';
 
 function hub(capacity: number): EventHub {
@@ -73,16 +74,53 @@ describe('EventHub bounds (issue 12)', () => {
     expect(events.held).toEqual({ count: replay.events.length, bytes });
   });
 
-  it('serialises each event once for every listener, and never holds one that could not be sent', () => {
-    const events = new EventHub(LIMITS.eventHistory);
-    const heard: { seq: number; serialized: string | null }[] = [];
-    events.onEvent((event, serialized) => heard.push({ seq: event.seq, serialized }));
+  it('serialises each event once, for every listener and the history, and never holds one that could not be sent', () => {
+    let serialisations = 0;
+    class Counting extends EventHub {
+      protected override encode(event: WispEvent): { event: WispEvent; text: string | undefined } {
+        serialisations += 1;
+        return super.encode(event);
+      }
+    }
+    const events = new Counting(LIMITS.eventHistory);
+    const refused: number[] = [];
+    events.onRefused((event) => refused.push(event.seq));
+    const heard: EmittedEvent[] = [];
+    events.onEvent((_event, emitted) => heard.push(emitted));
+    events.onEvent((_event, emitted) => heard.push(emitted));
     events.emit(delta('small'));
     events.emit(delta('y'.repeat(LIMITS.maxControlFrameBytes)));
     events.emit(delta('after'));
-    expect(heard.map((h) => h.seq)).toEqual([1, 2, 3]);
-    expect(JSON.parse(heard[0]?.serialized ?? 'null')).toMatchObject({ seq: 1, text: 'small' });
-    expect(heard[1]?.serialized).toBeNull();
+    expect(heard.map((h) => h.event.seq)).toEqual([1, 1, 2, 2, 3, 3]);
+    expect(JSON.parse(heard[0]?.json?.text ?? 'null')).toMatchObject({ seq: 1, text: 'small' });
+    expect(heard[0]?.frame).toBe(`{"jsonrpc":"2.0","method":"event","params":${heard[1]?.json?.text ?? ''}}\n`);
+    expect(heard[0]?.frameBytes).toBe(Buffer.byteLength(heard[0]?.frame ?? ''));
+    expect(heard[2]?.json).toBeNull();
+    expect(heard[2]?.frame).toBeNull();
     expect(events.replay(0, events.runId).events.map((e) => e.seq)).toEqual([1, 3]);
+    expect(serialisations).toBe(3);
+    expect(refused).toEqual([2]);
+  });
+
+  it('serialises an event nobody asked for after the turn it came in, and holds it for replay, in seq order', async () => {
+    let serialisations = 0;
+    class Counting extends EventHub {
+      protected override encode(event: WispEvent): { event: WispEvent; text: string | undefined } {
+        serialisations += 1;
+        return super.encode(event);
+      }
+    }
+    const events = new Counting(10);
+    for (const n of ['a', 'b', 'c']) events.emit(deleted(n));
+    expect(serialisations).toBe(0);
+    // Two turns of the event loop: the history is filled after the writes of the turn the events came in.
+    await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+    expect(serialisations).toBe(3);
+    events.emit(deleted('d'));
+    expect(events.replay(2, events.runId).events.map((e) => JSON.parse(e.text) as { seq: number; service: { name: string } })).toMatchObject([
+      { seq: 3, service: { name: 'c' } },
+      { seq: 4, service: { name: 'd' } },
+    ]);
+    expect(serialisations).toBe(4);
   });
 });
