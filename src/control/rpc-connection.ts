@@ -1,7 +1,7 @@
 import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
 import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
-import { encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
+import { BoundedResult, encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
 import type { EmittedEvent } from './event-hub.js';
 import type { FrameRedactor, RpcConnection, RpcServerOptions } from './rpc-types.js';
 
@@ -253,7 +253,8 @@ export class Connection implements RpcConnection {
     // A pre-serialised result is a static one (rpc.discover): public text of ours, never a secret's; marking a
     // coincidence in it would only tell a client that a secret equals some of it.
     if (response.result instanceof PreSerialized) return encoded;
-    return encodeResponse({ jsonrpc: '2.0', id: response.id, result: redactor.redactValue(response.result) }, max);
+    const result = response.result instanceof BoundedResult ? new BoundedResult(redactor.redactValue(response.result.value)) : redactor.redactValue(response.result);
+    return encodeResponse({ jsonrpc: '2.0', id: response.id, result }, max);
   }
 
   /** Whether a serialised frame must be redacted and serialised again: its text may hold a secret, or it was refused for its size while secrets are held. */

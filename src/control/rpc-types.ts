@@ -54,6 +54,12 @@ export interface MethodTraits {
   /** The result never changes while the server runs: it is serialised once, then reused. */
   readonly staticResult?: boolean;
   /**
+   * The result is bounded by construction, at most a few megabytes (a tool call's by the
+   * server frame it came in, an approval's by the argument cap): it is serialised without the
+   * guard that bounds the work spent on an unbounded one (see encode). Its size is still checked.
+   */
+  readonly boundedResult?: boolean;
+  /**
    * The call may wait long (on a human): counted against maxPendingCallsPerClient and
    * maxPendingCalls, and refused with LIMIT_EXCEEDED past them. Other methods are never
    * refused for load, so a full daemon can still be asked, answered and stopped.

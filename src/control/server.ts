@@ -4,7 +4,7 @@ import { LIMITS, WispError } from '../core/index.js';
 import { compileSchema, LightSignal, type CallSignal } from '../util/index.js';
 import type { EmittedEvent } from './event-hub.js';
 import { Connection } from './rpc-connection.js';
-import { encode, errorBody, frameOf, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
+import { BoundedResult, encode, errorBody, frameOf, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
 import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-request.js';
 import type { CallContext, RpcServerOptions } from './rpc-types.js';
 
@@ -226,9 +226,15 @@ export class RpcServer {
       this.pendingCalls -= 1;
     }
     if (request.isNotification) return undefined;
-    if (ok) return { jsonrpc: '2.0', id: request.id, result: request.entry.staticResult === true ? this.preSerialized(request.method, outcome) : outcome };
+    if (ok) return { jsonrpc: '2.0', id: request.id, result: this.resultOf(request, outcome) };
     running.after.length = 0;
     return { jsonrpc: '2.0', id: request.id, error: this.toErrorBody(outcome, request.method) };
+  }
+
+  /** The result as it is serialised: see MethodTraits.staticResult and boundedResult. */
+  private resultOf(request: CheckedRequest, outcome: unknown): unknown {
+    if (request.entry.staticResult === true) return this.preSerialized(request.method, outcome);
+    return request.entry.boundedResult === true ? new BoundedResult(outcome) : outcome;
   }
 
   /** A static method's result, serialised the first time (if it can be: else it goes the usual, guarded way). */

@@ -23,6 +23,8 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
  * milliseconds per megabyte, so a frame that deep is refused before it is parsed.
  */
 export function textNestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  // Each level opens with a byte of its own: a text no longer than `max` cannot nest deeper (every call's frames).
+  if (bytes.length <= max) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {

@@ -49,7 +49,9 @@ export function handlers(parts: DaemonParts, control: DaemonControl): Handlers {
 /** How the socket server treats some methods (see MethodEntry). */
 const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodTraits, 'handle'>>> = {
   'rpc.discover': { staticResult: true },
-  'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true },
+  // Bounded results: a call's by the server frame it came in, an approval's by the argument cap.
+  'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true, boundedResult: true },
+  'approvals.respond': { boundedResult: true },
   'installs.start': { waits: true },
 };
 

@@ -121,6 +121,23 @@ describe('RpcServer serialisation guard', () => {
     await stillServes(client);
   });
 
+  it.each<[string, () => unknown]>([
+    ['a BigInt', () => ({ n: 10n })],
+    ['a string over the frame cap', () => ({ content: [{ type: 'text', text: 'y'.repeat(FRAME) }] })],
+    ['nesting too deep for JSON.stringify', () => {
+      let deep: unknown = 1;
+      for (let i = 0; i < 1_000_000; i++) deep = [deep];
+      return deep;
+    }],
+  ])('answers REPLY_TOO_LARGE for a bounded result (serialised without the count) with %s', async (_name, make) => {
+    const { client, logger } = await serve({ ping, bad: { paramsSchema: any, boundedResult: true, handle: () => Promise.resolve(make()) } });
+    client.request(1, 'bad');
+    const [reply] = await client.waitFor(1);
+    expect(reply).toMatchObject({ jsonrpc: '2.0', id: 1, error: { data: { code: 'REPLY_TOO_LARGE' } } });
+    expect(logger.lines.some((l) => l.obj.code === 'REPLY_TOO_LARGE')).toBe(true);
+    await stillServes(client);
+  });
+
   it('answers REPLY_TOO_LARGE for an async result too', async () => {
     const { client } = await serve({ ping, bad: { paramsSchema: any, handle: () => Promise.resolve({ n: 1n }) } });
     client.request(7, 'bad');

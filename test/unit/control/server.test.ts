@@ -65,6 +65,8 @@ describe('RpcServer', () => {
           },
         },
         plain: { paramsSchema: Type.Object({}), handle: () => ({ text: 'nothing to hide' }) },
+        // Serialised without the guard's count (a tool call's answer): redacted all the same.
+        bounded: { paramsSchema: Type.Object({}), boundedResult: true, handle: () => Promise.resolve({ content: [{ type: 'text', text: `got ${secret}` }], [secret]: 1 }) },
       },
       1 << 20,
       redactor,
@@ -75,13 +77,15 @@ describe('RpcServer', () => {
     client.request(3, 'fail');
     client.request(4, 'shout');
     client.request(5, 'plain');
-    const messages = await client.waitFor(6);
+    client.request(6, 'bounded');
+    const messages = await client.waitFor(7);
     const byId = (id: number) => messages.find((m) => (m as { id?: number }).id === id);
     expect(byId(1)).toEqual({ jsonrpc: '2.0', id: 1, result: { text: 'before [REDACTED:TOKEN] after', '[REDACTED:TOKEN]': 'as a key', list: ['[REDACTED:TOKEN]'] } });
     expect(byId(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { text: '[REDACTED:TOKEN]' } });
     expect(byId(3)).toMatchObject({ id: 3, error: { message: 'the server said [REDACTED:TOKEN]', data: { code: 'TOOL_ERROR', echoed: '[REDACTED:TOKEN]' } } });
     expect(messages).toContainEqual({ jsonrpc: '2.0', method: 'note', params: { said: '[REDACTED:TOKEN]' } });
     expect(byId(5)).toEqual({ jsonrpc: '2.0', id: 5, result: { text: 'nothing to hide' } });
+    expect(byId(6)).toEqual({ jsonrpc: '2.0', id: 6, result: { content: [{ type: 'text', text: 'got [REDACTED:TOKEN]' }], '[REDACTED:TOKEN]': 1 } });
     // Nor escaped, as JSON writes it: nothing of the value went out.
     expect(client.raw).not.toContain('hunter2');
     client.close();
