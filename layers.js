@@ -40,8 +40,9 @@ export const DOORS = {
 export const NARROW_DOORS = {
   // util: only the atomic file write (node built-ins only), for the MCP clients' config files (mcp connect-client).
   cli: { core: ['index.js'], control: ['client.js', 'paths.js'], util: ['atomic-file.js'] },
-  // The web panel is a client of the socket like wispctl, which starts it (`wispctl ui`).
-  ui: { core: ['index.js'], control: ['client.js', 'paths.js'] },
+  // The web panel is a client of the socket like wispctl, which starts it (`wispctl ui`); it
+  // keeps its pages' replay history in the daemon's event ring (no imports of its own).
+  ui: { core: ['index.js'], control: ['client.js', 'paths.js', 'event-ring.js'] },
   // The MCP gateway (`wispctl mcp serve`) is a socket client too; it shares the web panel's
   // door checks (ui/guard.js: node:crypto only), and it may load the MCP SDK's server side.
   gateway: { core: ['index.js'], control: ['client.js', 'paths.js'], ui: ['guard.js'] },

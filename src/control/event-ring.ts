@@ -36,6 +36,8 @@ export class EventRing {
   private heldBytes = 0;
   /** Where the newest record ends in the buffer. */
   private end = 0;
+  /** The seq of the newest record dropped (or refused for its size); 0 while none was. */
+  private lastDropped = 0;
 
   constructor(
     private readonly maxEvents: number,
@@ -55,6 +57,11 @@ export class EventRing {
     return this.heldBytes;
   }
 
+  /** The seq of the newest event no longer held (dropped for room, or refused as larger than the budget); 0 while none was. */
+  get droppedUpTo(): number {
+    return this.lastDropped;
+  }
+
   /** The oldest held seq; undefined when nothing is held. */
   get oldestSeq(): number | undefined {
     return this.count === 0 ? undefined : this.seqs[this.first];
@@ -68,6 +75,7 @@ export class EventRing {
   push(seq: number, type: string, text: string, bytes: number): void {
     if (bytes > this.maxBytes || this.maxEvents === 0) {
       this.clear();
+      this.lastDropped = Math.max(this.lastDropped, seq);
       return;
     }
     if (this.count === this.maxEvents) this.dropOldest();
@@ -142,6 +150,7 @@ export class EventRing {
   private dropOldest(): void {
     if (this.count === 0) return;
     this.heldBytes -= this.lengths[this.first] as number;
+    this.lastDropped = Math.max(this.lastDropped, this.seqs[this.first] as number);
     this.types[this.first] = '';
     this.first = (this.first + 1) % this.maxEvents;
     this.count -= 1;

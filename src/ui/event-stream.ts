@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { EventRing } from '../control/event-ring.js';
 import type { WispEvent } from '../core/index.js';
 import { SECURITY_HEADERS } from './guard.js';
 
@@ -47,11 +48,8 @@ const HEARTBEAT_MS = 15_000;
 export class EventStreams {
   private readonly streams = new Set<ServerResponse>();
   private readonly heartbeat: NodeJS.Timeout;
-  /** The newest events as sent, oldest first, for replays. */
-  private readonly history: { seq: number; text: string }[] = [];
-  private historyBytes = 0;
-  /** The seq of the newest event dropped from the history (0: none dropped yet). */
-  private droppedUpTo = 0;
+  /** The newest events as sent, oldest first, for replays: outside the heap, as the daemon keeps its own (see EventRing). */
+  private readonly history = new EventRing(HISTORY_EVENTS, HISTORY_BYTES);
 
   constructor() {
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
@@ -69,8 +67,9 @@ export class EventStreams {
     // The first bytes tell the page the stream is open, so it loads lists after this point.
     res.write('retry: 3000\n: open\n\n');
     if (since !== null) {
-      if (since < this.droppedUpTo) res.write(`event: missed\ndata: ${JSON.stringify({ since, heldFrom: this.droppedUpTo + 1 })}\n\n`);
-      for (const held of this.history) if (held.seq > since) res.write(held.text);
+      const dropped = this.history.droppedUpTo;
+      if (since < dropped) res.write(`event: missed\ndata: ${JSON.stringify({ since, heldFrom: dropped + 1 })}\n\n`);
+      for (const held of this.history.after(since)) res.write(held.text);
     }
     this.streams.add(res);
     res.on('close', () => this.streams.delete(res));
@@ -85,19 +84,8 @@ export class EventStreams {
   send(event: WispEvent): void {
     // JSON.stringify escapes line breaks, so one event is one data line.
     const text = `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`;
-    this.hold(event.seq, text);
+    this.history.push(event.seq, event.type, text, Buffer.byteLength(text));
     this.write(text);
-  }
-
-  private hold(seq: number, text: string): void {
-    this.history.push({ seq, text });
-    this.historyBytes += text.length;
-    while (this.history.length > HISTORY_EVENTS || this.historyBytes > HISTORY_BYTES) {
-      const dropped = this.history.shift();
-      if (dropped === undefined) break;
-      this.historyBytes -= dropped.text.length;
-      this.droppedUpTo = dropped.seq;
-    }
   }
 
   /** Ends every stream (the panel is stopping). */

@@ -41,6 +41,8 @@ describe('EventRing', () => {
         pushed.push({ seq, text });
 
         expect(ring.oldestSeq).toBe(seq - ring.length + 1);
+        // Everything before the oldest held was dropped, and nothing after it.
+        expect(ring.droppedUpTo).toBe(seq - ring.length);
         if (seq % 5 !== 0) continue; // every push is checked above; what is held, every fifth
         const held = ring.after(0);
         // The newest events, in order, each exactly as pushed.
@@ -80,6 +82,8 @@ describe('EventRing', () => {
     ring.push(2, 'b', `"${'x'.repeat(2000)}"`, 2002);
     expect(ring.length).toBe(0);
     expect(ring.oldestSeq).toBeUndefined();
+    // Both count as no longer held: a replay after 1 or 0 says events were missed.
+    expect(ring.droppedUpTo).toBe(2);
     ring.push(3, 'c', '"three"', 7);
     expect(ring.after(0).map((e) => [e.seq, e.type, e.text])).toEqual([[3, 'c', '"three"']]);
   });
