@@ -109,8 +109,13 @@ function report(error: unknown, io: CliIo): void {
   process.exitCode = error instanceof WispError ? exitStatusFor(error.code) : EXIT.failure;
 }
 
+/** The streams already told to stop quietly: main may run more than once in a process (the tests run it per command). */
+const quieted = new WeakSet<NodeJS.WriteStream>();
+
 /** The reader of our output went away (`wispctl errors | head -1`): stop quietly, as git and ls do, not with a stack. */
 function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  if (quieted.has(stream)) return;
+  quieted.add(stream);
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     process.exit(process.exitCode ?? 0);

@@ -132,6 +132,11 @@ describe('documentation stays true to the code', () => {
 
   it('every wispctl command the README shows exists, and the README shows every command wispctl has', async () => {
     const tree = await cliTree();
+    // main ran once per command: it tells stdout and stderr to stop quietly on a closed pipe once, not at each run.
+    const listeners = () => [process.stdout.listenerCount('error'), process.stderr.listenerCount('error')];
+    const before = listeners();
+    await helpOf(['mcp']);
+    expect(listeners()).toEqual(before);
     const invocations = readmeInvocations(read('README.md'));
     expect(invocations.length).toBeGreaterThan(50);
     const named = new Set<CliCommand>();
