@@ -26,9 +26,10 @@ const FRAME_HEAD = '{"jsonrpc":"2.0","method":"event","params":';
  *
  * Why not at emit: an event is emitted on the way to what a call waits for (a tool call's
  * "started" just before it is sent to its server, its "finished" just before its answer),
- * and its serialisation there made every call wait for it: about 20 us of the daemon's 120
- * on a call's path, measured in sequential calls. Made later, it is the same work, done
- * while the server or the client is busy with what was sent.
+ * and serialised there, every call waited for it. Measured in sequential calls (hook on
+ * the daemon's reads and writes): the call reached its server about 9 us sooner and its
+ * answer its caller about 5 us sooner, 5 to 7% of a call's p50. Made later, it is the same
+ * work, done while the server or the client is busy with what was sent.
  */
 export class EmittedEvent {
   private serialized: { readonly text: string; readonly bytes: number } | null | undefined;

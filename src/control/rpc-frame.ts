@@ -108,8 +108,8 @@ export function encodeResponse(response: Response, max: number): Encoded {
 
 /**
  * A message known to be bounded, serialised without the guard's count of every value (which
- * keeps JSON.stringify off its fast path: about 3 us of each call's answer, measured on Node
- * 20); what cannot be serialised or is over `maxBytes` is still refused, never thrown.
+ * keeps JSON.stringify off its fast path: a tool call's answer took 2.0 us instead of 0.8 in a
+ * loop on Node 20, an approval's more); what cannot be serialised or is over `maxBytes` is still refused, never thrown.
  */
 function encodeBounded(message: unknown, maxBytes: number): Encoded {
   let text: unknown;
