@@ -112,7 +112,7 @@ export async function memory(dir) {
   heap.growthAfterFirstBlock = Math.max(...settled) - settled[0];
   heap.flat = heap.growthAfterFirstBlock <= HEAP_FLAT_BYTES;
   return {
-    note: `RSS from /proc/PID/status, ${SETTLE_MS} ms after each state is reached, and once more ${IDLE_MS / 1000} s after the calls (both idle: V8's memory reducer has run; the target is the figure at ${SETTLE_MS} ms). Loaded: ${SERVICES} services configured, ${ACTIVE} active with ${EXTRA_TOOLS + 2} tools each (mcp-hub ${MCP_HUB_VERSION}: the same servers in its config, the other ${SERVICES - ACTIVE} disabled). Calls: ${CALLS} sequential echo calls (wispd: tools.call with an approver; mcp-hub: POST /api/servers/tools)`,
+    note: `RSS from /proc/PID/status, ${SETTLE_MS} ms after each state is reached, and once more ${IDLE_MS / 1000} s after the calls (both idle; V8's memory reducer may have run by the second, when it started a cycle; the target is the figure at ${SETTLE_MS} ms). Loaded: ${SERVICES} services configured, ${ACTIVE} active with ${EXTRA_TOOLS + 2} tools each (mcp-hub ${MCP_HUB_VERSION}: the same servers in its config, the other ${SERVICES - ACTIVE} disabled). Calls: ${CALLS} sequential echo calls (wispd: tools.call with an approver; mcp-hub: POST /api/servers/tools)`,
     calls: CALLS,
     idleMs: IDLE_MS,
     bareNodeKb: bare,
