@@ -81,6 +81,11 @@ export function encode(message: unknown, maxBytes: number): Encoded {
     if (error instanceof OverLimit) return { ok: false, reason: `it is over the ${maxBytes}-byte frame limit`, spent: Math.max(0, visited), tooLarge: true };
     return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})`, spent: Math.max(0, atLeast), tooLarge: false };
   }
+  return measured(text, maxBytes);
+}
+
+/** What JSON.stringify gave, refused when it is no text (undefined for a function or symbol) or over `maxBytes`. */
+function measured(text: unknown, maxBytes: number): Encoded {
   if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised', spent: 0, tooLarge: false };
   const bytes = Buffer.byteLength(text);
   if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: bytes, tooLarge: true };
@@ -118,8 +123,5 @@ function encodeBounded(message: unknown, maxBytes: number): Encoded {
   } catch (error) {
     return { ok: false, reason: `it could not be serialised (${error instanceof Error ? error.message : String(error)})`, spent: 0, tooLarge: false };
   }
-  if (typeof text !== 'string') return { ok: false, reason: 'it could not be serialised', spent: 0, tooLarge: false };
-  const bytes = Buffer.byteLength(text);
-  if (bytes > maxBytes) return { ok: false, reason: `it is ${bytes} bytes, over the ${maxBytes}-byte frame limit`, spent: bytes, tooLarge: true };
-  return { ok: true, text, bytes };
+  return measured(text, maxBytes);
 }

@@ -49,10 +49,9 @@ export class Redactor {
   release(holder: string): void {
     if (!this.holders.has(holder)) return;
     this.notifyRelease();
-    if (this.holders.delete(holder)) {
-      this.ordered = undefined;
-      this.escaped = undefined;
-    }
+    this.holders.delete(holder);
+    this.ordered = undefined;
+    this.escaped = undefined;
   }
 
   /** `holder` and every holder under it (`holder/...`) let go. */
