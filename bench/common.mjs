@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { daemonLaunchEnv } from '../dist/cli/daemon-env.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export const server = path.join(root, 'fixtures', 'servers', 'scenario-server.mjs');
@@ -87,8 +88,8 @@ export function exited(child) {
 }
 
 /** Spawns a process that writes {"socket":...} on fd 3 when it listens (wispd --ready-fd 3, bench/relay.mjs) and waits for that line. */
-async function startWithReadyFd(what, args) {
-  const child = track(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } }));
+async function startWithReadyFd(what, args, env = { PATH: process.env.PATH, HOME: process.env.HOME }) {
+  const child = track(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit', 'pipe'], env }));
   const line = await deadline(
     new Promise((resolve, reject) => {
       child.stdio[3].once('data', (b) => resolve(b.toString()));
@@ -104,7 +105,8 @@ async function startWithReadyFd(what, args) {
 }
 
 export function startDaemon(dataDir) {
-  return startWithReadyFd('wispd', [path.join(root, 'bin', 'wispd.js'), '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', '--stop-grace-ms', '200']);
+  // In the environment `wispctl daemon start` gives it (daemonLaunchEnv: glibc's malloc arenas capped), PATH and HOME only besides.
+  return startWithReadyFd('wispd', [path.join(root, 'bin', 'wispd.js'), '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', '--stop-grace-ms', '200'], daemonLaunchEnv({ PATH: process.env.PATH, HOME: process.env.HOME }));
 }
 
 /** bench/relay.mjs on `socket`, relaying to one scenario-server. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { WispClient, type WispPaths } from '../control/client.js';
 import { WispError, type DaemonStatus } from '../core/index.js';
 import { wispdPath } from './service-manager.js';
+import { daemonLaunchEnv } from './daemon-env.js';
 
 /** Starting and stopping a background wispd from the CLI. */
 
@@ -53,7 +54,7 @@ export async function startDaemon(paths: WispPaths, flags: readonly string[]): P
   const child = spawn(process.execPath, [wispdPath(), ...flags, '--no-log-pretty', '--ready-fd', '3'], {
     detached: true,
     stdio: ['ignore', logFd, logFd, 'pipe'],
-    env: process.env,
+    env: daemonLaunchEnv(process.env),
   });
   closeSync(logFd);
   const readyPipe = child.stdio[3] as NodeJS.ReadableStream;
