@@ -5,6 +5,7 @@ import type { CliContext } from './context.js';
 import { allApprovals } from './ids.js';
 import { PromptCancelled, Prompter } from './prompt.js';
 import { approvalQuestion, approvalStateLine, clean, describeApproval, errorLine, fitToTerminal, jsonForTerminal, stderrColumns, withdrawnText } from './render.js';
+import { stdinIsTerminal } from './stdin.js';
 
 /**
  * `wispctl approvals --watch`: one terminal answering for a model (or a script) working
@@ -82,7 +83,7 @@ async function askOne(client: WispClient, ctx: CliContext, prompter: Prompter, a
 }
 
 export async function watchApprovals(client: WispClient, ctx: CliContext): Promise<void> {
-  if (!process.stdin.isTTY) throw new WispError('INVALID_PARAMS', '--watch asks y/N on a terminal and stdin is not one: use wispctl approvals, then wispctl approve ID or deny ID');
+  if (!stdinIsTerminal()) throw new WispError('INVALID_PARAMS', '--watch asks y/N on a terminal and stdin is not one: use wispctl approvals, then wispctl approve ID or deny ID');
   const queue = new Queue();
   let current: { id: string; withdraw: AbortController } | null = null;
   let stop: (how: Stop) => void = () => undefined;

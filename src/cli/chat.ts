@@ -6,6 +6,7 @@ import { answerOwnElicitation } from './elicitation-form.js';
 import { CANCELLED, Interruption, PromptCancelled, Prompter, answerApproval } from './prompt.js';
 import { describeApprovalInline, fitToTerminal, jsonForTerminal, stderrColumns } from './render.js';
 import { callEndLine, chatBanner, chatHelpText, chatSessionsText, chatToolsText, streamed, taskEndLine } from './render/chat.js';
+import { stdinIsTerminal } from './stdin.js';
 
 export interface RunOptions {
   readonly io: CliIo;
@@ -180,7 +181,7 @@ async function chatCommand(client: WispClient, id: string, text: string, io: Cli
  */
 export async function chat(client: WispClient, id: string, io: CliIo): Promise<void> {
   io.err(chatBanner(id));
-  const prompter = new Prompter({ terminal: process.stdin.isTTY });
+  const prompter = new Prompter({ terminal: stdinIsTerminal() });
   let running = false;
   prompter.onInterrupt(() => {
     if (running) void client.call('sessions.cancel', { id }).catch(() => undefined);

@@ -5,6 +5,7 @@ import { cliContext, type CliContext, type CliIo } from './context.js';
 import { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './cancelled.js';
 import { errorLines, terminalText } from './render.js';
 import { EXIT_STATUSES, guideUsageErrors, registerErrors, shortUsage } from './usage.js';
+import { releaseStdin } from './stdin.js';
 
 export type { CliIo } from './context.js';
 
@@ -141,7 +142,6 @@ export async function main(argv: readonly string[], rawIo: CliIo = defaultIo): P
   } finally {
     // A terminal's stdin stays referenced after a prompt has used it: let it go, or the
     // process would not exit.
-    process.stdin.pause();
-    (process.stdin as { unref?: () => void }).unref?.();
+    releaseStdin();
   }
 }

@@ -13,6 +13,7 @@ import { approvalQuestion, errorLine, waitingText, withdrawnText } from './rende
 
 export { CANCELLED, EXIT_INTERRUPTED, PromptCancelled } from './cancelled.js';
 import { PromptCancelled } from './cancelled.js';
+import { stdin, stdinIsTerminal } from './stdin.js';
 
 /** y, Y, yes, YES... ; anything else (an empty line included) is no. */
 function isYes(answer: string): boolean {
@@ -33,7 +34,7 @@ export class Prompter {
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: { terminal?: boolean } = {}) {
-    this.rl = createInterface({ input: process.stdin, output: process.stderr, ...(options.terminal !== undefined ? { terminal: options.terminal } : {}) });
+    this.rl = createInterface({ input: stdin(), output: process.stderr, ...(options.terminal !== undefined ? { terminal: options.terminal } : {}) });
     this.closed = new Promise((resolve) => this.rl.once('close', () => resolve()));
     // A listener must exist, or readline would close itself on Ctrl-C.
     this.rl.on('SIGINT', () => {
@@ -101,7 +102,7 @@ export class Prompter {
  * can confirm: INVALID_PARAMS with `noTerminal`, which says how to go without asking.
  */
 export async function confirm(question: string, noTerminal: string): Promise<boolean> {
-  if (!process.stdin.isTTY) throw new WispError('INVALID_PARAMS', noTerminal);
+  if (!stdinIsTerminal()) throw new WispError('INVALID_PARAMS', noTerminal);
   const prompter = new Prompter();
   try {
     return await prompter.confirm(question);
@@ -116,22 +117,22 @@ export async function confirm(question: string, noTerminal: string): Promise<boo
  * at the terminal: PromptCancelled.
  */
 export async function readSecret(prompt: string, write: (text: string) => void): Promise<string> {
-  const stdin = process.stdin;
-  if (!stdin.isTTY) {
+  const input = stdin();
+  if (!input.isTTY) {
     const chunks: Buffer[] = [];
-    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    for await (const chunk of input) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
   }
   write(prompt);
-  stdin.setRawMode(true);
-  stdin.resume();
+  input.setRawMode(true);
+  input.resume();
   try {
     return await new Promise<string>((resolve, reject) => {
       let value = '';
       const onData = (chunk: Buffer): void => {
         for (const ch of chunk.toString('utf8')) {
           if (ch === '\r' || ch === '\n' || ch === '\u0003' || ch === '\u0004') {
-            stdin.off('data', onData);
+            input.off('data', onData);
             write('\n');
             if (ch === '\r' || ch === '\n') resolve(value);
             else reject(new PromptCancelled(ch === '\u0003' ? 'interrupt' : 'eof'));
@@ -141,11 +142,11 @@ export async function readSecret(prompt: string, write: (text: string) => void):
           else value += ch;
         }
       };
-      stdin.on('data', onData);
+      input.on('data', onData);
     });
   } finally {
-    stdin.setRawMode(false);
-    stdin.pause();
+    input.setRawMode(false);
+    input.pause();
   }
 }
 

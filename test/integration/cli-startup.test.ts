@@ -86,6 +86,30 @@ describe('what wispctl loads when it starts', () => {
     expect(sources).not.toContain('dist/cli/prompt.js');
   });
 
+  it('status does not open stdin, which only commands that read it do', async () => {
+    // process.stdin is made on first use: a stream over the terminal, pipe or file, and the
+    // modules behind it, a few milliseconds of every command (src/cli/stdin.ts). Node's own
+    // modules are listed by a CommonJS preload (the recorder above loads some of them itself).
+    const listed = path.join(home.path, 'builtins.txt');
+    const preload = path.join(home.path, 'builtins.cjs');
+    writeFileSync(preload, `process.once('exit', () => require('node:fs').writeFileSync(${JSON.stringify(listed)}, process.moduleLoadList.join('\\n')));`);
+    const builtinsOf = async (args: string[]): Promise<{ code: unknown; names: string[] }> => {
+      const child = spawn(process.execPath, ['--require', preload, wispctlBin, '--socket', daemon.socket, ...args], { stdio: ['ignore', 'ignore', 'ignore'], env: daemonEnv({}) });
+      const code = await new Promise((resolve) => child.once('close', resolve));
+      const names = readFileSync(listed, 'utf8').split('\n').filter((line) => line.startsWith('NativeModule ')).map((line) => line.slice('NativeModule '.length));
+      return { code, names };
+    };
+    const stdinModules = (names: string[]) => names.filter((name) => /readline|fs\/streams|^tty$/.test(name));
+    const status = await builtinsOf(['status']);
+    expect(status.code).toBe(0);
+    expect(status.names).toContain('net');
+    expect(stdinModules(status.names)).toEqual([]);
+    // The check can fail: a command that reads stdin (here /dev/null, a file, so it reads no JSON and fails) opens it.
+    const fromStdin = await builtinsOf(['mcp', 'add-json', 'from-stdin', '-']);
+    expect(fromStdin.code).toBe(2);
+    expect(stdinModules(fromStdin.names)).toContain('internal/fs/streams');
+  });
+
   it('the bundle holds commander and none of the daemon\'s packages', () => {
     const modules = Object.values(bundled).flat();
     expect(modules).toContain('node_modules/commander/index.js');

@@ -4,6 +4,7 @@ import { EXIT, WispError, exitStatusFor } from '../../core/index.js';
 import { chat, runTask } from '../chat.js';
 import type { CliContext } from '../context.js';
 import { sessionId } from '../ids.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 /**
  * The key is looked up before anything is typed or sent: without one, every request would
@@ -33,7 +34,7 @@ export function register(program: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         await requireKey(client);
         const id = await sessionFor(client, opts.session, text.slice(0, 60));
-        const task = await runTask(client, id, text, { io: ctx.io, interactive: process.stdin.isTTY, reasoning: opts.reasoning === true, json: ctx.json() });
+        const task = await runTask(client, id, text, { io: ctx.io, interactive: stdinIsTerminal(), reasoning: opts.reasoning === true, json: ctx.json() });
         if (task.state.status === 'failed') process.exitCode = exitStatusFor(task.state.code);
         else if (task.state.status !== 'completed') process.exitCode = EXIT.failure;
       }),

@@ -8,6 +8,7 @@ import { elicitationId } from '../ids.js';
 import { documentOutput } from '../output.js';
 import { Prompter } from '../prompt.js';
 import { elicitationDone, elicitationsTable } from '../render/elicitations.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 const ANSWER_HELP = `
 Without an answer given, on a terminal: the request is shown (the server's text marked as
@@ -97,7 +98,7 @@ async function open(client: WispClient, id: string): Promise<Elicitation> {
 
 /** Shown and asked on the terminal; withdrawn if answered elsewhere meanwhile. */
 async function askHere(client: WispClient, ctx: CliContext, id: string): Promise<Elicitation> {
-  if (!process.stdin.isTTY) {
+  if (!stdinIsTerminal()) {
     throw new WispError('INVALID_PARAMS', 'no terminal to ask on: give the values (key=value or --content), --accept, --decline or --cancel');
   }
   const withdrawn = new AbortController();

@@ -9,6 +9,7 @@ import type { CliContext } from '../context.js';
 import { Interruption, answerApproval } from '../prompt.js';
 import { fitToTerminal, stderrColumns } from '../render.js';
 import { attemptText, attemptsTable, cancelledText, discardedText, installQuestion, installSettingsText, installedText, planText, problemLines, progressBar } from '../render/installs.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 const INSTALL_EXAMPLES = `
 Examples:
@@ -127,7 +128,7 @@ async function runInstall(client: WispClient, ctx: CliContext, spec: string, arg
   const { plan } = await client.call('installs.plan', { ...parsePackageSpec(spec), bin: opts.bin, args });
   ctx.io.err(fitToTerminal(planText(plan), stderrColumns()));
   const me = (await client.call('daemon.status')).you.clientId;
-  const mode = opts.yes === true ? 'approve' : process.stdin.isTTY && !ctx.json() ? 'ask' : 'wait';
+  const mode = opts.yes === true ? 'approve' : stdinIsTerminal() && !ctx.json() ? 'ask' : 'wait';
   const bar = progressBar(ctx.io.err, process.stderr.isTTY && !ctx.json());
   const interruption = new Interruption();
   client.onEvent((event) => {

@@ -8,6 +8,7 @@ import { confirm } from '../prompt.js';
 import { clean, showArg } from '../render.js';
 import { registeredText } from '../render/services.js';
 import { ADD_TRANSPORTS } from './mcp-add.js';
+import { stdin, stdinIsTerminal } from '../stdin.js';
 
 /**
  * `wispctl mcp add-json NAME JSON`: one entry in the mcpServers format (as `claude mcp
@@ -86,7 +87,7 @@ async function addJson(client: WispClient, ctx: CliContext, name: string, json: 
 async function consent(ctx: CliContext, name: string, secrets: readonly string[], session: boolean): Promise<boolean> {
   const where = session ? 'in memory for this daemon run' : 'in the OS keychain';
   const noTerminal = `the JSON holds values for ${secrets.join(', ')}: pass --yes to keep them ${where}, or leave them out and set each with wispctl mcp env set / mcp header set`;
-  if (process.stdin.isTTY) ctx.io.err(`The JSON holds values for ${secrets.join(', ')}.`);
+  if (stdinIsTerminal()) ctx.io.err(`The JSON holds values for ${secrets.join(', ')}.`);
   return confirm(`Keep these values ${where} for ${clean(name)}? [y/N] `, noTerminal);
 }
 
@@ -133,10 +134,10 @@ function secretNames(entry: Entry): string[] {
 }
 
 async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new WispError('INVALID_PARAMS', '- reads the JSON from stdin, which is a terminal here: pipe the JSON in (wispctl mcp add-json NAME - < entry.json)');
+  if (stdinIsTerminal()) throw new WispError('INVALID_PARAMS', '- reads the JSON from stdin, which is a terminal here: pipe the JSON in (wispctl mcp add-json NAME - < entry.json)');
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of process.stdin) {
+  for await (const chunk of stdin()) {
     size += (chunk as Buffer).length;
     if (size > MAX_JSON_BYTES) throw new WispError('LIMIT_EXCEEDED', `the JSON is larger than ${MAX_JSON_BYTES} bytes`);
     chunks.push(chunk as Buffer);

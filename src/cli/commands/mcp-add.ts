@@ -8,6 +8,7 @@ import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
 import { clean, showArg } from '../render.js';
 import { registeredText } from '../render/services.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 /**
  * `wispctl mcp add`, in the form users of `claude mcp add` type: NAME, then a program and its
@@ -157,7 +158,7 @@ async function nameIsFree(client: WispClient, name: string): Promise<void> {
 
 /** Each value, without echo on a terminal; piped, stdin holds one value only. */
 async function askValues(ctx: CliContext, service: string, wanted: readonly Wanted[]): Promise<(Wanted & { value: string })[]> {
-  if (wanted.length > 1 && !process.stdin.isTTY) {
+  if (wanted.length > 1 && !stdinIsTerminal()) {
     throw new WispError('INVALID_PARAMS', 'stdin is not a terminal and holds one value only: give one --env or --header, and add the others with wispctl mcp env set / mcp header set');
   }
   const values: (Wanted & { value: string })[] = [];

@@ -6,6 +6,7 @@ import type { CliContext } from '../context.js';
 import { confirm } from '../prompt.js';
 import { fitToTerminal, stderrColumns } from '../render.js';
 import { activationQuestion, activationText, stateLine } from '../render/services.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 /**
  * Trusting a service: what will run is shown and asked about (unless --yes), then it is
@@ -39,7 +40,7 @@ export function registerRestart(mcp: Command, ctx: CliContext): void {
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
         // Nobody could answer the question: say so before anything is stopped.
-        if (opts.yes !== true && !process.stdin.isTTY) throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes to trust this configuration (nothing was stopped)');
+        if (opts.yes !== true && !stdinIsTerminal()) throw new WispError('INVALID_PARAMS', 'not a terminal, so nobody can confirm: pass --yes to trust this configuration (nothing was stopped)');
         const stopped = service.connection.status === 'disabled' ? service : (await client.call('services.disable', { id: service.id })).service;
         if (stopped !== service) ctx.io.err(stateLine(stopped));
         await activateWithQuestion(client, ctx, stopped, opts.yes === true, `not activated: ${stopped.name} stays disabled`);

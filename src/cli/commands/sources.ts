@@ -12,6 +12,7 @@ import { documentOutput } from '../output.js';
 import { importText, sourcesText } from '../render/sources.js';
 import { clean } from '../render.js';
 import { IMPORT_CLIENTS, defaultWhere, readClientConfig, type ImportClient } from './mcp-import-from.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 type RemoteOptions = {
   transport?: string;
@@ -34,7 +35,7 @@ async function remoteOAuth(name: string, opts: RemoteOptions, ctx: CliContext): 
   const secrets = [opts.clientSecret, opts.privateKey, opts.identityAssertion].filter((given) => given === true).length;
   const wanted = opts.oauth === true || opts.clientId !== undefined || opts.scopes !== undefined || secrets > 0 || opts.grant !== undefined || opts.clientMetadataUrl !== undefined;
   if (!wanted) return undefined;
-  if (secrets > 1 && !process.stdin.isTTY) throw new WispError('INVALID_PARAMS', 'only one secret can come from stdin: run it on a terminal to be asked for each');
+  if (secrets > 1 && !stdinIsTerminal()) throw new WispError('INVALID_PARAMS', 'only one secret can come from stdin: run it on a terminal to be asked for each');
   const read = (flag: boolean | undefined, prompt: string): Promise<string | undefined> => (flag === true ? readSecret(prompt, ctx.io.err) : Promise.resolve(undefined));
   const clientSecret = await read(opts.clientSecret, secretPrompt.clientSecret(name));
   const privateKey = await read(opts.privateKey, `private key (PKCS#8 PEM) for ${name}, best piped on stdin (not shown): `);

@@ -13,6 +13,7 @@ import { logsText, toolFailureText, toolResultText, toolsTable } from '../render
 import { registerDescribe } from './mcp-describe.js';
 import { followLogs } from './mcp-logs.js';
 import { isJsonForm, jsonArguments, keyValueArguments, toolNotFoundMessage } from './mcp-tool-args.js';
+import { stdinIsTerminal } from '../stdin.js';
 
 /** wispctl mcp tools|logs|call: what an active service offers, says, and does. */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -96,7 +97,7 @@ async function callTool(client: WispClient, ctx: CliContext, name: string, toolN
   const args = await callArguments(client, service, toolName, words);
   const me = (await client.call('daemon.status')).you.clientId;
   // With --json too: the question goes to stderr, only the result to stdout.
-  const mode = process.stdin.isTTY ? 'ask' : 'wait';
+  const mode = stdinIsTerminal() ? 'ask' : 'wait';
   const interruption = new Interruption();
   client.onEvent((event) => {
     if (event.type !== 'approval.requested' || event.approval.requester.clientId !== me) return;
