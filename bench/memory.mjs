@@ -8,6 +8,10 @@ import { deadline, envInt, exited, root, rssKb, server, sleep, startDaemon, trac
 import { MCP_HUB_VERSION, startMcpHub } from './mcp-hub.mjs';
 
 const CALLS = envInt('BENCH_MEMORY_CALLS', 10_000);
+// Each subject's readings are the median of this many runs (a fresh process each, wispd and
+// mcp-hub alternating): one run's figure after the calls depends on where V8's collection
+// cycle happens to stand, a few MB either way.
+const MEMORY_RUNS = envInt('BENCH_MEMORY_RUNS', 3);
 // Both processes get the same pause before each reading, so neither is caught mid-startup.
 const SETTLE_MS = 500;
 // A second reading after the calls, once V8's own memory reducer has had its turn: it starts
@@ -103,17 +107,31 @@ function heapCheck() {
 /** Flat: after the first block (bounded histories filling), the heap grows by at most 0.5 MB over the remaining blocks. */
 export const HEAP_FLAT_BYTES = 512 * 1024;
 
+/** Per reading, the median over the runs; `runs` keeps each run's readings. */
+function medians(runs) {
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const keys = Object.keys(runs[0]);
+  return { ...Object.fromEntries(keys.map((k) => [k, median(runs.map((r) => r[k]))])), runs };
+}
+
 export async function memory(dir) {
-  const wispd = await wispdMemory(path.join(dir, 'wispd'));
-  const hub = await mcpHubMemory(path.join(dir, 'mcp-hub'));
+  const wispdRuns = [];
+  const hubRuns = [];
+  for (let i = 0; i < MEMORY_RUNS; i++) {
+    wispdRuns.push(await wispdMemory(path.join(dir, `wispd-${i}`)));
+    hubRuns.push(await mcpHubMemory(path.join(dir, `mcp-hub-${i}`)));
+  }
+  const wispd = medians(wispdRuns);
+  const hub = medians(hubRuns);
   const bare = await bareNodeKb();
   const heap = await heapCheck();
   const settled = heap.heapUsedAfterGc.slice(1);
   heap.growthAfterFirstBlock = Math.max(...settled) - settled[0];
   heap.flat = heap.growthAfterFirstBlock <= HEAP_FLAT_BYTES;
   return {
-    note: `RSS from /proc/PID/status, ${SETTLE_MS} ms after each state is reached, and once more ${IDLE_MS / 1000} s after the calls (both idle; V8's memory reducer may have run by the second, when it started a cycle; the target is the figure at ${SETTLE_MS} ms). Loaded: ${SERVICES} services configured, ${ACTIVE} active with ${EXTRA_TOOLS + 2} tools each (mcp-hub ${MCP_HUB_VERSION}: the same servers in its config, the other ${SERVICES - ACTIVE} disabled). Calls: ${CALLS} sequential echo calls (wispd: tools.call with an approver; mcp-hub: POST /api/servers/tools)`,
+    note: `RSS from /proc/PID/status, the median of ${MEMORY_RUNS} runs (a fresh process each, the subjects alternating), ${SETTLE_MS} ms after each state is reached, and once more ${IDLE_MS / 1000} s after the calls (both idle; V8's memory reducer may have run by the second, when it started a cycle; the target is the figure at ${SETTLE_MS} ms). Loaded: ${SERVICES} services configured, ${ACTIVE} active with ${EXTRA_TOOLS + 2} tools each (mcp-hub ${MCP_HUB_VERSION}: the same servers in its config, the other ${SERVICES - ACTIVE} disabled). Calls: ${CALLS} sequential echo calls (wispd: tools.call with an approver; mcp-hub: POST /api/servers/tools)`,
     calls: CALLS,
+    runs: MEMORY_RUNS,
     idleMs: IDLE_MS,
     bareNodeKb: bare,
     wispd,

@@ -94,6 +94,11 @@ function gatewayTable(g) {
   ];
 }
 
+function runsText(runs) {
+  const mb = (kb) => (kb / MB).toFixed(1);
+  return runs.map((r) => [r.idleKb, r.loadedKb, r.afterCallsKb, r.afterIdleKb].map(mb).join(' / ')).join(', ');
+}
+
 function memoryTable(memory) {
   const mb = (kb) => (kb / MB).toFixed(1);
   const w = memory.wispd;
@@ -108,6 +113,7 @@ function memoryTable(memory) {
     ),
     '',
     `- ${memory.note}.`,
+    ...(w.runs !== undefined ? [`- Each run, idle / 96 tools / after the calls / 12 s later (MB): wispd ${runsText(w.runs)}; mcp-hub ${runsText(h.runs)}.`] : []),
     ...separately(memory),
     `- Heap after a full GC, in a daemon run in-process with \`--expose-gc\` (bench/heap-check.mjs), after each block of ${memory.heap.block} approved calls: ${memory.heap.heapUsedAfterGc.map((b) => (b / 1048576).toFixed(1)).join(' / ')} MB. The first block fills the bounded histories (events, resolved approvals); "flat" means the heap grows by at most 0.5 MB over the blocks after it (here ${(memory.heap.growthAfterFirstBlock / 1048576).toFixed(2)} MB): RSS growth beyond that is V8 keeping the heap it grew while calls were in flight, not a leak.`,
     '',

@@ -7,7 +7,7 @@
 // BENCH_ONLY=calls,gateway,activation,cli,coldstart,memory,stream,installs runs just those parts and
 // prints their report instead of writing latest.*; `node bench/merge.mjs FILE` puts the parts of such
 // a printed report into latest.* (each marked with its own date and load). Other knobs: BENCH_RUNS (rounds, default 12),
-// BENCH_SEQ / BENCH_PAR (calls per round), BENCH_MEMORY_CALLS, BENCH_HEAP_BLOCK(S),
+// BENCH_SEQ / BENCH_PAR (calls per round), BENCH_MEMORY_CALLS, BENCH_MEMORY_RUNS, BENCH_HEAP_BLOCK(S),
 // BENCH_PIECES, BENCH_INSTALL_RUNS, BENCH_GATEWAY_SEQ / BENCH_GATEWAY_PAR.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
