@@ -3,6 +3,7 @@ import { WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import { EXIT_INTERRUPTED } from '../cancelled.js';
 import type { CliContext } from '../context.js';
+import { stdin } from '../stdin.js';
 
 const HELP = `
 An MCP server for the MCP clients you already use (Claude Desktop, Claude Code, Cursor,
@@ -75,6 +76,9 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
   // Loaded here, so that no other command pays for the MCP SDK.
   const gateway = await import('../../gateway/index.js');
   if (opts.http !== true) {
+    // stdin is the MCP channel (the gateway reads it): opened through the CLI's own door, so
+    // it is let go when the command ends, as after every command that reads stdin.
+    stdin();
     // stdout is the MCP channel: nothing else may be written to it.
     await gateway.serveStdio(ctx.paths().socket, options);
     return;
