@@ -4,7 +4,7 @@ import { LIMITS, WispError } from '../core/index.js';
 import { compileSchema, LightSignal, type CallSignal } from '../util/index.js';
 import type { EmittedEvent } from './event-hub.js';
 import { Connection } from './rpc-connection.js';
-import { BoundedResult, encode, errorBody, frameOf, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
+import { BoundedResult, encode, errorBody, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
 import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-request.js';
 import type { CallContext, RpcServerOptions } from './rpc-types.js';
 
@@ -67,33 +67,6 @@ export class RpcServer {
         resolve();
       });
     });
-  }
-
-  /**
-   * Sends a notification to every subscribed connection, serialised once. `serialized` is
-   * params already serialised by the caller (the event hub does it once per event), or null
-   * when the caller found it cannot be sent: then it is dropped with a log line. `type`: the
-   * event's type, for subscribers that asked for some types only.
-   */
-  broadcast(method: string, params: unknown, serialized?: string | null, type?: string): void {
-    let line: string | undefined;
-    let reason = 'it could not be serialised';
-    if (serialized !== null) {
-      const encoded =
-        serialized === undefined
-          ? encode({ jsonrpc: '2.0', method, params }, this.options.maxFrameBytes - 1)
-          : frameOf(`{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`, serialized, this.options.maxFrameBytes - 1);
-      if (encoded.ok) line = `${encoded.text}\n`;
-      else reason = encoded.reason;
-    }
-    if (line === undefined) {
-      const about = isRecord(params) ? { seq: params.seq, type: params.type } : {};
-      this.options.logger.warn({ code: 'REPLY_TOO_LARGE', method, ...about }, `a notification was not sent to subscribers: ${reason}`);
-      return;
-    }
-    for (const connection of this.connections) {
-      if (connection.subscribed && (type === undefined || connection.eventTypes === null || connection.eventTypes.has(type))) connection.writeLine(line);
-    }
   }
 
   /**

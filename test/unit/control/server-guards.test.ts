@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RpcServer, type CallContext, type MethodEntry, type RpcLogger } from '../../../src/control/index.js';
+import { EventHub, RpcServer, type CallContext, type MethodEntry, type RpcLogger } from '../../../src/control/index.js';
+import type { EventPayload } from '../../../src/core/index.js';
 import { RawClient, tempDir } from '../../helpers/wispd.js';
 
 /**
@@ -145,24 +146,31 @@ describe('RpcServer serialisation guard', () => {
     await stillServes(client);
   });
 
-  it('drops a notification that cannot be sent, with a log line, and sends the ones after it', async () => {
+  it('drops an event that cannot be sent, with a log line, and sends the ones after it', async () => {
     const { server, client, logger } = await serve({
       ping,
       subscribe: { paramsSchema: any, handle: (_p: unknown, ctx: CallContext) => ((ctx.connection.subscribed = true), 'ok') },
     });
     client.request(1, 'subscribe');
     await client.waitFor(1);
-    server.broadcast('event', { seq: 1, type: 'huge', text: 'z'.repeat(FRAME) });
-    server.broadcast('event', { seq: 2, type: 'bigint', n: 1n });
-    server.broadcast('event', { seq: 3, type: 'cannot' }, null);
-    server.broadcast('event', { seq: 4, type: 'fine' });
-    server.broadcast('event', { seq: 5, type: 'pre-serialised' }, '{"seq":5,"type":"pre-serialised"}');
+    // Wired as the daemon wires its hub (src/daemon/daemon.ts); this hub takes events up to
+    // twice the connection's frame cap, so the connection's own check is seen too.
+    const hub = new EventHub(16, () => new Date(0), { maxBytes: 1 << 20, maxEventBytes: 2 * FRAME });
+    hub.onEvent((_event, emitted) => server.broadcastEvent(emitted));
+    hub.onRefused((event) => logger.warn({ code: 'REPLY_TOO_LARGE', method: 'event', seq: event.seq, type: event.type }, 'not sent'));
+    const emit = (payload: Record<string, unknown>) => hub.emit(payload as unknown as EventPayload);
+    emit({ type: 'huge', text: 'z'.repeat(2 * FRAME) });
+    emit({ type: 'bigint', n: 1n });
+    emit({ type: 'over-the-frame', text: 'z'.repeat(FRAME) });
+    emit({ type: 'fine' });
+    emit({ type: 'after' });
     const all = await client.waitFor(3);
     expect(all.slice(1)).toEqual([
-      { jsonrpc: '2.0', method: 'event', params: { seq: 4, type: 'fine' } },
-      { jsonrpc: '2.0', method: 'event', params: { seq: 5, type: 'pre-serialised' } },
+      { jsonrpc: '2.0', method: 'event', params: { type: 'fine', seq: 4, at: '1970-01-01T00:00:00.000Z' } },
+      { jsonrpc: '2.0', method: 'event', params: { type: 'after', seq: 5, at: '1970-01-01T00:00:00.000Z' } },
     ]);
-    expect(logger.lines.filter((l) => l.obj.code === 'REPLY_TOO_LARGE').map((l) => l.obj.seq)).toEqual([1, 2, 3]);
+    // The hub refuses what it cannot serialise or is over its cap; the connection leaves out what is over its frame cap.
+    expect(logger.lines.filter((l) => l.obj.code === 'REPLY_TOO_LARGE').map((l) => l.obj.seq)).toEqual([1, 2]);
     await stillServes(client);
   });
 

@@ -2,11 +2,16 @@ import net from 'node:net';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RpcServer, type CallContext, type RpcLogger } from '../../../src/control/index.js';
-import { WispError } from '../../../src/core/index.js';
+import { EmittedEvent, RpcServer, type CallContext, type RpcLogger } from '../../../src/control/index.js';
+import { WispError, type WispEvent } from '../../../src/core/index.js';
 import { Redactor } from '../../../src/secrets/index.js';
 import { RawClient, tempDir } from '../../helpers/wispd.js';
 import type { CallSignal } from '../../../src/util/index.js';
+
+const serializeEvent = (event: WispEvent) => {
+  const text = JSON.stringify(event);
+  return { text, bytes: Buffer.byteLength(text) };
+};
 
 interface Logged {
   level: string;
@@ -242,7 +247,7 @@ describe('RpcServer', () => {
       burst: {
         paramsSchema: Type.Object({}),
         handle: () => {
-          for (let n = 1; n <= 3; n++) ref.server?.broadcast('event', { n });
+          for (let n = 1; n <= 3; n++) ref.server?.broadcastEvent(new EmittedEvent({ n } as unknown as WispEvent, serializeEvent));
           return 'done';
         },
       },
