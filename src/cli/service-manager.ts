@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DAEMON_MALLOC_ARENAS } from './daemon-env.js';
+import { DAEMON_MALLOC_SETTINGS } from './daemon-env.js';
 
 /** Writes and removes the launchd agent (macOS) or systemd user unit (Linux) for wispd. */
 
@@ -73,7 +73,7 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
     .replaceAll('{{WISPD}}', systemdWord(wispd))
     .replaceAll(' {{ARGS}}', inputs.daemonArgs.map((arg) => ` ${systemdWord(arg)}`).join(''))
     .replaceAll('{{README}}', path.join(packageRoot, 'README.md'))
-    .replaceAll('{{MALLOC_ARENA_MAX}}', DAEMON_MALLOC_ARENAS);
+    .replaceAll('{{MALLOC_ENVIRONMENT}}', DAEMON_MALLOC_SETTINGS.map(({ variable, value }) => `Environment=${variable}=${value}`).join('\n'));
   return {
     manager: 'systemd',
     file,

@@ -27,9 +27,9 @@ describe('wispctl against a daemon it starts', () => {
     const started = await ctl('daemon', 'start');
     expect(started.code).toBe(0);
     expect(started.stdout).toMatch(/^wispd started \(pid \d+, socket .*wispd\.sock, log .*wispd\.log\)/);
-    // Started with glibc's malloc arenas capped (src/cli/daemon-env.ts), on top of the caller's environment.
+    // Started with glibc's malloc told to keep less (src/cli/daemon-env.ts), on top of the caller's environment.
     const pid = Number(/pid (\d+)/.exec(started.stdout)?.[1]);
-    if (onLinux) expect(environOf(pid).split('\0')).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', `WISP_HOME=${home.path}`]));
+    if (onLinux) expect(environOf(pid).split('\0')).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_TRIM_THRESHOLD_=131072', 'MALLOC_MMAP_THRESHOLD_=131072', `WISP_HOME=${home.path}`]));
     const again = await ctl('daemon', 'start');
     expect(again.stdout).toMatch(/^wispd is already running \(pid \d+/);
     const status = await ctl('status');
@@ -130,7 +130,7 @@ describe('wispctl daemon install', () => {
         // WISP_HOME was set, so the unit pins the same data dir.
         expect(result.stdout).toContain(`ExecStart=${process.execPath} ${path.resolve('bin/wispd.js')} --no-log-pretty --data-dir ${home.path}\n`);
         expect(result.stdout).toContain('systemctl --user enable --now wispd.service');
-        expect(result.stdout).toContain('\nEnvironment=MALLOC_ARENA_MAX=2\n');
+        expect(result.stdout).toContain('\nEnvironment=MALLOC_ARENA_MAX=2\nEnvironment=MALLOC_TRIM_THRESHOLD_=131072\nEnvironment=MALLOC_MMAP_THRESHOLD_=131072\n');
         expect(existsSync(unit)).toBe(false);
       }
       const uninstall = await runWispctl(['daemon', 'uninstall', '--dry-run'], { env: { ...env, HOME: root.path, XDG_CONFIG_HOME: configHome } });
