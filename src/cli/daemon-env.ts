@@ -25,8 +25,8 @@ export const DAEMON_MALLOC_SETTINGS = [
  *   arenas, and what is freed there stays resident until twice that much is free at the top.
  *   Fixed, a block over 128 KB is always mapped and given back when freed. Measured (the same
  *   workload, 6 interleaved runs each, two arenas in both): RSS after the calls 82.3 MB (80.1
- *   to 84.3) without, 80.6 MB (79.2 to 81.3) with; at 16 calls in flight (6 paired runs) CPU
- *   per call within the noise and the RSS after 10,000 calls 1 to 3% lower in every pair.
+ *   to 84.3) without, 80.6 MB (79.2 to 81.3) with; at 16 calls in flight (6 and then 8 paired
+ *   runs) CPU per call within the noise and the RSS after 10,000 calls 1 to 3% lower in every pair.
  *
  * glibc reads these only at process start, so they cannot be set from inside wispd. Other C
  * libraries (macOS, musl) ignore them. A value the user set (or a glibc tunable for it) is kept.
