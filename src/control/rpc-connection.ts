@@ -1,7 +1,7 @@
 import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
 import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
-import { BoundedResult, encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
+import { BoundedResult, DeferredResult, encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
 import type { EmittedEvent } from './event-hub.js';
 import type { FrameRedactor, RpcConnection, RpcServerOptions } from './rpc-types.js';
 
@@ -13,6 +13,14 @@ export interface ConnectionHost {
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** An answer whose result is serialised when the turn's frames are written (MethodTraits.deferredResult). */
+class DeferredAnswer {
+  constructor(
+    readonly id: Id,
+    readonly result: unknown,
+  ) {}
+}
 
 /** A request that runs on (an asynchronous handler): what the connection can do to it. */
 export interface Abortable {
@@ -44,7 +52,7 @@ export class Connection implements RpcConnection {
   private readonly splitter: LineSplitter;
   private closed = false;
   /** Frames written this turn, not yet handed to the socket (see writeLine); events are serialised as they leave. */
-  private outbox: (string | EmittedEvent)[] = [];
+  private outbox: (string | EmittedEvent | DeferredAnswer)[] = [];
   private outboxChars = 0;
   /** Why every request was aborted, once abortAll ran. */
   private abortedAll: WispError | undefined;
@@ -105,8 +113,39 @@ export class Connection implements RpcConnection {
       this.respondBatch(response);
       return;
     }
+    if ('result' in response && response.result instanceof DeferredResult) {
+      this.outbox.push(new DeferredAnswer(response.id, response.result.value));
+      if (this.outbox.length === 1) setImmediate(this.flush);
+      return;
+    }
+    this.writeLine(this.answerLine(response));
+  }
+
+  /** An answer's frame, newline included: REPLY_TOO_LARGE in its place when it cannot be sent. */
+  private answerLine(response: Response): string {
     const encoded = this.encodeAnswer(response, this.options.maxFrameBytes - 1);
-    this.writeLine(`${encoded.ok ? encoded.text : this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`).text}\n`);
+    return `${encoded.ok ? encoded.text : this.tooLarge(response.id, `the answer could not be sent: ${encoded.reason}`).text}\n`;
+  }
+
+  /** A deferred answer's frame; never throws (this runs at the end of the turn, outside any request's guard). */
+  private deferredLine(answer: DeferredAnswer): string {
+    try {
+      return this.answerLine({ jsonrpc: '2.0', id: answer.id, result: answer.result });
+    } catch (error) {
+      this.options.logger.error({ client: this.id, err: error instanceof Error ? error.stack : String(error) }, 'an answer could not be serialised');
+      return `${JSON.stringify({ jsonrpc: '2.0', id: answer.id, error: internalError() })}\n`;
+    }
+  }
+
+  /** Serialises the deferred answers waiting in the outbox now: before a secret value stops being redacted. */
+  serializeDeferred(): void {
+    for (let i = 0; i < this.outbox.length; i++) {
+      const item = this.outbox[i];
+      if (!(item instanceof DeferredAnswer)) continue;
+      const line = this.deferredLine(item);
+      this.outbox[i] = line;
+      this.outboxChars += line.length;
+    }
   }
 
   /**
@@ -156,10 +195,11 @@ export class Connection implements RpcConnection {
   };
 
   /** The frames as one text; an event that cannot be sent (its hub logged it) or is over this connection's frame cap is left out. */
-  private joined(outbox: readonly (string | EmittedEvent)[]): string {
+  private joined(outbox: readonly (string | EmittedEvent | DeferredAnswer)[]): string {
     const lines: string[] = [];
     for (const item of outbox) {
       if (typeof item === 'string') lines.push(item);
+      else if (item instanceof DeferredAnswer) lines.push(this.deferredLine(item));
       else if (item.frameBytes <= this.options.maxFrameBytes && item.frame !== null) lines.push(item.frame);
     }
     return lines.join('');
@@ -246,6 +286,8 @@ export class Connection implements RpcConnection {
    * it may fit, and the refusal must not tell the unredacted size).
    */
   private encodeAnswer(response: Response, max: number): Encoded {
+    // A batch's answers are serialised at once.
+    if ('result' in response && response.result instanceof DeferredResult) return this.encodeAnswer({ jsonrpc: '2.0', id: response.id, result: response.result.value }, max);
     const encoded = encodeResponse(response, max);
     const redactor = this.redactor;
     if (redactor === undefined || !this.mayHoldSecret(encoded)) return encoded;

@@ -60,6 +60,15 @@ export class BoundedResult {
 }
 
 /**
+ * A result serialised when its frame is written, with the turn's other frames
+ * (MethodTraits.deferredResult). `value` is what a result would be (a BoundedResult for a
+ * bounded method). A batch's answers are serialised at once, as before.
+ */
+export class DeferredResult {
+  constructor(readonly value: unknown) {}
+}
+
+/**
  * JSON.stringify under a guard: a value that throws (a cycle, a BigInt, a string too long
  * for V8, nesting too deep) or whose text is over `maxBytes` is refused, never thrown. A
  * lower bound of the text's length is kept as it is built, and serialising stops once it

@@ -65,6 +65,13 @@ export interface MethodTraits {
    * refused for load, so a full daemon can still be asked, answered and stopped.
    */
   readonly waits?: boolean;
+  /**
+   * The result is serialised when the connection writes the turn's frames (at the end of the
+   * turn), not when the handler returns: the handler must return a value nothing changes
+   * afterwards. approvals.respond's answer (the approval's view) is then serialised after the
+   * call it approved was sent to its server, not on its way (see DeferredResult).
+   */
+  readonly deferredResult?: boolean;
   /** A synchronous handler's response is written in the same tick as the call. */
   readonly handle: (params: unknown, ctx: CallContext) => unknown;
 }
@@ -77,6 +84,8 @@ export interface FrameRedactor {
   clean(text: string): boolean;
   /** The value with every string (keys included) redacted. */
   redactValue<T>(value: T): T;
+  /** `listener` runs before a value may stop being redacted: what waits to be serialised (a deferred answer) is serialised then. */
+  beforeRelease?(listener: () => void): void;
 }
 
 export interface RpcServerOptions {

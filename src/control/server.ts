@@ -4,7 +4,7 @@ import { LIMITS, WispError } from '../core/index.js';
 import { compileSchema, LightSignal, type CallSignal } from '../util/index.js';
 import type { EmittedEvent } from './event-hub.js';
 import { Connection } from './rpc-connection.js';
-import { BoundedResult, encode, errorBody, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
+import { BoundedResult, DeferredResult, encode, errorBody, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
 import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-request.js';
 import type { CallContext, RpcServerOptions } from './rpc-types.js';
 
@@ -39,6 +39,10 @@ export class RpcServer {
   constructor(private readonly options: RpcServerOptions) {
     this.validators = new ParamsChecks(options.methods);
     this.netServer = net.createServer((socket) => this.accept(socket));
+    // A deferred answer is serialised (and redacted) before any value stops being redacted.
+    options.redactor?.beforeRelease?.(() => {
+      for (const connection of this.connections) connection.serializeDeferred();
+    });
   }
 
   get clientCount(): number {
@@ -207,7 +211,8 @@ export class RpcServer {
   /** The result as it is serialised: see MethodTraits.staticResult and boundedResult. */
   private resultOf(request: CheckedRequest, outcome: unknown): unknown {
     if (request.entry.staticResult === true) return this.preSerialized(request.method, outcome);
-    return request.entry.boundedResult === true ? new BoundedResult(outcome) : outcome;
+    const result = request.entry.boundedResult === true ? new BoundedResult(outcome) : outcome;
+    return request.entry.deferredResult === true ? new DeferredResult(result) : result;
   }
 
   /** A static method's result, serialised the first time (if it can be: else it goes the usual, guarded way). */

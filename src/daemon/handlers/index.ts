@@ -51,7 +51,8 @@ const METHOD_TRAITS: Partial<Record<MethodName, Omit<MethodTraits, 'handle'>>> =
   'rpc.discover': { staticResult: true },
   // Bounded results: a call's by the server frame it came in, an approval's by the argument cap.
   'tools.call': { tooDeep: 'INVALID_ARGUMENTS', waits: true, boundedResult: true },
-  'approvals.respond': { boundedResult: true },
+  // An approval's answer is serialised after the call it approved was sent (MethodTraits.deferredResult): the view is a fresh object.
+  'approvals.respond': { boundedResult: true, deferredResult: true },
   'installs.start': { waits: true },
 };
 

@@ -130,6 +130,59 @@ describe('RpcServer', () => {
     client.close();
   });
 
+  it('writes a deferred answer in its place among the turn\'s frames, redacted even when its secret is let go later in that turn', async () => {
+    const redactor = new Redactor();
+    const secret = 'deferred-secret-value-42';
+    redactor.hold('service:x/TOKEN', 'TOKEN', secret);
+    const { socket } = await serve(
+      {
+        // As approvals.respond: its answer is serialised when the turn's frames are written.
+        later: { paramsSchema: Type.Object({}), boundedResult: true, deferredResult: true, handle: () => ({ text: `before ${secret} after` }) },
+        shout: {
+          paramsSchema: Type.Object({}),
+          handle: (_params: unknown, ctx: CallContext) => {
+            ctx.connection.notify('note', { n: 1 });
+            return 'ok';
+          },
+        },
+        letGo: {
+          paramsSchema: Type.Object({}),
+          handle: () => {
+            redactor.release('service:x/TOKEN');
+            return 'gone';
+          },
+        },
+      },
+      1 << 20,
+      redactor,
+    );
+    const client = await RawClient.connect(socket);
+    const frame = (id: number, method: string) => `${JSON.stringify({ jsonrpc: '2.0', id, method })}\n`;
+    // One write: the three frames are handled in one turn, and the value is let go before that turn's frames are written.
+    client.send(`${frame(1, 'later')}${frame(2, 'shout')}${frame(3, 'letGo')}`);
+    const messages = await client.waitFor(4);
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { text: 'before [REDACTED:TOKEN] after' } },
+      { jsonrpc: '2.0', method: 'note', params: { n: 1 } },
+      { jsonrpc: '2.0', id: 2, result: 'ok' },
+      { jsonrpc: '2.0', id: 3, result: 'gone' },
+    ]);
+    expect(client.raw).not.toContain(secret);
+    // Let go, the value is no longer looked for: a later answer shows it (so the one above was redacted because it was serialised in time).
+    client.request(4, 'later');
+    expect((await client.waitFor(5))[4]).toEqual({ jsonrpc: '2.0', id: 4, result: { text: `before ${secret} after` } });
+    // In a batch, a deferred answer is serialised with the batch's others.
+    client.send(`[${frame(5, 'later').trim()},${frame(6, 'shout').trim()}]\n`);
+    expect((await client.waitFor(7)).slice(5)).toEqual([
+      { jsonrpc: '2.0', method: 'note', params: { n: 1 } },
+      [
+        { jsonrpc: '2.0', id: 5, result: { text: `before ${secret} after` } },
+        { jsonrpc: '2.0', id: 6, result: 'ok' },
+      ],
+    ]);
+    client.close();
+  });
+
   it('checks a held event again as it is replayed: a value may have become known since it was emitted', async () => {
     const redactor = new Redactor();
     const held = JSON.stringify({ type: 'x', said: 'later-known-value-123' });
