@@ -16,10 +16,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** An answer whose result is serialised when the turn's frames are written (MethodTraits.deferredResult). */
 class DeferredAnswer {
-  constructor(
-    readonly id: Id,
-    readonly result: unknown,
-  ) {}
+  constructor(readonly response: Response) {}
 }
 
 /** A request that runs on (an asynchronous handler): what the connection can do to it. */
@@ -114,7 +111,7 @@ export class Connection implements RpcConnection {
       return;
     }
     if ('result' in response && response.result instanceof DeferredResult) {
-      this.outbox.push(new DeferredAnswer(response.id, response.result.value));
+      this.outbox.push(new DeferredAnswer(response));
       if (this.outbox.length === 1) setImmediate(this.flush);
       return;
     }
@@ -130,10 +127,10 @@ export class Connection implements RpcConnection {
   /** A deferred answer's frame; never throws (this runs at the end of the turn, outside any request's guard). */
   private deferredLine(answer: DeferredAnswer): string {
     try {
-      return this.answerLine({ jsonrpc: '2.0', id: answer.id, result: answer.result });
+      return this.answerLine(answer.response);
     } catch (error) {
       this.options.logger.error({ client: this.id, err: error instanceof Error ? error.stack : String(error) }, 'an answer could not be serialised');
-      return `${JSON.stringify({ jsonrpc: '2.0', id: answer.id, error: internalError() })}\n`;
+      return `${JSON.stringify({ jsonrpc: '2.0', id: answer.response.id, error: internalError() })}\n`;
     }
   }
 
@@ -286,7 +283,7 @@ export class Connection implements RpcConnection {
    * it may fit, and the refusal must not tell the unredacted size).
    */
   private encodeAnswer(response: Response, max: number): Encoded {
-    // A batch's answers are serialised at once.
+    // Unwrapped here, when it is serialised: at the end of the turn, or at once in a batch.
     if ('result' in response && response.result instanceof DeferredResult) return this.encodeAnswer({ jsonrpc: '2.0', id: response.id, result: response.result.value }, max);
     const encoded = encodeResponse(response, max);
     const redactor = this.redactor;
