@@ -31,6 +31,13 @@ export const LIMITS = {
   maxControlFrameBytes: 1024 * 1024,
   /** One stdio protocol frame from an MCP server. */
   maxStdioFrameBytes: 1024 * 1024,
+  /**
+   * Nesting of one message from an MCP server (a stdio line, an HTTP response, an SSE event),
+   * measured on its text before it is parsed: a deeper one fails that server's connection
+   * (PROTOCOL_ERROR). Well below what JSON.stringify and the SDK's recursion survive (a
+   * frame some 5,000 levels deep overflowed the stack in the SDK's error path).
+   */
+  maxServerMessageNesting: 512,
   /** Result text given to the model, in characters. */
   maxResultChars: 32_000,
   /** Discovery and tool-call timeout, in milliseconds. */

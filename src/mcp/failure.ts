@@ -6,6 +6,15 @@ export interface TransportFailure {
   readonly message: string;
 }
 
+/**
+ * A throw out of handling one message from the server (the SDK's code or ours): the
+ * connection fails with this, never the daemon.
+ */
+export function unhandledMessage(error: unknown, redact: ((text: string) => string) | undefined): TransportFailure {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { code: 'PROTOCOL_ERROR', message: `the server's message could not be handled: ${(redact?.(reason) ?? reason).slice(0, 200)}` };
+}
+
 /** What ended a connection, an activation or a call on the MCP layer, in the catalog's terms. */
 export class Failure extends Error {
   constructor(

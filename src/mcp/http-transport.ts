@@ -1,6 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { NestingMeter } from '../util/index.js';
 import type { TransportFailure } from './failure.js';
 
 export interface HttpTransportOptions {
@@ -9,6 +10,8 @@ export interface HttpTransportOptions {
   readonly headers: Readonly<Record<string, string>>;
   /** One JSON response, or one SSE event, larger than this fails the connection. */
   readonly maxMessageBytes: number;
+  /** One JSON response, or one SSE event, nesting deeper than this fails the connection (measured on the text as it streams). */
+  readonly maxMessageNesting: number;
   /** Called once when a limit trips: the connection fails itself (no retry loop). */
   readonly onFailure: (failure: TransportFailure) => void;
   /** OAuth: the saved login whose access token goes with every request (renewed once on a 401). */
@@ -75,18 +78,27 @@ export class HttpTransport {
 
   private cap(response: Response): Response {
     if (response.status === 401 || response.status === 403) this.challenge = extractWWWAuthenticateParams(response);
-    return capResponse(response, this.options.maxMessageBytes, (failure) => this.trip(failure));
+    return capResponse(response, this.options, (failure) => this.trip(failure));
   }
 }
 
 /**
  * A response whose body is counted as it streams, JSON whole and SSE per event, and cut at
- * `limit` bytes: `trip` is told (and its error ends the body). Shared by both remote transports.
+ * `limit` bytes or past `maxMessageNesting` levels of nesting (refused on the text, before
+ * the SDK parses it): `trip` is told (and its error ends the body). Shared by both remote transports.
  */
-export function capResponse(response: Response, limit: number, trip: (failure: TransportFailure) => Error): Response {
+export function capResponse(
+  response: Response,
+  caps: { readonly maxMessageBytes: number; readonly maxMessageNesting: number },
+  trip: (failure: TransportFailure) => Error,
+): Response {
+  const limit = caps.maxMessageBytes;
   const body = response.body;
   if (body === null || [101, 204, 205, 304].includes(response.status)) return response;
-  const sse = (response.headers.get('content-type') ?? '').toLowerCase().includes('text/event-stream');
+  const type = (response.headers.get('content-type') ?? '').toLowerCase();
+  const sse = type.includes('text/event-stream');
+  // Only what the SDK parses is measured for nesting: JSON and SSE (an HTML error page's braces are not JSON's).
+  const measured = sse || type.includes('json');
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (!sse && declared > limit) {
     void body.cancel();
@@ -94,19 +106,38 @@ export function capResponse(response: Response, limit: number, trip: (failure: T
   }
   let count = 0;
   let newline = false;
+  const nesting = new NestingMeter(caps.maxMessageNesting);
+  const tooDeep = (): TransportFailure => ({
+    code: 'PROTOCOL_ERROR',
+    message: `the server sent ${sse ? 'an SSE event' : 'a response'} nested more than ${caps.maxMessageNesting} levels deep`,
+  });
   const counter = new TransformStream<Uint8Array, Uint8Array>({
     transform: (chunk, controller) => {
+      let deep = false;
       if (sse) {
-        // An SSE event ends at a blank line; count the bytes of the event being read.
-        for (const byte of chunk) {
+        // An SSE event ends at a blank line; count the bytes (and the nesting) of the event being read.
+        let from = 0;
+        for (let i = 0; i < chunk.length && !deep && count <= limit; i++) {
           count += 1;
-          if (byte === 10) {
-            if (newline) count = 0;
+          if (chunk[i] === 10) {
+            if (newline) {
+              deep = nesting.push(chunk.subarray(from, i));
+              nesting.reset();
+              from = i + 1;
+              count = 0;
+            }
             newline = true;
-          } else if (byte !== 13) newline = false;
-          if (count > limit) break;
+          } else if (chunk[i] !== 13) newline = false;
         }
-      } else count += chunk.byteLength;
+        if (!deep && count <= limit) deep = nesting.push(chunk.subarray(from));
+      } else {
+        count += chunk.byteLength;
+        deep = measured && nesting.push(chunk);
+      }
+      if (deep) {
+        controller.error(trip(tooDeep()));
+        return;
+      }
       if (count > limit) {
         controller.error(trip({ code: 'FRAME_TOO_LARGE', message: `the server sent ${sse ? 'an SSE event' : 'a response'} over the ${limit}-byte limit` }));
         return;

@@ -18,6 +18,7 @@ export function openRemote(launch: ServiceLaunch, context: TransportContext): Se
     url,
     headers: launch.env,
     maxMessageBytes: LIMITS.maxStdioFrameBytes,
+    maxMessageNesting: LIMITS.maxServerMessageNesting,
     onFailure: context.onFailure,
     bearer: launch.bearer,
   });
@@ -42,7 +43,7 @@ export function openRemote(launch: ServiceLaunch, context: TransportContext): Se
 /** A legacy HTTP+SSE server: the same caps, headers and failures as streamable HTTP; no session to renew. */
 export function openSse(launch: ServiceLaunch, context: TransportContext): ServiceLink {
   const url = launch.config.url ?? '';
-  const sse = new SseTransport({ url, headers: launch.env, maxMessageBytes: LIMITS.maxStdioFrameBytes, onFailure: context.onFailure, bearer: launch.bearer });
+  const sse = new SseTransport({ url, headers: launch.env, maxMessageBytes: LIMITS.maxStdioFrameBytes, maxMessageNesting: LIMITS.maxServerMessageNesting, onFailure: context.onFailure, bearer: launch.bearer });
   return {
     kind: 'remote',
     transport: sse.inner,

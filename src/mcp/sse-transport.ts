@@ -62,7 +62,7 @@ export class SseTransport {
 
   private cap(response: Response): Response {
     if (response.status === 401 || response.status === 403) this.challenge = extractWWWAuthenticateParams(response);
-    return capResponse(response, this.options.maxMessageBytes, (failure) => this.trip(failure));
+    return capResponse(response, this.options, (failure) => this.trip(failure));
   }
 
   /**

@@ -3,8 +3,8 @@ import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../core/index.js';
-import { LineSplitter, groupRunning } from '../util/index.js';
-import type { TransportFailure } from './failure.js';
+import { LineSplitter, groupRunning, textNestsDeeperThan } from '../util/index.js';
+import { unhandledMessage, type TransportFailure } from './failure.js';
 import type { StderrTail } from './stderr-tail.js';
 
 export interface StdioLaunch {
@@ -62,6 +62,8 @@ export class StdioTransport implements Transport {
     private readonly launch: StdioLaunch,
     private readonly options: {
       readonly maxFrameBytes: number;
+      /** A frame nesting deeper than this is refused on its text, unparsed. */
+      readonly maxFrameNesting: number;
       readonly ladder: StopLadder;
       readonly stderr: StderrTail;
       /** Known secret values out of the excerpt of a bad line (redacted before it is cut). */
@@ -248,6 +250,12 @@ export class StdioTransport implements Transport {
       return;
     }
     if (text === '') return;
+    // Before any parse: a value this deep overflows the stack of whatever recurses into it
+    // (the SDK's JSON.stringify of an unknown response did, and took the daemon with it).
+    if (textNestsDeeperThan(frame, this.options.maxFrameNesting)) {
+      this.fail('PROTOCOL_ERROR', `the server sent a message nested more than ${this.options.maxFrameNesting} levels deep`);
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -260,7 +268,14 @@ export class StdioTransport implements Transport {
       this.fail('PROTOCOL_ERROR', 'the server wrote a JSON value that is not a JSON-RPC message');
       return;
     }
-    this.onmessage?.(parsed);
+    // Whatever the SDK's handling of one message throws (it runs in our stdout 'data'
+    // handler, where nothing else would catch it) fails this server, never the daemon.
+    try {
+      this.onmessage?.(parsed);
+    } catch (error) {
+      const failure = unhandledMessage(error, this.options.redact);
+      this.fail(failure.code, failure.message);
+    }
   }
 
   /** A misbehaving server: remember why, stop it, and report the close. */

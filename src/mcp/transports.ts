@@ -83,7 +83,7 @@ async function openLocal(launch: ServiceLaunch, context: TransportContext): Prom
   context.signal.throwIfAborted();
   const transport = new StdioTransport(
     { command, args: config.args, cwd: config.cwd ?? undefined, env: childEnvironment(launch.env) },
-    { maxFrameBytes: LIMITS.maxStdioFrameBytes, ladder: context.ladder, stderr: context.stderr, redact: context.redact, tracker: context.tracker },
+    { maxFrameBytes: LIMITS.maxStdioFrameBytes, maxFrameNesting: LIMITS.maxServerMessageNesting, ladder: context.ladder, stderr: context.stderr, redact: context.redact, tracker: context.tracker },
   );
   await transport.start();
   return {

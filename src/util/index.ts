@@ -5,7 +5,7 @@ export { openSafe, readSafe, writeSafe, appendSafe, checkDirectory, checkEntry, 
 export { packageVersion } from './version.js';
 export { linkedSignal, withOwnSignal } from './linked-signal.js';
 export { moveAside, jsonProblem, schemaProblem, type StorageProblem } from './persisted.js';
-export { nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
+export { NestingMeter, nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
 export { processStartTime, pidExists, groupMembers, groupRunning, startedSince } from './process-identity.js';
 export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsSection } from './settings-file.js';
 export type { Check } from './first-use.js';

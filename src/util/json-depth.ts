@@ -25,18 +25,48 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
 export function textNestsDeeperThan(bytes: Uint8Array, max: number): boolean {
   // Each level opens with a byte of its own: a text no longer than `max` cannot nest deeper (every call's frames).
   if (bytes.length <= max) return false;
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === 0x5c) i += 1; // backslash: skip the escaped byte
-      else if (b === 0x22) inString = false;
-    } else if (b === 0x22) inString = true;
-    else if (b === 0x5b || b === 0x7b) {
-      depth += 1;
-      if (depth > max) return true;
-    } else if (b === 0x5d || b === 0x7d) depth -= 1;
+  return new NestingMeter(max).push(bytes);
+}
+
+/**
+ * The same measure over text that arrives in pieces (a remote server's response body as it
+ * streams): `push` each chunk, true once the text so far has passed `max`; `reset` between
+ * messages (an SSE event). Strings and escapes that straddle two chunks are followed.
+ */
+export class NestingMeter {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  constructor(private readonly max: number) {}
+
+  push(bytes: Uint8Array): boolean {
+    let { depth, inString, escaped } = this;
+    const max = this.max;
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i];
+      if (escaped) escaped = false;
+      else if (inString) {
+        if (b === 0x5c) escaped = true; // backslash: the next byte is escaped
+        else if (b === 0x22) inString = false;
+      } else if (b === 0x22) inString = true;
+      else if (b === 0x5b || b === 0x7b) {
+        depth += 1;
+        if (depth > max) {
+          this.depth = depth;
+          return true;
+        }
+      } else if (b === 0x5d || b === 0x7d) depth -= 1;
+    }
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    return false;
   }
-  return false;
+
+  reset(): void {
+    this.depth = 0;
+    this.inString = false;
+    this.escaped = false;
+  }
 }
