@@ -8,7 +8,7 @@ import { linkedSignal, withOwnSignal, type CallSignal } from '../util/index.js';
 import { CallClock } from './call-clock.js';
 import { CallChannel, ChannelClosed, RemoteCallError } from './call-channel.js';
 import { ListChange } from './list-change.js';
-import { AuthRequired, Failure, failureOf, unhandledMessage, type TransportFailure } from './failure.js';
+import { AuthRequired, Failure, failureOf, guardMessages, unhandledMessage, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
 import { answerElicitations, clientCapabilities, type ElicitSink } from './elicit-handler.js';
@@ -169,24 +169,7 @@ export class Connection {
     // A signal of its own: the SDK leaves a listener on the one its initialize request is given.
     await withOwnSignal(signal, (own) => client.connect(link.transport, { timeout: remaining(deadline), signal: own }));
     this.channels.set(client, new CallChannel(link.transport));
-    this.guardMessages(link.transport);
-  }
-
-  /**
-   * Outermost around the handling of each message (the SDK's and the call channel's): a throw
-   * fails this connection with the reason. Over stdio it would otherwise escape the stdout
-   * handler and end the daemon (the transport catches it too, for the messages of initialize);
-   * the remote transports would swallow it into onerror and leave the connection half-working.
-   */
-  private guardMessages(transport: Transport): void {
-    const handle = transport.onmessage;
-    transport.onmessage = (message, extra) => {
-      try {
-        handle?.(message, extra);
-      } catch (error) {
-        this.failWith(unhandledMessage(error, this.options.redact));
-      }
-    };
+    guardMessages(link.transport, (error) => this.failWith(unhandledMessage(error, this.options.redact)));
   }
 
   /** What an activation failed with; a login wanted comes with where to log in (asked of the server). */

@@ -1,3 +1,4 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ErrorCode } from '../core/index.js';
 
 /** Why a transport closed or refused to go on by itself (a limit tripped, garbage on stdout, the process exited). */
@@ -13,6 +14,24 @@ export interface TransportFailure {
 export function unhandledMessage(error: unknown, redact: ((text: string) => string) | undefined): TransportFailure {
   const reason = error instanceof Error ? error.message : String(error);
   return { code: 'PROTOCOL_ERROR', message: `the server's message could not be handled: ${(redact?.(reason) ?? reason).slice(0, 200)}` };
+}
+
+/**
+ * Outermost around the handling of each message on `transport` (the SDK's and the call
+ * channel's, installed after both): a throw goes to `onThrow` (the connection fails with it).
+ * Over stdio it would otherwise escape the stdout handler and end the daemon (the stdio
+ * transport catches it too, for the messages of initialize); the remote transports would
+ * swallow it into onerror and leave the connection half-working.
+ */
+export function guardMessages(transport: Transport, onThrow: (error: unknown) => void): void {
+  const handle = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    try {
+      handle?.(message, extra);
+    } catch (error) {
+      onThrow(error);
+    }
+  };
 }
 
 /** What ended a connection, an activation or a call on the MCP layer, in the catalog's terms. */
