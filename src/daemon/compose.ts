@@ -52,12 +52,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     pins: toolPins(options, events, now),
   });
   const registry = new ServiceRegistry(store, bus.publish, now);
-  const audit = new AuditLog(
-    path.join(paths.dataDir, 'audit.jsonl'),
-    (error) => logger.error({ err: String(error) }, 'could not append to the audit log'),
-    // Redacted as it is serialised (one serialisation, searched): see Redactor.redactedJson.
-    (record) => redactor.redactedJson(record).text ?? '{}',
-  );
+  const audit = auditLog(options, events);
   const approvals = new Approvals(bus.publish, now);
   const keychain = options.keychain ?? new KeychainSecretStore();
   const sessionSecrets = new MemorySecretStore();
@@ -103,6 +98,20 @@ export function compose(options: DaemonOptions): DaemonParts {
   return late.parts;
 }
 
+/** The audit log: a failed append is logged and raised as a storage.warning (once per failing stretch). */
+function auditLog({ paths, logger, redactor }: DaemonOptions, events: RedactedEventHub): AuditLog {
+  const file = path.join(paths.dataDir, 'audit.jsonl');
+  return new AuditLog(
+    file,
+    (error) => {
+      logger.error({ err: String(error) }, 'could not append to the audit log');
+      events.emit({ type: 'storage.warning', file, problem: `could not append to the audit log (${String(error).slice(0, 200)}): tool calls are refused until it can be written`, movedTo: null });
+    },
+    // Redacted as it is serialised (one serialisation, searched): see Redactor.redactedJson.
+    (record) => redactor.redactedJson(record).text ?? '{}',
+  );
+}
+
 /** The tool pins on disk: a bad file is reported (log and storage.warning), a failed write logged. */
 function toolPins({ paths, logger, redactor }: DaemonOptions, events: RedactedEventHub, now: () => Date): ToolPins {
   return new ToolPins({
@@ -113,7 +122,10 @@ function toolPins({ paths, logger, redactor }: DaemonOptions, events: RedactedEv
       logger.warn({ file: problem.file, problem: problem.problem, movedTo: problem.movedTo }, `${problem.file}: ${problem.problem}`);
       events.emit({ type: 'storage.warning', file: problem.file, problem: problem.problem, movedTo: problem.movedTo });
     },
-    onWriteError: (error) => logger.error({ err: String(error) }, 'could not write the tool pins (they hold in memory for this run)'),
+    onWriteError: (file, error) => {
+      logger.error({ err: String(error) }, 'could not write the tool pins');
+      events.emit({ type: 'storage.warning', file, problem: `could not write the tool pins (${String(error).slice(0, 200)}): the service was stopped`, movedTo: null });
+    },
   });
 }
 

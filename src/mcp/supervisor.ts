@@ -61,6 +61,8 @@ interface Entry {
   stderr: StderrTail;
   /** The latest tool-list version, so a new connection goes on counting (a version is never reused in a run). */
   toolListVersion: number;
+  /** The latest write of its pins (a discovery that pinned or dropped some): done, and its failure handled. */
+  pinsSaved?: Promise<void> | undefined;
 }
 
 /**
@@ -250,8 +252,8 @@ export class Supervisor {
     this.apply(entry, { type: 'activate', generation: entry.generation });
     try {
       await connection.activate(AbortSignal.any([signal, controller.signal]));
-      // The pins of a first discovery are on disk before activation is reported.
-      await this.pins.flush();
+      // The pins of a first discovery are on disk before activation is reported (or it failed with STORAGE_FAILED).
+      await entry.pinsSaved;
     } catch (error) {
       const failure = error instanceof Failure ? error : new Failure('INTERNAL_ERROR', String(error));
       // Re-read the state: stop() or a failure hook may have moved it meanwhile.
@@ -351,7 +353,13 @@ export class Supervisor {
             { limit: 'maxActiveTools', max: LIMITS.maxActiveTools },
           );
         }
-        const { tools: classified, added, changed } = this.pins.classify(entry.id, tools);
+        const { tools: classified, added, changed, saved } = this.pins.classify(entry.id, tools);
+        // Pins that cannot be written would let a changed tool pass as trusted after a restart: the service stops instead.
+        if (saved !== undefined) {
+          entry.pinsSaved = saved.then((error) => {
+            if (error !== undefined && current()) this.fail(entry, new Failure(error.code, error.message));
+          });
+        }
         this.withdraw(entry.id);
         for (const tool of classified) (tool.pin === 'trusted' ? this.catalog : this.held).set(tool.modelName, tool);
         this.namesRevision += 1;

@@ -40,8 +40,11 @@ export interface ToolCallsOptions {
   readonly approvals: Approvals;
   /** Where a call's start and end are announced. */
   readonly publish: (event: McpEvent) => void;
-  /** Resolves once the record is written: a call is answered only after it is on record. */
-  readonly audit: (record: Record<string, unknown>) => Promise<void>;
+  /**
+   * Appends a record; resolves true once it is written, false when it could not be. A call
+   * is sent only after its `started` record is written, and answered only after its outcome's.
+   */
+  readonly audit: (record: Record<string, unknown>) => Promise<boolean>;
   /** Replaces known secret values in every string of a result before anyone sees it. */
   readonly redact: <T>(value: T) => T;
   readonly now: () => Date;
@@ -93,6 +96,12 @@ export class ToolCalls {
     };
     const { tool, binding } = await this.approve(call, checked, request);
 
+    // On record before it runs: a call whose record cannot be written is not sent. Before the
+    // binding's last check, so that nothing the server says can come between it and the send.
+    if (!(await this.options.audit(auditRecord(this.options.now(), call.ref, call.approvalId, 'started', timesOf(call))))) {
+      this.options.approvals.cancelWhere((a) => a.id === call.approvalId, 'the audit log cannot be written');
+      return this.fail(call, new WispError('STORAGE_FAILED', 'the audit log cannot be written (the disk may be full; see the daemon log): the call was not sent'));
+    }
     // The binding is checked again at the moment of execution, against the live catalog.
     const current = this.options.supervisor.tool(tool.modelName);
     const now: ToolCallBinding = {

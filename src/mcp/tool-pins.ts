@@ -29,6 +29,8 @@ export interface Classified {
   readonly tools: CatalogTool[];
   readonly added: string[];
   readonly changed: string[];
+  /** When the pins were written anew: resolves once they are, with STORAGE_FAILED if they could not be. */
+  readonly saved: Promise<WispError | undefined> | undefined;
 }
 
 export interface ToolPinsOptions {
@@ -38,7 +40,8 @@ export interface ToolPinsOptions {
   /** A pin file that was bad when read (moved aside; its service's tools are then all held). */
   readonly onProblem: (problem: StorageProblem) => void;
   /** A pin file that could not be written after a discovery (its pins hold in memory for this run). */
-  readonly onWriteError: (error: unknown) => void;
+  /** A write of the pins in `file` failed (the service whose pins they are fails with STORAGE_FAILED). */
+  readonly onWriteError: (file: string, error: unknown) => void;
   /**
    * Known secret values out of a definition before it is written: a hostile server can put a
    * secret it was handed into a tool's text, and no file may hold one. The digest stays the
@@ -104,8 +107,12 @@ export class ToolPins {
         dropped = true;
       }
     }
-    if (first || dropped) void this.save(serviceId, pins).catch((error: unknown) => this.options.onWriteError(error));
-    return { tools: classified, added, changed };
+    const saved = first || dropped ? this.save(serviceId, pins).then(
+            () => undefined,
+            (error: unknown) => this.writeFailed(serviceId, error),
+          )
+        : undefined;
+    return { tools: classified, added, changed, saved };
   }
 
   /** A human accepted these tools as they are now: pinned, and written before this resolves. */
@@ -117,7 +124,7 @@ export class ToolPins {
     try {
       await this.save(serviceId, updated);
     } catch (error) {
-      throw new WispError('STORAGE_FAILED', `could not write the tool pins: ${(error as Error).message}`);
+      throw this.writeFailed(serviceId, error);
     }
     this.services.set(serviceId, updated);
   }
@@ -144,6 +151,12 @@ export class ToolPins {
     const file = this.file(serviceId);
     if (file === undefined) return;
     await this.serialize(() => fs.rm(file, { force: true }));
+  }
+
+  /** A failed write of a service's pins: reported, and the error it is (STORAGE_FAILED). */
+  private writeFailed(serviceId: string, error: unknown): WispError {
+    this.options.onWriteError(this.file(serviceId) ?? '', error);
+    return new WispError('STORAGE_FAILED', `could not write the tool pins: ${error instanceof Error ? error.message : String(error)}`);
   }
 
   /** Resolves once every write queued so far has ended. */

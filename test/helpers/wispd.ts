@@ -44,9 +44,11 @@ export function daemonEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** Starts bin/wispd.js and waits until it reports its socket listening (via --ready-fd). */
 export async function startWispd(
   dataDir: string,
-  options: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[] } = {},
 ): Promise<RunningDaemon> {
-  const child = spawn(process.execPath, [wispdBin, '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
+  // `wrap`: a command that execs the daemon's (e.g. unshare into a mount namespace); the pid stays the daemon's.
+  const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
+  const child = spawn(command, [...prefix, wispdBin, '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     env: options.env ?? daemonEnv(),
   });

@@ -83,7 +83,7 @@ export const events = {
   }),
   'storage.warning': event(
     'storage.warning',
-    'A persisted file, or a record in it, was bad when read (at start): the record was skipped or the file moved aside intact, and the daemon went on.',
+    'A persisted file, or a record in it, was bad when read (at start): the record was skipped or the file moved aside intact, and the daemon went on. Or a write failed (a full disk): the audit log (tool calls are refused until it can be written) or a service\'s tool pins (that service stopped).',
     {
       file: Type.String({ description: 'The file that was read.' }),
       problem: Type.String({ description: 'What was wrong and what was done (never the file\'s content).' }),

@@ -37,12 +37,14 @@ async function harness(): Promise<{
   announced: ApprovalAnnouncement[];
   emitted: McpEvent[];
   audit: Record<string, unknown>[];
+  unwritable: Set<string>;
   start: (toolName: string, args: Record<string, unknown>, signal?: AbortSignal) => { result: Promise<ToolCallResult>; approvalId: Promise<string> };
 }> {
   const server = served();
   const servers = new InMemoryServers().add('tools', () => server.server);
   const emitted: McpEvent[] = [];
   const audit: Record<string, unknown>[] = [];
+  const unwritable = new Set<string>();
   const announced: ApprovalAnnouncement[] = [];
   const redactor = new Redactor();
   redactor.hold('test', 'API_TOKEN', SECRET);
@@ -62,7 +64,8 @@ async function harness(): Promise<{
     publish: (event) => emitted.push(event),
     audit: (record) => {
       audit.push(record);
-      return Promise.resolve();
+      // A record whose outcome the test names in `unwritable` cannot be written (a full disk).
+      return Promise.resolve(!unwritable.has(String(record.outcome)));
     },
     redact: (value) => redactor.redactValue(value),
     now: () => new Date(),
@@ -84,7 +87,7 @@ async function harness(): Promise<{
     result.catch(() => undefined);
     return { result, approvalId };
   };
-  return { calls, approvals, server, config, announced, emitted, audit, start };
+  return { calls, approvals, server, config, announced, emitted, audit, unwritable, start };
 }
 
 describe('ToolCalls (in-memory server, real approvals)', () => {
@@ -101,7 +104,22 @@ describe('ToolCalls (in-memory server, real approvals)', () => {
     expect(h.server.calls).toEqual([{ name: 'echo', arguments: { text: 'hello' } }]);
     expect(h.approvals.get(id).state.status).toBe('consumed');
     expect(h.emitted.filter((e) => e.kind.startsWith('call.')).map((e) => e.kind)).toEqual(['call.started', 'call.finished']);
-    expect(h.audit).toEqual([expect.objectContaining({ record: 'tool.call', approvalId: id, service: 'tools', tool: 'echo', outcome: 'ok' })]);
+    expect(h.audit).toEqual([
+      expect.objectContaining({ record: 'tool.call', approvalId: id, service: 'tools', tool: 'echo', outcome: 'started' }),
+      expect.objectContaining({ record: 'tool.call', approvalId: id, service: 'tools', tool: 'echo', outcome: 'ok' }),
+    ]);
+  });
+
+  it('is not sent when its record cannot be written: STORAGE_FAILED, and the approval is cancelled', async () => {
+    const h = await harness();
+    h.unwritable.add('started');
+    const { result, approvalId } = h.start('echo', { text: 'unrecorded' });
+    const id = await approvalId;
+    h.approvals.respond(id, 'approve', 'a human');
+    await expect(result).rejects.toMatchObject({ code: 'STORAGE_FAILED', message: expect.stringContaining('the call was not sent') });
+    expect(h.server.calls).toEqual([]);
+    expect(h.approvals.get(id).state).toMatchObject({ status: 'cancelled', reason: 'the audit log cannot be written' });
+    expect(h.emitted.filter((e) => e.kind.startsWith('call.'))).toEqual([expect.objectContaining({ kind: 'call.failed', code: 'STORAGE_FAILED' })]);
   });
 
   it('is refused when denied: APPROVAL_DENIED, nothing sent, and it is on record', async () => {

@@ -19,7 +19,7 @@ afterEach(() => {
 });
 
 function pinsIn(dataDir: string, problems: StorageProblem[] = []): ToolPins {
-  return new ToolPins({ dataDir, now: () => new Date('2026-12-01T00:00:00Z'), onProblem: (p) => problems.push(p), onWriteError: (e) => problems.push({ file: '', problem: String(e), movedTo: null }) });
+  return new ToolPins({ dataDir, now: () => new Date('2026-12-01T00:00:00Z'), onProblem: (p) => problems.push(p), onWriteError: (file, e) => problems.push({ file, problem: String(e), movedTo: null }) });
 }
 
 describe('ToolPins', () => {

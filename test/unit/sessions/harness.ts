@@ -116,7 +116,7 @@ export async function harness(settings: ModelSettings, more: { extra?: InMemoryS
     transports: servers.factory,
   });
   const approvals = new Approvals(events.publish);
-  const toolCalls = new ToolCalls({ supervisor, approvals, publish: events.publish, audit: () => Promise.resolve(), redact: (value) => value, now: () => new Date() });
+  const toolCalls = new ToolCalls({ supervisor, approvals, publish: events.publish, audit: () => Promise.resolve(true), redact: (value) => value, now: () => new Date() });
   const home = mkdtempSync(path.join(os.tmpdir(), 'wisp-sessions-'));
   const transcriptsDir = path.join(home, 'sessions');
   const registry = new Map<string, StoredService>();
