@@ -4,6 +4,7 @@ import { WispError, exitStatusFor } from '../core/index.js';
 import { packageVersion } from '../util/index.js';
 import { resolvePaths } from '../control/index.js';
 import { Redactor } from '../secrets/index.js';
+import { disableCoreDumps } from './core-dumps.js';
 import { Daemon } from './daemon.js';
 import { createLogger } from './logger.js';
 
@@ -51,6 +52,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   process.on('uncaughtException', fatal('uncaught exception'));
   process.on('unhandledRejection', fatal('unhandled rejection'));
+  // Before any secret is read: a crash leaves no core file holding them.
+  const cores = disableCoreDumps();
+  if (cores.disabled) logger.debug({ how: cores.how }, 'core dumps disabled');
+  else logger.warn({ why: cores.why }, 'core dumps could not be disabled from wispd');
   const paths = resolvePaths({ dataDir: opts.dataDir, runtimeDir: opts.runtimeDir, configDir: opts.configDir, socket: opts.socket });
 
   let daemon: Daemon;

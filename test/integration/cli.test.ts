@@ -131,6 +131,8 @@ describe('wispctl daemon install', () => {
         expect(result.stdout).toContain(`ExecStart=${process.execPath} ${path.resolve('bin/wispd.js')} --no-log-pretty --data-dir ${home.path}\n`);
         expect(result.stdout).toContain('systemctl --user enable --now wispd.service');
         expect(result.stdout).toContain('\nEnvironment=MALLOC_ARENA_MAX=2\nEnvironment=MALLOC_TRIM_THRESHOLD_=131072\nEnvironment=MALLOC_MMAP_THRESHOLD_=131072\n');
+        // Issue 33, LOW 9: no core file of the daemon (it would hold the secrets it read).
+        expect(result.stdout).toContain('\nLimitCORE=0\n');
         expect(existsSync(unit)).toBe(false);
       }
       const uninstall = await runWispctl(['daemon', 'uninstall', '--dry-run'], { env: { ...env, HOME: root.path, XDG_CONFIG_HOME: configHome } });
