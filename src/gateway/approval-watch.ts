@@ -62,7 +62,7 @@ export class ApprovalWatch {
       this.approvalId = approval.id;
       this.shared.claimed.add(approval.id);
       this.notify(`waiting for approval in Wisp (approval ${approval.id})`);
-      if (this.elicit) void this.offer(approval);
+      if (this.elicit) this.offer(approval).catch(() => undefined);
     } else if (event.type === 'approval.resolved' && event.approval.id === this.approvalId) {
       this.shared.claimed.delete(event.approval.id);
       this.approvalId = null;

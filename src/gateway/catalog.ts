@@ -22,6 +22,8 @@ export interface Catalog {
  */
 export async function readCatalog(client: WispClient, services: ReadonlySet<string> | null): Promise<Catalog> {
   const settings = client.call('model.getSettings');
+  // Read below, after the pages; a page that fails first must not leave this one unhandled (the daemon stopping answers both with DAEMON_STOPPING).
+  settings.catch(() => undefined);
   const tools: ToolInfo[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {

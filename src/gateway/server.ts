@@ -4,7 +4,7 @@ import { packageVersion } from '../control/client.js';
 import { WispError, type WispEvent } from '../core/index.js';
 import { ApprovalWatch, type Extra, type Shared } from './approval-watch.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, type Catalog } from './catalog.js';
-import { CATALOG_EVENTS, type DaemonLink } from './link.js';
+import { CATALOG_EVENTS, daemonAway, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
 
 export interface GatewayOptions {
@@ -67,15 +67,18 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
       let seen = 0;
       while (seen !== asked) {
         seen = asked;
+        // No daemon, or one that stopped answering: nothing is offered (null), and the client is told.
         const now = link.connected ? await catalog().then(fingerprint, () => null) : null;
         if (initialized && now !== shown) {
           shown = now;
           await server.sendToolListChanged().catch(() => undefined);
         }
       }
-    })().finally(() => {
-      checking = null;
-    });
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        checking = null;
+      });
   };
   const changed = (): void => {
     cached = null;
@@ -84,7 +87,8 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   link.onEvent((event: WispEvent) => {
     if (CATALOG_EVENTS.has(event.type)) changed();
   });
-  link.setReconnectHandler(changed);
+  // The daemon went away (stopped, restarted, killed) or is back: the tools are gone, or may be back.
+  link.setChangeHandler(changed);
 
   server.oninitialized = () => {
     initialized = true;
@@ -92,11 +96,9 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async (): Promise<{ tools: Tool[] }> => {
-    if (!link.connected) await link.connect();
-    if (!link.connected) return { tools: [] };
-    const now = await catalog(true);
-    shown = fingerprint(now);
-    return { tools: listed(now) };
+    const now = await offered(link, () => catalog(true));
+    shown = now === null ? null : fingerprint(now);
+    return { tools: now === null ? [] : listed(now) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -108,6 +110,18 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
     }
   });
   return mcp;
+}
+
+/** The catalog to list now (after one more try to connect), or null while the daemon is away (not running, stopping): nothing is offered then, and list_changed follows when it is back. */
+async function offered(link: DaemonLink, read: () => Promise<Catalog>): Promise<Catalog | null> {
+  if (!link.connected) await link.connect();
+  if (!link.connected) return null;
+  try {
+    return await read();
+  } catch (error) {
+    if (daemonAway(error)) return null;
+    throw error;
+  }
 }
 
 interface CallContext {

@@ -17,9 +17,20 @@ type ClientOptions = { capabilities?: ClientCapabilities; setup?: (client: Clien
 export interface GatewayClient {
   readonly client: Client;
   readonly stderr: () => string;
+  /** The gateway's process id. */
+  readonly pid: number;
   /** Resolves at the next notifications/tools/list_changed after this call. */
   nextListChanged(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Follows notifications/tools/list_changed on `client` (call before connect): the returned function resolves at the next one after it is called. */
+export function followListChanged(client: Client): () => Promise<void> {
+  const waiters: (() => void)[] = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return () => new Promise((resolve) => waiters.push(resolve));
 }
 
 export async function stdioGateway(
@@ -38,16 +49,14 @@ export async function stdioGateway(
   // Drained, or a full pipe would stall the gateway.
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: options.name ?? 'test-client', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
-  const waiters: (() => void)[] = [];
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-    for (const wake of waiters.splice(0)) wake();
-  });
+  const nextListChanged = followListChanged(client);
   options.setup?.(client);
   await client.connect(transport);
   return {
     client,
     stderr: () => stderr,
-    nextListChanged: () => new Promise((resolve) => waiters.push(resolve)),
+    pid: transport.pid ?? 0,
+    nextListChanged,
     close: () => client.close(),
   };
 }

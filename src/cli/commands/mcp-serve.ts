@@ -15,8 +15,10 @@ failures come back as results naming the code (APPROVAL_DENIED: ...). Host tools
 install, activate) are never offered. Each connection is one client of the daemon, named
 after the MCP client (client-N (mcp:NAME)) in approvals, events and the audit log.
 
-When the daemon is not running, it still answers: every call fails with DAEMON_NOT_RUNNING
-until the daemon is started (wispctl daemon start); it reconnects by itself.
+When the daemon is not running, or stops, restarts or dies under it, it still answers and
+keeps running: tools/list is empty (with notifications/tools/list_changed when the tools
+go), every call fails with DAEMON_NOT_RUNNING until a daemon is started (wispctl daemon
+start), and it reconnects by itself within a second and sends list_changed again.
 
 With --http it serves streamable HTTP on 127.0.0.1 only instead, and prints the URL and a
 bearer token once: every request needs the token, and its Host must be the loopback
