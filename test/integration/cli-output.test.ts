@@ -117,6 +117,16 @@ describe('-o json|wide on every read command', () => {
     await pending.outcome;
   });
 
+  it('events --since past the newest event says so and ends (issue 33: it hung after the error)', async () => {
+    const { lastSeq } = await client.call('daemon.status');
+    for (const args of [[], ['--follow']]) {
+      const run = await ctl('events', '--since', String(lastSeq + 1000), ...args);
+      expect(run.code, args.join(' ')).not.toBe(0);
+      expect(run.stderr).toContain(`since ${lastSeq + 1000} is ahead of the newest event`);
+      expect(run.stdout).toBe('');
+    }
+  });
+
   it('events -o json is JSON Lines: one event object per line, with the documented fields', async () => {
     const fields = await documentedFields(['events']);
     const run = await ctl('events', '-o', 'json');

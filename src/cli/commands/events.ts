@@ -27,7 +27,14 @@ export function register(program: Command, ctx: CliContext): void {
       };
       // Before the first event is printed: a Ctrl-C that comes with it still ends with 130.
       if (opts.follow === true) process.once('SIGINT', stop);
-      await client.call('events.subscribe', { since: opts.since ?? 0 });
+      try {
+        await client.call('events.subscribe', { since: opts.since ?? 0 });
+      } catch (error) {
+        // Refused (a since past the newest event, say): nothing to follow, and the open connection must not keep wispctl running.
+        process.off('SIGINT', stop);
+        await client.close();
+        throw error;
+      }
       if (opts.follow !== true) {
         // Replayed events were written right after the answer; a status round trip flushes them.
         await client.call('daemon.status');
