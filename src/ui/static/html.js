@@ -13,7 +13,7 @@ import { cleanLines } from '../../core/index.js';
 const SHOWN_ATTRIBUTES = ['aria-label', 'title', 'alt', 'placeholder'];
 
 /** Text as a page shows it: each line escaped, the line breaks kept. */
-export function shown(text) {
+function shown(text) {
   return cleanLines(text).join('\n');
 }
 
