@@ -48,6 +48,20 @@ export const NARROW_DOORS = {
   gateway: { core: ['index.js'], control: ['client.js', 'paths.js'], ui: ['guard.js'] },
 };
 
+/**
+ * The web panel's browser app (src/ui/static/*.js): plain ES modules that run in the browser,
+ * bundled by scripts/bundle-ui.js. Besides its own files (one directory, no deeper) it may
+ * import core, only through the door ui already has (core/index.js), so that it escapes the
+ * text it shows with wispctl's own code (core/visible-text.ts) rather than a copy: core is
+ * pure (no node: module, no I/O; checked in test/unit/layering.test.ts), so it runs in a
+ * browser as it is. Not core/wire (TypeBox schemas, built at load time), not control (the
+ * socket), not the rest of ui (node:http). Of packages only htm, the template parser behind
+ * html.js; Preact (htm's standalone build) is the vendor/preact-htm.js file beside the app.
+ * test/unit/layering.test.ts checks every import of these files; the bundle script refuses
+ * anything else.
+ */
+export const BROWSER_APP = { dir: 'ui/static', imports: ['core/index.js'], packages: ['htm'], vendor: './vendor/preact-htm.js' };
+
 /** The areas that are socket clients started by wispctl: they must stay light (CLI_FORBIDDEN_PACKAGES). */
 export const CLIENT_AREAS = ['cli', 'ui'];
 

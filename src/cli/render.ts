@@ -1,6 +1,6 @@
-import { WispError, clean, jsonForTerminal, type Approval } from '../core/index.js';
+import { WispError, clean, cleanLines, jsonForTerminal, type Approval } from '../core/index.js';
 
-export { clean, jsonForTerminal };
+export { clean, cleanLines, jsonForTerminal };
 
 /**
  * Terminal rendering: the one place where text meets the terminal.
@@ -25,11 +25,6 @@ export { clean, jsonForTerminal };
  * server's line can never pass for one of ours. `--json` output goes through jsonForTerminal:
  * the exact same JSON, with those code points written as JSON `\uXXXX` escapes.
  */
-
-/** Multi-line text: one cleaned string per line (LF and CRLF end a line; a lone CR is shown). */
-export function cleanLines(text: string): string[] {
-  return text.split(/\r?\n/).map(clean);
-}
 
 /** Multi-line text, its lines after the first indented by `indent` (so they read as part of one field). */
 export function cleanBlock(text: string, indent = ''): string {

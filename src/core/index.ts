@@ -8,7 +8,7 @@ export * from './errors.js';
 export { LIMITS } from './limits.js';
 export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, ENV_NAME_PATTERN, PATTERN_WORDS, isRemoteTransport, type ServiceTransport } from './patterns.js';
 export { assertNever } from './assert-never.js';
-export { clean, jsonForTerminal } from './visible-text.js';
+export { clean, cleanLines, jsonForTerminal, unseenIn, type Unseen } from './visible-text.js';
 export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
 export { nextApprovalState, isOpen, ApprovalTransitionError, type ApprovalState, type ApprovalEvent } from './approval-state.js';
 export { nextTaskState, isFinished, InvalidTaskTransition, type TaskEvent } from './task-state.js';

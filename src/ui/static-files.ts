@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The browser app, next to this module once built (scripts/copy-ui.js puts it there). */
+/** The browser app, next to this module once built (scripts/bundle-ui.js puts it there). */
 export const DEFAULT_STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
 const TYPES: Readonly<Record<string, string>> = {

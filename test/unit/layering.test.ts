@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from '../../layers.js';
+import { BROWSER_APP, CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from '../../layers.js';
 
 const src = new URL('../../src/', import.meta.url).pathname;
 
@@ -85,5 +85,29 @@ describe('layering (the graph declared in layers.js)', () => {
       const bad = specifiers(file).filter((spec) => CLI_FORBIDDEN_PACKAGES.some((name) => spec === name || spec.startsWith(`${name}/`)));
       expect(bad, path.relative(src, file)).toEqual([]);
     }
+  });
+
+  it('the panel\'s browser app imports only its own files, core\'s door, and Preact and htm through html.js alone', () => {
+    const dir = path.join(src, BROWSER_APP.dir);
+    const own = readdirSync(dir).filter((name) => name.endsWith('.js'));
+    expect(own.length).toBeGreaterThan(10);
+    const bad: string[] = [];
+    const viaHtml: string[] = [];
+    for (const name of own) {
+      for (const spec of specifiers(path.join(dir, name))) {
+        if (spec === BROWSER_APP.vendor || BROWSER_APP.packages.includes(spec)) {
+          viaHtml.push(`${name} imports ${spec}`);
+          continue;
+        }
+        const target = path.relative(src, path.resolve(dir, spec)).split(path.sep).join('/');
+        const sibling = spec.startsWith('./') && own.includes(spec.slice(2));
+        if (!sibling && !BROWSER_APP.imports.includes(target)) bad.push(`${name} imports ${spec}`);
+      }
+    }
+    expect(bad).toEqual([]);
+    // Every element of every page is made by html.js, which shows all text through core's escaping.
+    expect(viaHtml.sort()).toEqual([`html.js imports ${BROWSER_APP.vendor}`, ...BROWSER_APP.packages.map((p) => `html.js imports ${p}`)].sort());
+    // What the browser app may reach of core is pure: checked above for all of core.
+    expect(BROWSER_APP.imports.every((target) => allowedTargets('ui').includes(target))).toBe(true);
   });
 });

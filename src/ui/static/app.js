@@ -1,5 +1,5 @@
 // The panel's shell: the nav, the link and daemon status, and the page for the address's hash.
-import { html, render, useEffect, useState } from './vendor/preact-htm.js';
+import { html, render, useEffect, useState } from './html.js';
 import { ApprovalsPage } from './approvals.js';
 import { ChatPage } from './chat.js';
 import { EventsPage } from './events.js';

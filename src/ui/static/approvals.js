@@ -1,8 +1,9 @@
 // Approvals: every pending approval from any client, live. What the daemon vouches for comes
 // first (service, the bound tool, the exact arguments), the server's claims apart and
 // labelled; the question names the bound tool again, last thing before the buttons.
-import { html } from './vendor/preact-htm.js';
-import { KIND_TEXT, approvalQuestion, pretty, registeredTool, resolvedText, serverClaims } from './format.js';
+import { html } from './html.js';
+import { clean } from '../../core/index.js';
+import { KIND_TEXT, approvalQuestion, argumentsWarning, pretty, registeredTool, resolvedText, serverClaims } from './format.js';
 import { ElicitationCard } from './elicitations.js';
 import { enableNotifications, respond, useStore } from './store.js';
 
@@ -21,8 +22,14 @@ function Warnings({ approval }) {
   if (warnings.length === 0) return null;
   return html`<div class="claims" role="group" aria-label="warnings about the tool's definition">
     <p class="claims-label">warnings about the tool's definition:</p>
-    <ul>${warnings.map((w, i) => html`<li key=${i}>WARNING: ${w.message}</li>`)}</ul>
+    <ul>${warnings.map((w, i) => html`<li key=${i}>WARNING: ${clean(w.message)}</li>`)}</ul>
   </div>`;
+}
+
+/** Hidden or direction-changing characters in the arguments: said next to them, never left out. */
+function ArgumentsWarning({ args }) {
+  const warning = argumentsWarning(args);
+  return warning === null ? null : html`<p class="warning" role="note" aria-label="hidden characters in the arguments">${warning}</p>`;
 }
 
 function Outcome({ entry }) {
@@ -35,16 +42,16 @@ export function ApprovalCard({ entry }) {
   const { approval } = entry;
   const s = approval.summary;
   const titleId = `q-${approval.id}`;
-  const tool = registeredTool(approval);
+  const tool = clean(registeredTool(approval));
   const open = entry.resolved === null && !entry.answering;
   return html`<article class=${`card ${entry.resolved === null ? 'pending' : 'resolved'}`} aria-labelledby=${titleId} data-approval=${approval.id}>
-    <p class="kind">approval ${approval.id}: ${KIND_TEXT[approval.kind] ?? approval.kind}</p>
+    <p class="kind">approval ${clean(approval.id)}: ${KIND_TEXT[approval.kind] ?? clean(approval.kind)}</p>
     <dl class="fields">
-      <div><dt>service</dt><dd>${s.serviceName}</dd></div>
+      <div><dt>service</dt><dd>${clean(s.serviceName)}</dd></div>
       <div><dt>tool</dt><dd><code>${tool}</code></dd></div>
-      ${approval.kind !== 'tool_call' && s.title !== null ? html`<div><dt>what</dt><dd>${s.title}</dd></div>` : null}
-      <div><dt>arguments</dt><dd><pre class="json" aria-label="arguments">${pretty(s.arguments)}</pre></dd></div>
-      <div><dt>asked by</dt><dd>${approval.requester.clientId}${approval.requester.sessionId !== null ? `, session ${approval.requester.sessionId}` : ''}</dd></div>
+      ${approval.kind !== 'tool_call' && s.title !== null ? html`<div><dt>what</dt><dd>${clean(s.title)}</dd></div>` : null}
+      <div><dt>arguments</dt><dd><pre class="json" aria-label="arguments">${pretty(s.arguments)}</pre><${ArgumentsWarning} args=${s.arguments} /></dd></div>
+      <div><dt>asked by</dt><dd>${clean(approval.requester.clientId)}${approval.requester.sessionId !== null ? `, session ${clean(approval.requester.sessionId)}` : ''}</dd></div>
     </dl>
     <${Claims} approval=${approval} />
     <${Warnings} approval=${approval} />

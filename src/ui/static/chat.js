@@ -1,7 +1,7 @@
 // Chat: sessions with the model, a request, the answer as it streams (model.delta), the
 // task's approvals answered inline (tool calls and host tools alike, the same cards as the
 // Approvals page), its tool calls' ends, and the transcript (sessions.get).
-import { html, useEffect, useState } from './vendor/preact-htm.js';
+import { html, useEffect, useState } from './html.js';
 import { ApprovalCard } from './approvals.js';
 import { chat, loadSessions } from './chat-store.js';
 import { messageRows, taskEndLine } from './chat-text.js';

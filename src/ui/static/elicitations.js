@@ -3,17 +3,18 @@
 // titles, descriptions and options are shown as text, apart and labelled. Form mode builds
 // the inputs from the requested schema (flat: text, number, yes/no, one or several of a
 // list); URL mode shows the whole URL and its host, and only the human's click opens it.
-import { html, useState } from './vendor/preact-htm.js';
-import { errorText, visible } from './format.js';
+import { html, useState } from './html.js';
+import { clean } from '../../core/index.js';
+import { errorText } from './format.js';
 import { safeUrl } from './login.js';
 import { answerElicitation } from './store.js';
 
 /** The options of a one-of field: enum (with enumNames), or oneOf/anyOf of {const, title}. */
 function optionsOf(prop) {
   if (prop === null || typeof prop !== 'object') return null;
-  if (Array.isArray(prop.enum)) return prop.enum.map((value, i) => ({ value: String(value), label: visible(prop.enumNames?.[i] ?? value) }));
+  if (Array.isArray(prop.enum)) return prop.enum.map((value, i) => ({ value: String(value), label: clean(String(prop.enumNames?.[i] ?? value)) }));
   const list = Array.isArray(prop.oneOf) ? prop.oneOf : Array.isArray(prop.anyOf) ? prop.anyOf : null;
-  return list === null ? null : list.filter((o) => o !== null && typeof o === 'object' && 'const' in o).map((o) => ({ value: String(o.const), label: visible(o.title ?? o.const) }));
+  return list === null ? null : list.filter((o) => o !== null && typeof o === 'object' && 'const' in o).map((o) => ({ value: String(o.const), label: clean(String(o.title ?? o.const)) }));
 }
 
 /** Each field: its name, schema, kind and whether it is required, in the server's order. */
@@ -49,9 +50,9 @@ function contentOf(fields, values) {
 }
 
 function FieldInput({ field, id, value, set }) {
-  const label = `${visible(field.prop.title ?? field.name)}${field.required ? ' (required)' : ''}`;
+  const label = `${clean(String(field.prop.title ?? field.name))}${field.required ? ' (required)' : ''}`;
   const described = typeof field.prop.description === 'string' ? `${id}-d` : undefined;
-  const about = described !== undefined ? html`<span class="field-about" id=${described}>${visible(field.prop.description)}</span>` : null;
+  const about = described !== undefined ? html`<span class="field-about" id=${described}>${field.prop.description}</span>` : null;
   if (field.kind === 'many') {
     const toggle = (v, on) => set(on ? [...value, v] : value.filter((x) => x !== v));
     return html`<fieldset class="choices" aria-describedby=${described}><legend>${label}</legend>${about}
@@ -134,7 +135,7 @@ export function ElicitationCard({ entry }) {
     <dl class="fields"><div><dt>during a call of</dt><dd>${asked || '(no call)'}</dd></div></dl>
     <div class="claims" role="group" aria-label="the server's message, not verified">
       <p class="claims-label">the server's message, not verified:</p>
-      <p class="server-text">${visible(e.message)}</p>
+      <p class="server-text">${e.message}</p>
     </div>
     ${e.mode === 'url' ? html`<${UrlMode} entry=${entry} open=${open} />` : html`<${FormMode} entry=${entry} open=${open} />`}
     ${entry.error !== null ? html`<p class="error" role="alert">${errorText(entry.error)}</p>` : null}

@@ -1,5 +1,6 @@
 // Events and the daemon's status in wispctl's words (src/cli/render/events.ts, daemon.ts).
 // Plain strings only: the pages render them as text.
+import { clean, jsonForTerminal } from '../../core/index.js';
 import { taskEndLine } from './chat-text.js';
 import { describeConnection, registeredTool } from './format.js';
 
@@ -7,8 +8,12 @@ function call(c) {
   return `${c.service.name}/${c.toolName}`;
 }
 
-/** What happened, after the seq, time and type (describeEvent's tail). */
+/** What happened, after the seq, time and type (describeEvent's tail): one line, every untrusted name and message in it escaped. */
 export function eventDetail(e) {
+  return clean(rawDetail(e));
+}
+
+function rawDetail(e) {
   switch (e.type) {
     case 'service.registered':
     case 'service.updated':
@@ -26,7 +31,7 @@ export function eventDetail(e) {
     case 'tools.accepted':
       return `${e.serviceName} tools accepted (list v${e.toolListVersion}): ${e.accepted.join(', ')}`;
     case 'approval.requested':
-      return `${e.approval.id} ${e.approval.summary.serviceName}/${registeredTool(e.approval)} ${JSON.stringify(e.approval.summary.arguments)}`;
+      return `${e.approval.id} ${e.approval.summary.serviceName}/${registeredTool(e.approval)} ${jsonForTerminal(e.approval.summary.arguments)}`;
     case 'approval.resolved':
       return `${e.approval.id} ${e.approval.state.status}`;
     case 'elicitation.requested':
@@ -46,7 +51,7 @@ export function eventDetail(e) {
     case 'task.state':
       return `${e.sessionId} task ${e.task.id} ${e.task.state.status === 'completed' ? `completed (${e.task.state.finishReason})` : taskEndLine(e.task.state)}`;
     case 'model.delta':
-      return `${e.sessionId} ${e.kind} ${JSON.stringify(e.text)}`;
+      return `${e.sessionId} ${e.kind} ${jsonForTerminal(e.text)}`;
     case 'install.progress':
       return `${e.install.package}@${e.install.version} ${e.index}/${e.total} ${e.step} ${e.status}`;
     case 'install.finished':
@@ -76,6 +81,10 @@ export function formatDuration(ms) {
 
 /** `wispctl status`, line by line (statusText). */
 export function statusLines(status) {
+  return lines(status).map(clean);
+}
+
+function lines(status) {
   return [
     `wispd ${status.version} running (pid ${status.pid}, up ${formatDuration(status.uptimeMs)})`,
     `socket:    ${status.paths.socket}`,

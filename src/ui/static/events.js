@@ -1,6 +1,6 @@
 // Events: the daemon's status (daemon.status, in `wispctl status`'s words) and its events
 // since this page opened, live, filterable by type.
-import { html, useState } from './vendor/preact-htm.js';
+import { html, useState } from './html.js';
 import { eventDetail, statusLines } from './event-text.js';
 import { errorText } from './format.js';
 import { call, changed, state, useStore } from './store.js';

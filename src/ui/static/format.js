@@ -1,5 +1,8 @@
 // The words of the panel: the same as wispctl's where it has them (src/cli/render*.ts).
-// Everything here returns plain strings; the pages render them as text, never as HTML.
+// Everything here returns plain strings; the pages render them as text, never as HTML, and
+// every text they render passes wispctl's escaping (html.js); one-line fields of an approval
+// are escaped here with clean() as wispctl escapes them, so a line break in a name shows too.
+import { clean, cleanLines, jsonForTerminal, unseenIn } from '../../core/index.js';
 
 /** A connection state on one line, as `wispctl mcp status` describes it. */
 export function describeConnection(c) {
@@ -7,17 +10,17 @@ export function describeConnection(c) {
     case 'disabled':
       return 'disabled';
     case 'activating':
-      return `activating (${c.phase}${c.pid !== null ? `, pid ${c.pid}` : ''})`;
+      return `activating (${clean(String(c.phase))}${c.pid !== null ? `, pid ${c.pid}` : ''})`;
     case 'active':
       return `active (${c.pid !== null ? `pid ${c.pid}` : 'remote'}, ${c.toolCount} tools)`;
     case 'failed':
-      return `failed ${c.code}: ${c.message}`;
+      return `failed ${clean(c.code)}: ${clean(c.message)}`;
     case 'needs_auth':
-      return `needs_auth: ${c.message} (log in below, or wispctl mcp login NAME)`;
+      return `needs_auth: ${clean(c.message)} (log in below, or wispctl mcp login NAME)`;
     case 'stopping':
       return 'stopping';
     default:
-      return String(c.status);
+      return clean(String(c.status));
   }
 }
 
@@ -29,7 +32,7 @@ export function statusCells(s) {
     pid: 'pid' in c && c.pid !== null ? String(c.pid) : '-',
     tools: c.status === 'active' ? String(c.toolCount) : '-',
     since: c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since,
-    reason: c.status === 'failed' ? `${c.code}: ${c.message}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}` : '',
+    reason: c.status === 'failed' ? `${clean(c.code)}: ${clean(c.message)}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${clean(s.name)}` : '',
   };
 }
 
@@ -38,13 +41,13 @@ export function describeOrigin(origin) {
     case 'manual':
       return 'registered by hand';
     case 'install':
-      return `npm install of ${origin.package}@${origin.version} (plan ${origin.planDigest})`;
+      return `npm install of ${clean(origin.package)}@${clean(origin.version)} (plan ${clean(origin.planDigest)})`;
     case 'source':
-      return `${origin.source}${origin.plugin !== null ? ` plugin ${origin.plugin}` : ''}: ${origin.file}`;
+      return `${clean(origin.source)}${origin.plugin !== null ? ` plugin ${clean(origin.plugin)}` : ''}: ${clean(origin.file)}`;
     case 'import':
-      return `imported from ${origin.file} at ${origin.at}`;
+      return `imported from ${clean(origin.file)} at ${clean(origin.at)}`;
     default:
-      return String(origin.kind);
+      return clean(String(origin.kind));
   }
 }
 
@@ -66,8 +69,24 @@ export function registeredTool(approval) {
 
 /** The question under an approval, naming the bound tool (wispctl's, without [y/N]). */
 export function approvalQuestion(approval) {
-  const tool = registeredTool(approval);
-  return approval.kind === 'tool_call' ? `Run ${tool} (service ${approval.summary.serviceName})?` : `Allow ${tool} (${approval.summary.serviceName})?`;
+  const tool = clean(registeredTool(approval));
+  const service = clean(approval.summary.serviceName);
+  return approval.kind === 'tool_call' ? `Run ${tool} (service ${service})?` : `Allow ${tool} (${service})?`;
+}
+
+/**
+ * Said on the card when the arguments hold what a page would not show as it is: invisible
+ * code points (Unicode tags, zero-width, controls) or bidi controls that reorder the text.
+ * null when they hold none. The arguments themselves are shown with each as an escape.
+ */
+export function argumentsWarning(args) {
+  const { hidden, bidi, spelled } = unseenIn(args);
+  if (hidden === 0 && bidi === 0) return null;
+  const parts = [
+    ...(hidden > 0 ? [`${hidden} invisible or control character${hidden === 1 ? '' : 's'}${spelled !== '' ? ` (Unicode tag characters spelling ${jsonForTerminal(spelled.length > 120 ? `${spelled.slice(0, 120)}...` : spelled)})` : ''}`] : []),
+    ...(bidi > 0 ? [`${bidi} bidirectional control character${bidi === 1 ? '' : 's'} (they can reorder how the text reads)`] : []),
+  ];
+  return `WARNING: the arguments hold ${parts.join(' and ')}. Each is shown above as an escape (\\uXXXX); the server receives them as they are.`;
 }
 
 /** What the server claims about a third-party tool: [label, value] rows; none for the host's own. */
@@ -78,15 +97,15 @@ export function serverClaims(approval) {
   const hints = Object.entries(claimed).filter(([k, v]) => k.endsWith('Hint') && v === true).map(([k]) => k);
   const annotated = typeof claimed.title === 'string' ? claimed.title : null;
   return [
-    ...(title !== null ? [['title', title]] : []),
-    ...(annotated !== null && annotated !== title ? [['annotated', annotated]] : []),
-    ...(hints.length > 0 ? [['hints', hints.join(', ')]] : []),
+    ...(title !== null ? [['title', clean(title)]] : []),
+    ...(annotated !== null && annotated !== title ? [['annotated', clean(annotated)]] : []),
+    ...(hints.length > 0 ? [['hints', hints.map(clean).join(', ')]] : []),
   ];
 }
 
 /** Hints a tool claims (readOnly, destructive...), as the tools table shows them. */
 export function hintsOf(annotations) {
-  return Object.entries(annotations ?? {}).filter(([k, v]) => k.endsWith('Hint') && v === true).map(([k]) => k.replace(/Hint$/, '')).join(', ') || '-';
+  return Object.entries(annotations ?? {}).filter(([k, v]) => k.endsWith('Hint') && v === true).map(([k]) => clean(k.replace(/Hint$/, ''))).join(', ') || '-';
 }
 
 /** A resolved approval, for a card whose question is withdrawn. */
@@ -95,81 +114,71 @@ export function resolvedText(state, here) {
   switch (state.status) {
     case 'approved':
     case 'consumed':
-      return `Answered elsewhere: approved${state.by ? ` by ${state.by}` : ''}. This question is withdrawn.`;
+      return `Answered elsewhere: approved${state.by ? ` by ${clean(state.by)}` : ''}. This question is withdrawn.`;
     case 'denied':
-      return `Answered elsewhere: denied${state.by ? ` by ${state.by}` : ''}. This question is withdrawn.`;
+      return `Answered elsewhere: denied${state.by ? ` by ${clean(state.by)}` : ''}. This question is withdrawn.`;
     case 'cancelled':
-      return `Cancelled: ${state.reason}. This question is withdrawn.`;
+      return `Cancelled: ${clean(state.reason)}. This question is withdrawn.`;
     case 'stale':
-      return `Stale: ${state.reason}. This question is withdrawn.`;
+      return `Stale: ${clean(state.reason)}. This question is withdrawn.`;
     case 'answered':
       return 'Answered elsewhere. This question is withdrawn.';
     default:
-      return `Answered elsewhere (${state.status}). This question is withdrawn.`;
+      return `Answered elsewhere (${clean(String(state.status))}). This question is withdrawn.`;
   }
 }
 
+/** A value as exact JSON, two-space indented, with every hidden code point in its strings as a JSON escape (wispctl's jsonForTerminal). */
 export function pretty(value) {
-  return JSON.stringify(value, null, 2);
+  return jsonForTerminal(value, 2);
 }
 
 /** An error from the panel API as one line: `message (CODE)`, wispctl's shape. */
 export function errorText(error) {
-  const details = Array.isArray(error.errors) ? error.errors.map((e) => `; ${e.path}: ${e.message}`).join('') : '';
-  return `${error.message}${details} (${error.code})`;
-}
-
-/** Code points a page would hide or act on (controls, format characters such as zero-width and Unicode tags, bidi): wispctl's clean() set, newline and tab kept. */
-const UNSEEN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
-
-/** A server's text with every hidden code point shown as its escape (\u200b, \u{e0041}, \x1b), as wispctl shows it. */
-export function visible(text) {
-  return String(text).replace(UNSEEN, (ch) => {
-    const cp = ch.codePointAt(0) ?? 0;
-    return cp <= 0xff ? `\\x${cp.toString(16).padStart(2, '0')}` : cp <= 0xffff ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\u{${cp.toString(16)}}`;
-  });
+  const details = Array.isArray(error.errors) ? error.errors.map((e) => `; ${clean(String(e.path))}: ${clean(String(e.message))}`).join('') : '';
+  return `${clean(String(error.message))}${details} (${clean(String(error.code))})`;
 }
 
 /** KEYCHAIN_UNAVAILABLE, with the way out: the daemon's message, then "this run only". */
 export function keychainAdvice(error) {
-  return `The keychain is not available here: ${error.message} (${error.code}). Choose "this run only" to keep the value in the daemon's memory until it stops, and save again.`;
+  return `The keychain is not available here: ${clean(error.message)} (${clean(error.code)}). Choose "this run only" to keep the value in the daemon's memory until it stops, and save again.`;
 }
 
 /** Before carrying saved variables over to an edited program: which values go to what (wispctl's carryOverText). */
 export function carryOverText(service) {
-  if (service.transport !== 'stdio') return `${service.headers.map((h) => h.name).join(', ')} will be sent to: ${service.url ?? ''}`;
-  return `${service.env.map((v) => v.name).join(', ')} will be given to: ${[service.command, ...service.args].join(' ')} (cwd ${service.cwd ?? 'daemon default'})`;
+  if (service.transport !== 'stdio') return `${service.headers.map((h) => clean(h.name)).join(', ')} will be sent to: ${clean(service.url ?? '')}`;
+  return `${service.env.map((v) => clean(v.name)).join(', ')} will be given to: ${[service.command, ...service.args].map(clean).join(' ')} (cwd ${service.cwd !== null ? clean(service.cwd) : 'daemon default'})`;
 }
 
 /** The plan as `wispctl install` shows it (planText), line by line. */
 export function planLines(plan) {
   return [
-    `Install ${plan.package}@${plan.version} (npm ${plan.runtime.npmVersion}, node ${plan.runtime.nodeVersion})`,
-    `  from:       ${plan.registry}`,
-    `  into:       ${plan.directory}`,
-    `  then run:   ${[plan.bin, ...plan.args].join(' ')} (registered disabled)`,
+    `Install ${clean(plan.package)}@${clean(plan.version)} (npm ${clean(plan.runtime.npmVersion)}, node ${clean(plan.runtime.nodeVersion)})`,
+    `  from:       ${clean(plan.registry)}`,
+    `  into:       ${clean(plan.directory)}`,
+    `  then run:   ${[plan.bin, ...plan.args].map(clean).join(' ')} (registered disabled)`,
     '  it will:',
-    ...plan.will.map((line) => `    - ${line}`),
+    ...plan.will.map((line) => `    - ${clean(line)}`),
     '  it will not:',
-    ...plan.wont.map((line) => `    - ${line}`),
+    ...plan.wont.map((line) => `    - ${clean(line)}`),
   ];
 }
 
 export function installQuestion(plan) {
-  return `Install ${plan.package}@${plan.version}?`;
+  return `Install ${clean(plan.package)}@${clean(plan.version)}?`;
 }
 
 /** A step of a running install: `3/6 verify` (the CLI's progress bar, without the bar). */
 export function progressLine(progress) {
-  return `${progress.index}/${progress.total} ${progress.step.replace('_', ' ')}`;
+  return `${progress.index}/${progress.total} ${clean(progress.step.replace('_', ' '))}`;
 }
 
 /** After an install (installedText); the last line points to this panel rather than to wispctl. */
 export function installedLines(service, attempt, reused) {
   return [
-    `${reused ? 'already installed' : 'installed'} ${attempt.package}@${attempt.version} (${attempt.lockedPackages} packages verified)`,
-    ...(attempt.installScripts.length > 0 ? [`install scripts declared, NOT run: ${attempt.installScripts.join(', ')}`] : []),
-    `registered ${service.name} (disabled): ${[service.command, ...service.args].join(' ')}`,
+    `${reused ? 'already installed' : 'installed'} ${clean(attempt.package)}@${clean(attempt.version)} (${attempt.lockedPackages} packages verified)`,
+    ...(attempt.installScripts.length > 0 ? [`install scripts declared, NOT run: ${clean(attempt.installScripts.join(', '))}`] : []),
+    `registered ${clean(service.name)} (disabled): ${[service.command, ...service.args].map(clean).join(' ')}`,
     'trust and start it on the Services page',
   ];
 }
@@ -177,16 +186,17 @@ export function installedLines(service, attempt, reused) {
 /** One attempt, as `wispctl install show` prints it (attemptText). */
 export function attemptLines(a) {
   return [
-    `${a.package}@${a.version}: ${a.status}${a.step !== null ? ` (last step: ${a.step})` : ''}`,
-    `digest:     ${a.digest}`,
-    `registry:   ${a.registry}`,
-    `directory:  ${a.directory}`,
-    `bin, args:  ${[a.bin, ...a.args].join(' ')}`,
-    `runtime:    node ${a.runtime.nodeVersion}, npm ${a.runtime.npmVersion}`,
-    `started:    ${a.startedAt}${a.endedAt !== null ? `, ended ${a.endedAt}` : ''}`,
-    `packages:   ${a.lockedPackages}${a.installScripts.length > 0 ? `; install scripts declared, NOT run: ${a.installScripts.join(', ')}` : ''}`,
-    ...(a.serviceName !== null ? [`service:    ${a.serviceName} (${a.serviceId})`] : []),
-    ...(a.error !== null ? [`error:      ${a.error.code}: ${a.error.message}`, ...(a.error.problems ?? []).map((p) => `  ${p.path}: ${p.problem}`)] : []),
-    ...(a.logTail.trim() !== '' ? ['npm output (tail):', ...a.logTail.trimEnd().split('\n').map((l) => `  ${l}`)] : []),
+    `${clean(a.package)}@${clean(a.version)}: ${clean(a.status)}${a.step !== null ? ` (last step: ${clean(a.step)})` : ''}`,
+    `digest:     ${clean(a.digest)}`,
+    `registry:   ${clean(a.registry)}`,
+    `directory:  ${clean(a.directory)}`,
+    `bin, args:  ${[a.bin, ...a.args].map(clean).join(' ')}`,
+    `runtime:    node ${clean(a.runtime.nodeVersion)}, npm ${clean(a.runtime.npmVersion)}`,
+    `started:    ${clean(a.startedAt)}${a.endedAt !== null ? `, ended ${clean(a.endedAt)}` : ''}`,
+    `packages:   ${a.lockedPackages}${a.installScripts.length > 0 ? `; install scripts declared, NOT run: ${clean(a.installScripts.join(', '))}` : ''}`,
+    ...(a.serviceName !== null ? [`service:    ${clean(a.serviceName)} (${clean(a.serviceId)})`] : []),
+    ...(a.error !== null ? [`error:      ${clean(a.error.code)}: ${cleanLines(a.error.message).join('\n  ')}`, ...(a.error.problems ?? []).map((p) => `  ${clean(p.path)}: ${clean(p.problem)}`)] : []),
+    // npm's output is untrusted (packages print what they like): each line cleaned and indented, as wispctl does.
+    ...(a.logTail.trim() !== '' ? ['npm output (tail):', ...cleanLines(a.logTail.trimEnd()).map((l) => `  ${l}`)] : []),
   ];
 }

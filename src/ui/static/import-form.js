@@ -1,7 +1,7 @@
 // A one-off import of a Claude Desktop (mcpServers) or VS Code (servers) config file: pasted
 // here, sent to the daemon (services.import), which registers each entry by hand, disabled.
 // Values of env and headers in the file go to the keychain or this run only, never back.
-import { html, useState } from './vendor/preact-htm.js';
+import { html, useState } from './html.js';
 import { errorText, keychainAdvice } from './format.js';
 import { StorageChoice } from './service-forms.js';
 import { call } from './store.js';

@@ -1,6 +1,7 @@
 // Installs: the plan form, the daemon's plan as `wispctl install` prints it, the question,
 // a progress bar fed by install.progress, and the attempts (installs.list / installs.get).
-import { html, useEffect, useState } from './vendor/preact-htm.js';
+import { clean } from '../../core/index.js';
+import { html, useEffect, useState } from './html.js';
 import { attemptLines, errorText, installQuestion, installedLines, planLines, progressLine } from './format.js';
 import { ArgsEditor } from './service-forms.js';
 import { approvePlan, call, forgetPlan, useStore } from './store.js';
@@ -59,7 +60,7 @@ function PlanView({ plan, onClose }) {
       const { service, attempt, reused } = await call('installs.start', { planDigest: plan.digest });
       setOutcome({ ok: true, lines: installedLines(service, attempt, reused) });
     } catch (err) {
-      const problems = (err.problems ?? []).map((p) => `  ${p.path}: ${p.problem}`);
+      const problems = (err.problems ?? []).map((p) => `  ${clean(String(p.path))}: ${clean(String(p.problem))}`);
       setOutcome({ ok: false, lines: err.code === 'APPROVAL_DENIED' ? ['not installed'] : [errorText(err), ...problems] });
     } finally {
       forgetPlan(plan.digest);

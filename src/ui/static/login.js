@@ -1,7 +1,7 @@
 // OAuth login of a remote service from the page: services.login runs until the callback
 // comes (or fails); its service.login event gives the authorization URL, shown with its
 // host, and opened only when the human clicks it (a new tab, no referrer, no opener).
-import { html, useState } from './vendor/preact-htm.js';
+import { html, useState } from './html.js';
 import { errorText } from './format.js';
 import { call, useStore } from './store.js';
 

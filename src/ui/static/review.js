@@ -2,8 +2,9 @@
 // by field, the description's word diff and the daemon's warnings, then accept at exactly
 // the tool-list version shown (tools.accept; a newer list makes it APPROVAL_STALE). Every
 // name, description and schema here is the server's: text only.
-import { html, useState } from './vendor/preact-htm.js';
-import { errorText, pretty, visible } from './format.js';
+import { html, useState } from './html.js';
+import { clean } from '../../core/index.js';
+import { errorText, pretty } from './format.js';
 import { PanelError, call } from './store.js';
 
 async function loadReview(serviceId, tries = 3) {
@@ -26,25 +27,25 @@ async function loadReview(serviceId, tries = 3) {
 
 function DescriptionDiff({ parts }) {
   return html`<p class="diff" aria-label="the description, old and new words">${parts.map((p, i) =>
-    p.op === 'added' ? html`<ins key=${i}>${visible(p.text)}</ins>` : p.op === 'removed' ? html`<del key=${i}>${visible(p.text)}</del>` : html`<span key=${i}>${visible(p.text)}</span>`)}</p>`;
+    p.op === 'added' ? html`<ins key=${i}>${p.text}</ins>` : p.op === 'removed' ? html`<del key=${i}>${p.text}</del>` : html`<span key=${i}>${p.text}</span>`)}</p>`;
 }
 
 function HeldTool({ tool, index, checked, setChecked }) {
   const id = `held-${index}`;
   return html`<section class="held-tool" aria-labelledby=${id}>
-    <h5 id=${id}><code>${visible(tool.name)}</code>: ${tool.pin === 'added' ? 'added since the tools were trusted' : 'changed since it was trusted'}</h5>
+    <h5 id=${id}><code>${clean(tool.name)}</code>: ${tool.pin === 'added' ? 'added since the tools were trusted' : 'changed since it was trusted'}</h5>
     ${tool.warnings.length > 0
-      ? html`<div class="claims" role="group" aria-label=${`warnings about ${tool.name}`}><ul class="warnings">${tool.warnings.map((w, i) => html`<li key=${i}>WARNING: ${w.message}</li>`)}</ul></div>`
+      ? html`<div class="claims" role="group" aria-label=${`warnings about ${tool.name}`}><ul class="warnings">${tool.warnings.map((w, i) => html`<li key=${i}>WARNING: ${clean(w.message)}</li>`)}</ul></div>`
       : null}
     ${tool.descriptionDiff !== null ? html`<p>The description, removed words struck through, added ones underlined (hidden characters shown as escapes such as \\u200b):</p><${DescriptionDiff} parts=${tool.descriptionDiff} />` : null}
     ${tool.changes.length > 0
       ? html`<table class="changes"><caption>Every field that differs</caption>
           <thead><tr><th scope="col">field</th><th scope="col">was</th><th scope="col">is now</th></tr></thead>
           <tbody>${tool.changes.map((c, i) => html`<tr key=${i}><th scope="row"><code>${c.path}</code></th>
-            <td><pre class="json">${'before' in c ? visible(pretty(c.before)) : '(absent)'}</pre></td><td><pre class="json">${'after' in c ? visible(pretty(c.after)) : '(absent)'}</pre></td></tr>`)}</tbody>
+            <td><pre class="json">${'before' in c ? pretty(c.before) : '(absent)'}</pre></td><td><pre class="json">${'after' in c ? pretty(c.after) : '(absent)'}</pre></td></tr>`)}</tbody>
         </table>`
       : null}
-    <details><summary>The whole new definition (from the server, not verified)</summary><pre class="json">${visible(pretty(tool.definition))}</pre></details>
+    <details><summary>The whole new definition (from the server, not verified)</summary><pre class="json">${pretty(tool.definition)}</pre></details>
     <label class="check"><input type="checkbox" checked=${checked} onChange=${(e) => setChecked(e.currentTarget.checked)} /> Accept ${tool.name} as shown</label>
   </section>`;
 }

@@ -1,7 +1,7 @@
 // A service's variables (stdio) or headers (remote): names and storage shown, values
 // write-only. A value goes to the daemon once (services.setEnv / setHeaders, upsert, as
 // `wispctl mcp env set` does) and the field is cleared; nothing ever sends it back.
-import { html, useState } from './vendor/preact-htm.js';
+import { html, useState } from './html.js';
 import { errorText, keychainAdvice } from './format.js';
 import { StorageChoice } from './service-forms.js';
 import { call } from './store.js';

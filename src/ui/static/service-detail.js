@@ -1,5 +1,5 @@
 // One service: what it is, what will run if trusted, its actions, stderr tail and tools.
-import { html, useEffect, useState } from './vendor/preact-htm.js';
+import { html, useEffect, useState } from './html.js';
 import { carryOverText, describeConnection, describeOrigin, errorText, hintsOf, pretty } from './format.js';
 import { Login } from './login.js';
 import { Secrets } from './secrets.js';

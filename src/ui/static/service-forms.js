@@ -1,6 +1,6 @@
 // The forms that register or edit a service: a local (stdio) server, a remote one, an edit.
 // Secret values (headers here, variables in secrets.js) go to the daemon only, never back.
-import { html, useState } from './vendor/preact-htm.js';
+import { html, useState } from './html.js';
 import { errorText, keychainAdvice } from './format.js';
 import { call } from './store.js';
 

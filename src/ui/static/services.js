@@ -1,6 +1,6 @@
 // Services: the status panel (live from service.* events), adding a local or remote server
 // (service-forms.js), and the selected service's details and actions (service-detail.js).
-import { html, useState } from './vendor/preact-htm.js';
+import { html, useState } from './html.js';
 import { describeOrigin, errorText, statusCells } from './format.js';
 import { ServiceDetail } from './service-detail.js';
 import { AddForm, RemoteForm } from './service-forms.js';

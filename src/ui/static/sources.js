@@ -2,7 +2,7 @@
 // projects' .mcp.json), what the last sync did with each entry, in `wispctl mcp sources`'
 // words; reload, add and remove a project. Every name, path and message comes from a file:
 // text only.
-import { html, useEffect, useState } from './vendor/preact-htm.js';
+import { html, useEffect, useState } from './html.js';
 import { errorText } from './format.js';
 import { call } from './store.js';
 import { ImportForm } from './import-form.js';

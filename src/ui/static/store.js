@@ -1,7 +1,9 @@
 // The page's state and its two ways to the panel server: POST /api/call (forwarded to the
 // daemon, allow-listed there) and GET /api/events (the daemon's events, live). Both carry the
 // HttpOnly session cookie by themselves (same origin).
-import { useEffect, useState } from './vendor/preact-htm.js';
+import { clean } from '../../core/index.js';
+import { registeredTool } from './format.js';
+import { useEffect, useState } from './html.js';
 
 /** A daemon or panel error: `code` from the daemon's catalog. */
 export class PanelError extends Error {
@@ -172,7 +174,7 @@ function forgetOldResolved() {
 
 function notifyApproval(approval) {
   if (!state.notify || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
-  const note = new Notification('Wisp: an approval waits', { body: `${approval.summary.serviceName}: ${approval.summary.toolName}`, tag: approval.id });
+  const note = new Notification('Wisp: an approval waits', { body: `${clean(approval.summary.serviceName)}: ${clean(registeredTool(approval))}`, tag: approval.id });
   note.onclick = () => {
     window.focus();
     location.hash = '#/approvals';

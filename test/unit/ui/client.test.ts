@@ -7,15 +7,13 @@ import { PANEL_EVENT_TYPES } from '../../../src/ui/event-stream.js';
 import { browserOpener } from '../../../src/ui/index.js';
 import { repoRoot } from '../../helpers/wispd.js';
 
-/** Every file the browser loads: src/ui/static plus the vendored Preact + htm (scripts/copy-ui.js). */
+/** Every file the browser loads: what npm run build put in dist/ui/static (scripts/bundle-ui.js). */
 function clientFiles(): { name: string; body: Buffer }[] {
-  const dir = path.join(repoRoot, 'src', 'ui', 'static');
-  const own = readdirSync(dir, { recursive: true, withFileTypes: true })
+  const dir = path.join(repoRoot, 'dist', 'ui', 'static');
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => path.join(entry.parentPath, entry.name))
     .map((file) => ({ name: path.relative(dir, file), body: readFileSync(file) }));
-  const vendor = path.join(repoRoot, 'node_modules', 'htm', 'preact', 'standalone.module.js');
-  return [...own, { name: 'vendor/preact-htm.js', body: readFileSync(vendor) }];
 }
 
 describe('the web panel\'s browser app', () => {
@@ -25,13 +23,25 @@ describe('the web panel\'s browser app', () => {
     expect(gzipped).toBeLessThanOrEqual(100 * 1024);
   });
 
-  it('loads nothing from elsewhere and has no inline script, no inline style and no HTML sink', () => {
-    for (const { name, body } of clientFiles().filter((f) => !f.name.startsWith('vendor/'))) {
+  it('is one module of ours beside Preact, and loads nothing from elsewhere, with no inline script, no inline style and no HTML sink', () => {
+    expect(clientFiles().map((f) => f.name).sort()).toEqual(['app.js', 'favicon.svg', 'index.html', 'style.css', path.join('vendor', 'preact-htm.js')]);
+    for (const { name, body } of clientFiles().filter((f) => !f.name.startsWith('vendor'))) {
       const text = body.toString('utf8');
       expect(text, name).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
       expect(text, name).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|dangerouslySetInnerHTML|document\.write|eval\(|new Function/);
       if (name.endsWith('.html')) expect(text, name).not.toMatch(/<script(?![^>]*\bsrc=)|<style|\sstyle=|\son[a-z]+=/i);
-      if (name.endsWith('.js')) expect(text, name).not.toMatch(/from '(?!\.\/)/);
+      if (name.endsWith('.js')) expect([...text.matchAll(/^(?:import|export)\b[^'"\n]*['"]([^'"]+)['"];$/gm)].map((m) => m[1])).toEqual(['./vendor/preact-htm.js']);
+    }
+  });
+
+  it('escapes what it shows with wispctl\'s own code, src/core/visible-text.ts, and holds no copy of it', () => {
+    const modules = JSON.parse(readFileSync(path.join(repoRoot, 'dist', 'ui', 'panel-modules.json'), 'utf8')) as string[];
+    expect(modules).toContain('src/core/visible-text.ts');
+    expect(modules).toContain('src/ui/static/html.js');
+    const dir = path.join(repoRoot, 'src', 'ui', 'static');
+    for (const name of readdirSync(dir).filter((f) => f.endsWith('.js'))) {
+      // The sanitizer's character classes live in core only.
+      expect(readFileSync(path.join(dir, name), 'utf8'), name).not.toMatch(/Default_Ignorable_Code_Point|\\p\{C[cfs]\}|codePointAt/);
     }
   });
 });
