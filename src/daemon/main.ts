@@ -62,6 +62,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     logger.fatal({ code, err: message }, 'wispd could not start');
     process.stderr.write(`wispd: ${message}\n`);
+    // Whoever waits on the ready fd (wispctl daemon start) gets the code as well as the exit status.
+    if (opts.readyFd !== undefined) {
+      const fd = Number(opts.readyFd);
+      writeSync(fd, `${JSON.stringify({ ready: false, code, message })}\n`);
+      closeSync(fd);
+    }
     process.exitCode = exitStatusFor(code);
     return;
   }

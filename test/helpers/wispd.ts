@@ -44,9 +44,10 @@ export function daemonEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** Starts bin/wispd.js and waits until it reports its socket listening (via --ready-fd). */
 export async function startWispd(
   dataDir: string,
-  options: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; /** false: no --data-dir flag (the daemon finds its data dir as a user's would; `dataDir` is then what the test expects). */ dataDirFlag?: false } = {},
 ): Promise<RunningDaemon> {
-  const child = spawn(process.execPath, [wispdBin, '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
+  const dataFlags = options.dataDirFlag === false ? [] : ['--data-dir', dataDir];
+  const child = spawn(process.execPath, [wispdBin, ...dataFlags, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     env: options.env ?? daemonEnv(),
   });
