@@ -103,14 +103,19 @@ export function wispctlScript(): string {
   return path.join(packageRoot, 'bin', 'wispctl.js');
 }
 
-/** What the client runs: `<node> <bin/wispctl.js> [--socket S] [--data-dir D] mcp serve [--services a,b] [--approve-in-client]`. */
+/**
+ * What the client runs: `<node> <bin/wispctl.js> [--data-dir D] --socket S mcp serve [--services a,b] [--approve-in-client]`.
+ * The socket is always named in the args (every client's format has args; not every one
+ * passes env the same way): MCP clients start their servers without XDG_RUNTIME_DIR, where
+ * the socket lives on Linux.
+ */
 export interface ServeCommand {
   readonly command: string;
   readonly args: readonly string[];
 }
 
 export interface ServeChoices {
-  /** The global flags that point at this daemon (given explicitly, or from WISP_HOME / WISP_SOCKET). */
+  /** The global flags that point at this daemon: --socket always, --data-dir when one was given (or WISP_HOME). */
   readonly globalFlags: readonly string[];
   readonly services?: string;
   readonly approveInClient?: boolean;

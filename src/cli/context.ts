@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { WispClient, resolvePaths, type WispPaths } from '../control/client.js';
+import { WispClient, locatePaths, type WispPaths } from '../control/client.js';
 import { jsonForTerminal } from './render.js';
 
 /** Where wispctl writes: one line at a time, to stdout and stderr. */
@@ -25,7 +25,10 @@ export interface CliContext {
   readonly json: () => boolean;
   /** -o json|wide (--json is -o json). */
   readonly output: () => OutputFormat;
-  /** The socket and data dir, from --socket/--data-dir, the environment or the defaults. */
+  /**
+   * The socket and data dir, from --socket/--data-dir, the environment or the defaults; when
+   * nothing is at that socket and none was named, the running daemon's socket pointer (control/socket-pointer.ts).
+   */
   readonly paths: () => WispPaths;
   /** Prints the value as JSON with --json or -o json, the wide text with -o wide (where there is one), else the human text. */
   readonly print: (value: unknown, human: () => string, wide?: () => string) => void;
@@ -33,13 +36,21 @@ export interface CliContext {
   readonly withClient: <T>(fn: (client: WispClient) => Promise<T>) => Promise<T>;
   /** Flags that make a started or installed daemon use the same data dir and socket as this CLI. */
   readonly daemonFlags: () => string[];
+  /**
+   * Flags that make an MCP client's `wispctl mcp serve` reach this daemon whatever environment
+   * the client gives it: --data-dir when one was given, and always --socket.
+   */
+  readonly clientFlags: () => string[];
 }
 
 export function cliContext(program: Command, io: CliIo): CliContext {
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
   const output = (): OutputFormat => (globals().json === true || globals().output === 'json' ? 'json' : globals().output === 'wide' ? 'wide' : 'text');
   const json = (): boolean => output() === 'json';
-  const paths = (): WispPaths => resolvePaths({ socket: globals().socket, dataDir: globals().dataDir });
+  // Located once per command: the pointer is read at most once, and every use sees one socket.
+  let located: WispPaths | undefined;
+  const paths = (): WispPaths => (located ??= locatePaths({ socket: globals().socket, dataDir: globals().dataDir }));
+  const explicitData = (): boolean => globals().dataDir !== undefined || (process.env.WISP_HOME ?? '') !== '';
   return {
     io,
     json,
@@ -56,9 +67,12 @@ export function cliContext(program: Command, io: CliIo): CliContext {
     },
     daemonFlags: () => {
       const p = paths();
-      const explicitData = globals().dataDir !== undefined || (process.env.WISP_HOME ?? '') !== '';
       const explicitSocket = globals().socket !== undefined || (process.env.WISP_SOCKET ?? '') !== '';
-      return [...(explicitData ? ['--data-dir', p.dataDir] : []), ...(explicitSocket ? ['--socket', p.socket] : [])];
+      return [...(explicitData() ? ['--data-dir', p.dataDir] : []), ...(explicitSocket ? ['--socket', p.socket] : [])];
+    },
+    clientFlags: () => {
+      const p = paths();
+      return [...(explicitData() ? ['--data-dir', p.dataDir] : []), '--socket', p.socket];
     },
   };
 }

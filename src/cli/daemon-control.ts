@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants, promises as fs, openSync, closeSync, fstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { WispClient, type WispPaths } from '../control/client.js';
-import { WispError, type DaemonStatus } from '../core/index.js';
+import { WispError, isErrorCode, type DaemonStatus, type ErrorCode } from '../core/index.js';
 import { wispdPath } from './service-manager.js';
 import { daemonLaunchEnv } from './daemon-env.js';
 
@@ -58,20 +58,23 @@ export async function startDaemon(paths: WispPaths, flags: readonly string[]): P
   });
   closeSync(logFd);
   const readyPipe = child.stdio[3] as NodeJS.ReadableStream;
-  const ready = await new Promise<boolean>((resolve) => {
+  const line = await new Promise<string | undefined>((resolve) => {
     let text = '';
     readyPipe.on('data', (chunk: Buffer) => {
       text += chunk.toString('utf8');
-      if (text.includes('\n')) resolve(true);
+      if (text.includes('\n')) resolve(text.slice(0, text.indexOf('\n')));
     });
-    readyPipe.on('end', () => resolve(text.includes('\n')));
-    readyPipe.on('error', () => resolve(false));
+    readyPipe.on('end', () => resolve(text.includes('\n') ? text.slice(0, text.indexOf('\n')) : undefined));
+    readyPipe.on('error', () => resolve(undefined));
   });
-  if (!ready) {
+  const said = readyLine(line);
+  if (said?.ready !== true) {
     const exitCode = await new Promise<number | null>((resolve) => {
       if (child.exitCode !== null) resolve(child.exitCode);
       else child.once('exit', (code) => resolve(code));
     });
+    // wispd said why (ALREADY_RUNNING, UNSAFE_FILE, PATH_TOO_LONG...): that code, as wispd itself would exit with.
+    if (said !== undefined && said.code !== undefined) throw new WispError(said.code, `wispd did not start: ${said.message}`, { logFile });
     const log = await fs.readFile(logFile, 'utf8').catch(() => '');
     const tail = log.slice(logStart).trim().split('\n').slice(-5).join('\n');
     throw new WispError('INTERNAL_ERROR', `wispd did not start (exit status ${String(exitCode)}). Last log lines:\n${tail}`, {
@@ -80,7 +83,23 @@ export async function startDaemon(paths: WispPaths, flags: readonly string[]): P
   }
   child.unref();
   (readyPipe as unknown as { destroy(): void }).destroy();
-  return { alreadyRunning: false, pid: child.pid ?? 0, socket: paths.socket, logFile };
+  return { alreadyRunning: false, pid: child.pid ?? 0, socket: said.socket ?? paths.socket, logFile };
+}
+
+/** wispd's line on the ready fd: {ready: true, pid, socket} once it listens, {ready: false, code, message} when it could not start. */
+function readyLine(line: string | undefined): { ready: boolean; socket?: string; code?: ErrorCode; message?: string } | undefined {
+  if (line === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { ready, socket, code, message } = parsed as Record<string, unknown>;
+  if (ready === true) return { ready: true, ...(typeof socket === 'string' ? { socket } : {}) };
+  if (ready === false && isErrorCode(code)) return { ready: false, code, message: typeof message === 'string' ? message : code };
+  return undefined;
 }
 
 /** Asks the daemon to shut down and waits until its process has exited. */

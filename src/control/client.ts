@@ -5,7 +5,7 @@ import { LIMITS } from '../core/index.js';
 import type { MethodName, Params, Result, WispEvent } from '../core/index.js';
 import { checkSocketPath } from './paths.js';
 
-export { resolvePaths, type WispPaths } from './paths.js';
+export { locatePaths, resolvePaths, type WispPaths } from './paths.js';
 
 /**
  * The typed client for the control socket, used by wispctl, tests and front-ends.

@@ -1,6 +1,10 @@
+import { lstatSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WispError } from '../core/index.js';
+import { readSocketPointer } from './socket-pointer.js';
+
+export { POINTER_NAME, pointerFile, pointerText, readSocketPointer, type PointerCheck } from './socket-pointer.js';
 
 /** Where a daemon keeps its data and its socket. Shared by wispd and every client. */
 export interface WispPaths {
@@ -26,7 +30,8 @@ export const SOCKET_NAME = 'wispd.sock';
 /**
  * Resolution order:
  * - data dir: `dataDir` (--data-dir) > WISP_HOME > macOS ~/Library/Application Support/Wisp,
- *   elsewhere $XDG_DATA_HOME/wisp or ~/.local/share/wisp.
+ *   elsewhere $XDG_DATA_HOME/wisp or ~/.local/share/wisp. A --data-dir or WISP_HOME that is
+ *   the default data dir itself is no override: it resolves what no flag resolves.
  * - runtime dir: `runtimeDir` > WISP_RUNTIME_DIR > (when the data dir was overridden) <data>/run,
  *   so an overridden home is a separate instance > $XDG_RUNTIME_DIR/wisp > <data>/run.
  * - config dir: `configDir` (--config-dir) > WISP_CONFIG_HOME > (when the data dir was
@@ -39,14 +44,16 @@ export function resolvePaths(inputs: PathInputs = {}): WispPaths {
   const home = inputs.homedir ?? os.homedir();
   const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value);
 
-  const dataOverride = nonEmpty(inputs.dataDir) ?? nonEmpty(env.WISP_HOME);
-  let dataDir: string;
-  if (dataOverride !== undefined) dataDir = path.resolve(dataOverride);
-  else if (platform === 'darwin') dataDir = path.join(home, 'Library', 'Application Support', 'Wisp');
+  let defaultDataDir: string;
+  if (platform === 'darwin') defaultDataDir = path.join(home, 'Library', 'Application Support', 'Wisp');
   else {
     const xdgData = nonEmpty(env.XDG_DATA_HOME);
-    dataDir = xdgData !== undefined && path.isAbsolute(xdgData) ? path.join(xdgData, 'wisp') : path.join(home, '.local', 'share', 'wisp');
+    defaultDataDir = xdgData !== undefined && path.isAbsolute(xdgData) ? path.join(xdgData, 'wisp') : path.join(home, '.local', 'share', 'wisp');
   }
+  const given = nonEmpty(inputs.dataDir) ?? nonEmpty(env.WISP_HOME);
+  // `wispctl --data-dir <the data dir status prints>` must find the same daemon as no flag.
+  const dataOverride = given !== undefined && path.resolve(given) !== path.resolve(defaultDataDir) ? given : undefined;
+  const dataDir = dataOverride !== undefined ? path.resolve(dataOverride) : path.resolve(defaultDataDir);
 
   const runtimeOverride = nonEmpty(inputs.runtimeDir) ?? nonEmpty(env.WISP_RUNTIME_DIR);
   const xdgRuntime = nonEmpty(env.XDG_RUNTIME_DIR);
@@ -66,6 +73,31 @@ export function resolvePaths(inputs: PathInputs = {}): WispPaths {
   const socketOverride = nonEmpty(inputs.socket) ?? nonEmpty(env.WISP_SOCKET);
   const socket = socketOverride !== undefined ? path.resolve(socketOverride) : path.join(runtimeDir, SOCKET_NAME);
   return { dataDir, configDir, runtimeDir: socketOverride !== undefined ? path.dirname(socket) : runtimeDir, socket };
+}
+
+/**
+ * What a client connects to: resolvePaths, and when nothing is at the resolved socket and
+ * the socket was not named (--socket, WISP_SOCKET, --runtime-dir, WISP_RUNTIME_DIR), the
+ * socket the running daemon's pointer in the data dir names (socket-pointer.ts), if it
+ * passes the checks there (UNSAFE_FILE if it does not). This is how a client started with
+ * only HOME and PATH (as MCP clients start their servers) finds a daemon whose socket is
+ * under $XDG_RUNTIME_DIR.
+ */
+export function locatePaths(inputs: PathInputs = {}): WispPaths {
+  const paths = resolvePaths(inputs);
+  const env = inputs.env ?? process.env;
+  const named = [inputs.socket, env.WISP_SOCKET, inputs.runtimeDir, env.WISP_RUNTIME_DIR].some((value) => value !== undefined && value !== '');
+  if (named || socketAt(paths.socket)) return paths;
+  const pointed = readSocketPointer(paths.dataDir, { maxSocketBytes: maxSocketPathBytes(inputs.platform) });
+  return pointed === undefined ? paths : { ...paths, runtimeDir: path.dirname(pointed), socket: pointed };
+}
+
+function socketAt(file: string): boolean {
+  try {
+    return lstatSync(file).isSocket();
+  } catch {
+    return false;
+  }
 }
 
 /** Longest socket path, in bytes: sun_path is 108 bytes on Linux and 104 on macOS, NUL included. */

@@ -33,3 +33,9 @@ function executable(file: string): boolean {
     return false;
   }
 }
+
+/** What the log says of it: a warning when the daemon could not do it itself. */
+export function logCoreDumps(logger: { debug(o: object, m: string): void; warn(o: object, m: string): void }, cores: CoreDumps): void {
+  if (cores.disabled) logger.debug({ how: cores.how }, 'core dumps disabled');
+  else logger.warn({ why: cores.why }, 'core dumps could not be disabled from wispd');
+}

@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { RpcServer, checkSocketPath, type WispPaths } from '../control/index.js';
+import { RpcServer, checkSocketPath, pointerFile, pointerText, type WispPaths } from '../control/index.js';
 import { LIMITS, WispError } from '../core/index.js';
 import type { LoadProblem } from '../mcp/index.js';
-import { sweepTempFilesIn, type StorageProblem } from '../util/index.js';
+import { sweepTempFilesIn, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { compose } from './compose.js';
 import { checkOwnFiles, clearStaleSocket, ensurePrivateDir, serverRecordsFile } from './directories.js';
 import { handlers, methodTable, type DaemonParts } from './handlers/index.js';
@@ -94,6 +94,7 @@ export class Daemon {
     await this.loadTheRest();
     await this.server.listen(paths.socket);
     await fs.chmod(paths.socket, 0o600);
+    await this.writePointer();
     logger.info({ socket: paths.socket, dataDir: paths.dataDir, services: this.parts.registry.count, version: this.options.version }, 'wispd ready');
   }
 
@@ -155,9 +156,28 @@ export class Daemon {
     await audit.close();
     await this.server.closeConnections(grace);
     await fs.rm(this.options.paths.socket, { force: true });
+    // Only one daemon has this data dir (its lock is still held): the pointer is ours.
+    await fs.rm(pointerFile(this.options.paths.dataDir), { force: true });
     await this.releaseLocks();
     this.options.logger.info({}, 'wispd stopped');
     this.resolveStopped();
+  }
+
+  /**
+   * <data>/wispd-socket.json names the socket, for clients started without the environment
+   * that locates it (control/socket-pointer.ts). Written atomically, 0600, once the socket
+   * listens. Should it fail, the daemon runs on (clients that are told the socket, or share
+   * its environment, still find it) without a pointer of an earlier run left behind.
+   */
+  private async writePointer(): Promise<void> {
+    const { paths, logger } = this.options;
+    const file = pointerFile(paths.dataDir);
+    try {
+      await writeFileAtomic(file, pointerText(paths.socket, process.pid), 0o600);
+    } catch (error) {
+      await fs.rm(file, { force: true }).catch(() => undefined);
+      logger.error({ file, err: String(error) }, 'the socket pointer could not be written: clients that do not get XDG_RUNTIME_DIR need --socket');
+    }
   }
 
   /** After a crash: the MCP servers the last run left behind are stopped (never a pid reused since), and said so. */

@@ -4,7 +4,7 @@ import { WispError, exitStatusFor } from '../core/index.js';
 import { packageVersion } from '../util/index.js';
 import { resolvePaths } from '../control/index.js';
 import { Redactor } from '../secrets/index.js';
-import { disableCoreDumps } from './core-dumps.js';
+import { disableCoreDumps, logCoreDumps } from './core-dumps.js';
 import { Daemon } from './daemon.js';
 import { createLogger } from './logger.js';
 
@@ -52,10 +52,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   process.on('uncaughtException', fatal('uncaught exception'));
   process.on('unhandledRejection', fatal('unhandled rejection'));
-  // Before any secret is read: a crash leaves no core file holding them.
-  const cores = disableCoreDumps();
-  if (cores.disabled) logger.debug({ how: cores.how }, 'core dumps disabled');
-  else logger.warn({ why: cores.why }, 'core dumps could not be disabled from wispd');
+  logCoreDumps(logger, disableCoreDumps()); // before any secret is read
   const paths = resolvePaths({ dataDir: opts.dataDir, runtimeDir: opts.runtimeDir, configDir: opts.configDir, socket: opts.socket });
 
   let daemon: Daemon;
@@ -67,6 +64,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     logger.fatal({ code, err: message }, 'wispd could not start');
     process.stderr.write(`wispd: ${message}\n`);
+    // Whoever waits on the ready fd (wispctl daemon start) gets the code as well as the exit status.
+    if (opts.readyFd !== undefined) {
+      const fd = Number(opts.readyFd);
+      writeSync(fd, `${JSON.stringify({ ready: false, code, message })}\n`);
+      closeSync(fd);
+    }
     process.exitCode = exitStatusFor(code);
     return;
   }

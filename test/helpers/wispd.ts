@@ -44,11 +44,18 @@ export function daemonEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** Starts bin/wispd.js and waits until it reports its socket listening (via --ready-fd). */
 export async function startWispd(
   dataDir: string,
-  options: { args?: string[]; env?: NodeJS.ProcessEnv; wrap?: string[] } = {},
+  options: {
+    args?: string[];
+    env?: NodeJS.ProcessEnv;
+    /** A command that execs the daemon's (e.g. unshare into a mount namespace); the pid stays the daemon's. */
+    wrap?: string[];
+    /** false: no --data-dir flag (the daemon finds its data dir as a user's would; `dataDir` is then what the test expects). */
+    dataDirFlag?: false;
+  } = {},
 ): Promise<RunningDaemon> {
-  // `wrap`: a command that execs the daemon's (e.g. unshare into a mount namespace); the pid stays the daemon's.
+  const dataFlags = options.dataDirFlag === false ? [] : ['--data-dir', dataDir];
   const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
-  const child = spawn(command, [...prefix, wispdBin, '--data-dir', dataDir, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
+  const child = spawn(command, [...prefix, wispdBin, ...dataFlags, '--no-log-pretty', '--ready-fd', '3', ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     env: options.env ?? daemonEnv(),
   });

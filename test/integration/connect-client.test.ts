@@ -76,6 +76,42 @@ describe('wispctl mcp serve --print-config', () => {
   });
 });
 
+describe('the socket is named in every snippet, also when none was given (issue 33)', () => {
+  // MCP clients start their servers without XDG_RUNTIME_DIR (the SDKs pass HOME, PATH, SHELL,
+  // TERM and a few more): the socket the user's shell resolves must be in the command itself.
+  const RUNTIME = '/tmp/wisp-connect-test-xdg';
+  const RUNTIME_SOCKET = path.join(RUNTIME, 'wisp', 'wispd.sock');
+  const shell = (home: string, ...args: string[]) => runWispctl(args, { env: { PATH: process.env.PATH ?? '', HOME: home, XDG_RUNTIME_DIR: RUNTIME } });
+  const named = { command: process.execPath, args: [wispctlBin, '--socket', RUNTIME_SOCKET, 'mcp', 'serve'] };
+
+  it('--print-config, for each client', async () => {
+    const home = newHome();
+    for (const client of Object.keys(FILES) as (keyof typeof FILES)[]) {
+      const run = await shell(home, '--json', 'mcp', 'serve', '--print-config', client);
+      expect(run.code, run.stderr).toBe(0);
+      expect((JSON.parse(run.stdout) as { entry: unknown }).entry).toEqual({ ...(client === 'vscode' || client === 'claude-code' ? { type: 'stdio' } : {}), ...named });
+    }
+    const line = await shell(home, 'mcp', 'serve', '--print-config', 'claude-code');
+    expect(line.stdout).toBe(`claude mcp add --scope user wisp -- ${process.execPath} ${wispctlBin} --socket ${RUNTIME_SOCKET} mcp serve\n`);
+  });
+
+  it('connect-client, for each client; with --data-dir, that too', async () => {
+    for (const client of Object.keys(FILES) as (keyof typeof FILES)[]) {
+      const home = newHome();
+      const run = await shell(home, 'mcp', 'connect-client', client, '--yes');
+      expect(run.code, run.stderr).toBe(0);
+      const entry = (JSON.parse(readFileSync(path.join(home, FILES[client]), 'utf8')) as Record<string, Record<string, { args: string[] }>>)[client === 'vscode' ? 'servers' : 'mcpServers']?.wisp;
+      expect(entry?.args).toEqual(named.args);
+    }
+    const home = newHome();
+    const data = path.join(home, 'elsewhere');
+    const run = await shell(home, '--data-dir', data, 'mcp', 'connect-client', 'cursor', '--yes');
+    expect(run.code, run.stderr).toBe(0);
+    const entry = (JSON.parse(readFileSync(path.join(home, FILES.cursor), 'utf8')) as { mcpServers: { wisp: { args: string[] } } }).mcpServers.wisp;
+    expect(entry.args).toEqual([wispctlBin, '--data-dir', data, '--socket', path.join(data, 'run', 'wispd.sock'), 'mcp', 'serve']);
+  });
+});
+
 describe('wispctl mcp connect-client', () => {
   it('on a fresh HOME: creates each client\'s file with the wisp entry only, no backup', async () => {
     for (const client of Object.keys(FILES) as (keyof typeof FILES)[]) {

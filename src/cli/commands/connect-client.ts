@@ -43,7 +43,10 @@ export function register(mcp: Command, ctx: CliContext): void {
     .option('-y, --yes', 'do not ask (for scripts)')
     .option('--services <list>', 'expose only these services (comma-separated), as mcp serve --services')
     .option('--approve-in-client', 'also offer approvals to the client, as mcp serve --approve-in-client')
-    .addHelpText('after', '\nThe client runs <node> <bin/wispctl.js> mcp serve: absolute paths, since a client started\nfrom a launcher does not get your shell\'s PATH. Run it again after moving or upgrading node.')
+    .addHelpText(
+      'after',
+      '\nThe client runs <node> <bin/wispctl.js> --socket <socket> mcp serve: absolute paths, since a client\nstarted from a launcher does not get your shell\'s PATH (nor XDG_RUNTIME_DIR, where the socket is on\nLinux). Run it again after moving or upgrading node, or moving the daemon\'s socket.',
+    )
     .action((name: string, opts: ConnectOptions) => connectClient(ctx, parseClientName(name), opts));
 }
 
@@ -54,7 +57,7 @@ function servicesOf(value: string | string[] | undefined): string | undefined {
 
 function command(ctx: CliContext, opts: { services?: string | string[]; approveInClient?: boolean }): ServeCommand {
   const services = servicesOf(opts.services);
-  return serveCommand({ globalFlags: ctx.daemonFlags(), ...(services !== undefined ? { services } : {}), ...(opts.approveInClient === true ? { approveInClient: true } : {}) });
+  return serveCommand({ globalFlags: ctx.clientFlags(), ...(services !== undefined ? { services } : {}), ...(opts.approveInClient === true ? { approveInClient: true } : {}) });
 }
 
 /**

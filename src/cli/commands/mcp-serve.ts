@@ -15,6 +15,11 @@ failures come back as results naming the code (APPROVAL_DENIED: ...). Host tools
 install, activate) are never offered. Each connection is one client of the daemon, named
 after the MCP client (client-N (mcp:NAME)) in approvals, events and the audit log.
 
+It finds the daemon as every wispctl command does (--socket, WISP_SOCKET, the default socket)
+and, when nothing is there and no socket was named, through the daemon's pointer in the data
+dir (<data>/wispd-socket.json): MCP clients start it without XDG_RUNTIME_DIR, where the socket
+is on Linux. The snippets of --print-config and connect-client name the socket (--socket).
+
 When the daemon is not running, or stops, restarts or dies under it, it still answers and
 keeps running: tools/list is empty (with notifications/tools/list_changed when the tools
 go), every call fails with DAEMON_NOT_RUNNING until a daemon is started (wispctl daemon

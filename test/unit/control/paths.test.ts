@@ -61,3 +61,21 @@ describe('checkSocketPath', () => {
     expect(() => checkSocketPath(`/${'é'.repeat(54)}`, 'linux')).toThrow(expect.objectContaining({ code: 'PATH_TOO_LONG' }));
   });
 });
+
+describe('a --data-dir or WISP_HOME that is the default data dir', () => {
+  const home = '/home/ada';
+  const env = { XDG_RUNTIME_DIR: '/run/user/1000', XDG_CONFIG_HOME: '/c' };
+  const none = resolvePaths({ platform: 'linux', homedir: home, env });
+
+  it('resolves what no flag resolves (the socket under XDG_RUNTIME_DIR, the config dir)', () => {
+    expect(none.socket).toBe('/run/user/1000/wisp/wispd.sock');
+    expect(resolvePaths({ platform: 'linux', homedir: home, env, dataDir: '/home/ada/.local/share/wisp' })).toEqual(none);
+    expect(resolvePaths({ platform: 'linux', homedir: home, env, dataDir: '/home/ada/.local/share/wisp/' })).toEqual(none);
+    expect(resolvePaths({ platform: 'linux', homedir: home, env: { ...env, WISP_HOME: '/home/ada/.local/share//wisp' } })).toEqual(none);
+    expect(resolvePaths({ platform: 'darwin', homedir: '/Users/ada', env: {}, dataDir: '/Users/ada/Library/Application Support/Wisp' })).toEqual(resolvePaths({ platform: 'darwin', homedir: '/Users/ada', env: {} }));
+  });
+
+  it('any other data dir is still a separate instance', () => {
+    expect(resolvePaths({ platform: 'linux', homedir: home, env, dataDir: '/home/ada/.local/share/wisp2' }).socket).toBe('/home/ada/.local/share/wisp2/run/wispd.sock');
+  });
+});
