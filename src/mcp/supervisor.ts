@@ -13,7 +13,7 @@ import { chooseReviewed, heldReview, type HeldReview, type ReviewedTool } from '
 import { toolWarnings, type OtherTool } from './tool-warnings.js';
 import type { ToolWarning } from '../core/index.js';
 import type { BearerSource } from './http-transport.js';
-import { defaultTransports, type TransportFactory } from './transports.js';
+import type { TransportFactory } from './transports.js';
 import type { OutboundRules } from './outbound.js';
 import type { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
@@ -227,7 +227,7 @@ export class Supervisor {
     const bearer = isRemoteTransport(config.transport) ? await loadAuth() : undefined;
     // Loaded with the first activation: the MCP SDK, zod and the schema compilers behind it
     // are most of the daemon's start-up cost, and no service is active when it starts.
-    const { Connection } = await import('./connection.js');
+    const [{ Connection }, { defaultTransports }] = await Promise.all([import('./connection.js'), import('./transports.js')]);
     await this.pins.prepare(config.id, trust);
     if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed' && statusOf(entry) !== 'needs_auth') {
       throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
