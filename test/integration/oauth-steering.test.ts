@@ -62,15 +62,17 @@ describe('a remote server steering the daemon at activation (a spawned wispd)', 
   });
 
   it.skipIf(process.platform !== 'linux')('reads at most 1 MB of resource metadata: a 50 MB body fails FRAME_TOO_LARGE, and the daemon keeps none of it', async () => {
-    // VmRSS moves by tens of MB with the garbage collector alone, so each side is the least
-    // seen after three activations: three 401s with small metadata (which also load
-    // everything asking where to log in needs), then three with 50 MB of it. Reading those
-    // whole kept 50 MB or more.
-    const leastRss = async (label: string, options: Parameters<typeof startSteeringServer>[0]): Promise<{ kb: number; servers: SteeringFixture[]; states: Service['connection'][] }> => {
+    // VmRSS moves with the garbage collector alone: wispd's old generation grows in steps of
+    // 8 MB between full collections (heap-flags.ts), and on a loaded machine two steps were
+    // seen with no metadata kept at all. So each side is the least seen over several
+    // activations (401s with small metadata first, which also load everything asking where
+    // to log in needs; then 50 MB of it), and the bound is three such steps: reading one
+    // body whole held 50 MB or more. What the server got into its socket is exact.
+    const leastRss = async (label: string, options: Parameters<typeof startSteeringServer>[0], times: number): Promise<{ kb: number; servers: SteeringFixture[]; states: Service['connection'][] }> => {
       const servers: SteeringFixture[] = [];
       const states: Service['connection'][] = [];
       let kb = Infinity;
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < times; i++) {
         const server = await steering(options);
         servers.push(server);
         const { service } = await client.call('services.registerRemote', { name: `${label}-${i}`, url: server.url });
@@ -79,13 +81,13 @@ describe('a remote server steering the daemon at activation (a spawned wispd)', 
       }
       return { kb, servers, states };
     };
-    const small = await leastRss('small-metadata', {});
+    const small = await leastRss('small-metadata', {}, 3);
     expect(small.states[0]).toMatchObject({ status: 'needs_auth', authorizationServer: small.servers[0]?.base });
-    const huge = await leastRss('huge-metadata', { hugeMetadataBytes: 50 * 1024 * 1024 });
+    const huge = await leastRss('huge-metadata', { hugeMetadataBytes: 50 * 1024 * 1024 }, 4);
     for (const state of huge.states) expect(state).toMatchObject({ status: 'failed', code: 'FRAME_TOO_LARGE', message: expect.stringContaining('1048576-byte limit') });
     // What each wrote before the daemon stopped reading: 1 MB, plus what the sockets' buffers took.
     for (const server of huge.servers) expect(server.hugeBytesSent).toBeLessThan(16 * 1024 * 1024);
-    expect(huge.kb - small.kb, `least VmRSS ${small.kb} kB after small metadata, ${huge.kb} kB after 50 MB`).toBeLessThan(12 * 1024);
+    expect(huge.kb - small.kb, `least VmRSS ${small.kb} kB after small metadata, ${huge.kb} kB after 50 MB`).toBeLessThan(24 * 1024);
   });
 });
 
