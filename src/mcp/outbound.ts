@@ -72,9 +72,9 @@ export class OutboundGuard {
     this.agent = new Agent({ connect: { lookup }, keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
   }
 
-  /** Closes this guard's connections (what is left of them: they also close after a second idle). */
+  /** Ends this guard's connections, any body left unread with them (called once its flow is over; idle ones also close after a second). */
   close(): Promise<void> {
-    return this.agent.close().catch(() => undefined);
+    return this.agent.destroy().catch(() => undefined);
   }
 
   private async send(url: URL, init: RequestInit | undefined): Promise<Response> {
