@@ -72,7 +72,8 @@ export const ERROR_CATALOG = {
   FRAME_TOO_LARGE: {
     rpcCode: JSONRPC_INVALID_REQUEST,
     exit: EXIT.failure,
-    description: 'A frame (one line) exceeded the 1 MB limit: on the control socket the daemon answers once with this error and closes that connection; from an MCP server it fails the connection.',
+    description:
+      'A frame (one line) exceeded the 1 MB limit: on the control socket the daemon answers once with this error and closes that connection; from an MCP server it fails the connection. A remote server\'s OAuth metadata or token response over 1 MB fails the login (or the activation that asked where to log in) with it, read no further.',
   },
   SLOW_CONSUMER: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -389,6 +390,12 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description:
       'An OAuth login failed: the callback\'s state did not match the login (refused), an issuer did not match (the callback\'s iss, RFC 9207, or the resource metadata\'s authorization server against that server\'s own metadata: the message names both), the authorization server denied access, or the code exchange failed.',
+  },
+  DESTINATION_REFUSED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description:
+      'A remote server steered an OAuth request where the daemon does not send one, and nothing was sent: resource metadata off the server\'s own origin, an authorization, token or registration endpoint off its issuer\'s origin, or an address nearer to this machine than the service\'s own URL (loopback, link-local, private), judged on the addresses a name resolves to. The rule is in docs/security.md.',
   },
   CONNECTION_CLOSED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

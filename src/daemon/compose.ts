@@ -49,7 +49,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     now,
     // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
     onStop: (serviceId, reason) => parts().sessions.cancelUsing(serviceId, reason),
-    pins: toolPins(options, events, now),
+    pins: toolPins(options, events, now), outbound: options.outbound,
   });
   const registry = new ServiceRegistry(store, bus.publish, now);
   const audit = auditLog(options, events);
@@ -81,7 +81,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const built = {
     paths, version: options.version, redactor, now, env,
     events, store, registry, serverRecords, supervisor, approvals, elicitations, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
-    services: new ServiceOps({ supervisor, secrets, keychain, redactor, env }),
+    services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound }),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
     apiKey: new ModelApiKey({
       keychain,

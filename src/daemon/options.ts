@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { WispPaths } from '../control/index.js';
-import type { StopLadder } from '../mcp/index.js';
+import type { OutboundRules, StopLadder } from '../mcp/index.js';
 import type { Redactor, SecretStore } from '../secrets/index.js';
 
 export interface DaemonOptions {
@@ -21,6 +21,12 @@ export interface DaemonOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where installs look for Node and npm unless settings.json says otherwise (default: the fixed system list). */
   readonly runtimeDirs?: readonly string[];
+  /**
+   * A test seam for the rule that a remote service's OAuth requests go no nearer than its
+   * own URL (mcp/outbound.ts): endpoints counted as public. wispd never sets it (no flag, no
+   * variable, no setting): only a test that builds a Daemon in its own process can.
+   */
+  readonly outbound?: OutboundRules;
 }
 
 export const DEFAULT_LADDER: StopLadder = { stdinGraceMs: 2000, termGraceMs: 2000 };

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { WispError, type ConnectionState, type Service, isRemoteTransport } from '../core/index.js';
-import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, launchDigest, savedLogin, type OAuthVault, type StoredService, type Supervisor } from '../mcp/index.js';
+import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, launchDigest, savedLogin, type OAuthVault, type OutboundRules, type StoredService, type Supervisor } from '../mcp/index.js';
 import { launchBinding, type Redactor, type SecretStore, type Secrets, type VariableRef } from '../secrets/index.js';
 import { serviceView } from './views.js';
 
@@ -11,11 +11,18 @@ export interface ServiceOpsOptions {
   readonly redactor: Redactor;
   /** The daemon's own environment, for `${VAR}` templates of config sources. */
   readonly env: NodeJS.ProcessEnv;
+  /** The outbound rules' test seam (DaemonOptions.outbound). */
+  readonly outbound?: OutboundRules | undefined;
 }
 
 /** What several method groups and the host tools do with one service: activate it, show it, reach its OAuth items. */
 export class ServiceOps {
   constructor(private readonly options: ServiceOpsOptions) {}
+
+  /** The outbound rules' test seam, for logins and logouts (none in production). */
+  get outbound(): OutboundRules | undefined {
+    return this.options.outbound;
+  }
 
   view(config: StoredService): Service {
     return serviceView(config, this.options.supervisor.state(config.id, config.createdAt));
@@ -29,7 +36,7 @@ export class ServiceOps {
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
       return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
-    }, () => savedLogin(config, this.vault(config), () => this.launchOf(config).url ?? config.url ?? ''), launchDigest(config));
+    }, () => savedLogin(config, this.vault(config), () => this.launchOf(config).url ?? config.url ?? '', this.options.outbound), launchDigest(config));
   }
 
   /**

@@ -10,6 +10,7 @@ export type { StopLadder } from './stdio-transport.js';
 export { transportLink } from './link.js';
 export type { TransportFactory, ServiceLink, ServiceLaunch, TransportContext } from './transports.js';
 export { Failure, AuthRequired, type TransportFailure } from './failure.js';
+export type { OutboundRules } from './outbound.js';
 export { ToolCalls, type CallRequest } from './tool-calls.js';
 export { normalizeResult } from './result.js';
 export { mergeSources, expand, expandLaunch, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';

@@ -2,6 +2,7 @@ import type { LoginOptions, Revocation } from './login.js';
 import type { OAuthVault } from './oauth.js';
 import type { BearerSource } from './http-transport.js';
 import type { StoredService } from './service-store.js';
+import type { OutboundRules } from './outbound.js';
 
 export type { LoginOptions, Revocation } from './login.js';
 
@@ -16,11 +17,11 @@ export async function login(config: StoredService, options: LoginOptions): Promi
 }
 
 /** wispctl mcp logout, at the authorization server (login.ts). */
-export async function revokeLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal: AbortSignal): Promise<Revocation> {
-  return (await import('./login.js')).revokeLogin(config, vault, serverUrl, signal);
+export async function revokeLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal: AbortSignal, outbound?: OutboundRules): Promise<Revocation> {
+  return (await import('./login.js')).revokeLogin(config, vault, serverUrl, signal, outbound);
 }
 
 /** The saved login for an activation (login.ts). */
-export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string): Promise<BearerSource | undefined> {
-  return (await import('./login.js')).savedLogin(config, vault, serverUrl);
+export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string, outbound?: OutboundRules): Promise<BearerSource | undefined> {
+  return (await import('./login.js')).savedLogin(config, vault, serverUrl, outbound);
 }

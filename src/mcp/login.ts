@@ -3,9 +3,10 @@ import { auth, registerClient, type OAuthDiscoveryState } from '@modelcontextpro
 import { WispError, type ConnectionState } from '../core/index.js';
 import { LOGIN_TIMEOUT_MS } from './login-checks.js';
 import { OAUTH_ITEMS, VaultOAuthProvider, listenForCallback, probeChallenge, type OAuthVault } from './oauth.js';
-import { checkCallbackIssuer, discoverChecked, issuersMatch, quoted, timedFetch } from './oauth-discovery.js';
+import { checkCallbackIssuer, discoverChecked, endpointOrigin, issuersMatch, oauthGuard, quoted } from './oauth-discovery.js';
 import { machineLogin } from './oauth-machine.js';
 import { OAuthSession } from './oauth-session.js';
+import type { OutboundGuard, OutboundRules } from './outbound.js';
 import type { StoredService } from './service-store.js';
 
 export interface LoginOptions {
@@ -21,6 +22,8 @@ export interface LoginOptions {
   readonly announce: (authorizationUrl: string, redirectUri: string) => void;
   readonly signal: AbortSignal;
   readonly timeoutMs?: number;
+  /** The address rule's test seam (outbound.ts); none in production. */
+  readonly outbound?: OutboundRules | undefined;
 }
 
 /**
@@ -31,12 +34,14 @@ export async function login(config: StoredService, options: LoginOptions): Promi
   const { vault, signal } = options;
   if (config.oauth?.grant !== undefined) {
     await vault.delete(OAUTH_ITEMS.tokens);
-    return machineLogin(config, vault, options.serverUrl(), signal);
+    return machineLogin(config, vault, options.serverUrl(), options.outbound, signal);
   }
   const oauth = { clientId: config.oauth?.clientId ?? null, scopes: config.oauth?.scopes ?? null, clientMetadataUrl: config.oauth?.clientMetadataUrl ?? null };
   const previous = await vault.get(OAUTH_ITEMS.redirect);
   const expectedState = randomBytes(24).toString('base64url');
   const callback = await listenForCallback(expectedState, signal, previous !== null ? Number(new URL(previous).port) : 0);
+  // Every request of this login (probe, discovery, registration, token) through one guard: names resolve once, and stay pinned.
+  const guard = oauthGuard(options.serverUrl(), options.outbound, signal);
   try {
     // A client registered for another loopback port cannot use this one: register again.
     if (previous !== callback.redirectUri && oauth.clientId === null) await vault.delete(OAUTH_ITEMS.client);
@@ -46,9 +51,9 @@ export async function login(config: StoredService, options: LoginOptions): Promi
     const provider = new VaultOAuthProvider(vault, settings, callback.redirectUri, (url) => (authorizationUrl = url), expectedState);
     await vault.delete(OAUTH_ITEMS.tokens);
     const serverUrl = options.serverUrl();
-    const challenge = await probeChallenge(serverUrl, options.version);
-    // Discovered (and its issuer checked) once here; the SDK's flow uses this very result.
-    const discovery = await discoverChecked(serverUrl, challenge.resourceMetadataUrl, signal);
+    const challenge = await probeChallenge(serverUrl, options.version, guard);
+    // Discovered (and its issuer and endpoints checked) once here; the SDK's flow uses this very result.
+    const discovery = await discoverChecked(serverUrl, challenge.resourceMetadataUrl, guard, { preRegistered: oauth.clientId !== null });
     provider.discovery = discovery;
     callback.checkIssuer((iss) => checkCallbackIssuer(discovery, iss));
     const state = options.state();
@@ -57,7 +62,7 @@ export async function login(config: StoredService, options: LoginOptions): Promi
       configured: oauth.scopes,
       serverScopes: discovery.authorizationServerMetadata?.scopes_supported,
     });
-    const where = { serverUrl, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}), fetchFn: timedFetch(signal) };
+    const where = { serverUrl, ...(scope !== undefined ? { scope } : {}), ...(challenge.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}), fetchFn: guard.fetch };
     await authStep(() => register(provider, discovery, scope, where.fetchFn));
     const first = await authStep(() => auth(provider, where));
     if (first === 'REDIRECT') {
@@ -69,22 +74,23 @@ export async function login(config: StoredService, options: LoginOptions): Promi
     await vault.delete(OAUTH_ITEMS.verifier);
   } finally {
     await callback.close();
+    await guard.close();
   }
 }
 
 /** The saved login for an activation: only for an OAuth service that has logged in (tokens saved). */
-export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string): Promise<OAuthSession | undefined> {
+export async function savedLogin(config: StoredService, vault: OAuthVault, serverUrl: () => string, outbound?: OutboundRules): Promise<OAuthSession | undefined> {
   if (config.oauth?.enabled !== true) return undefined;
   const [tokens, redirect] = await Promise.all([vault.get(OAUTH_ITEMS.tokens), vault.get(OAUTH_ITEMS.redirect)]);
   if (config.oauth.grant !== undefined && tokens !== null) {
     // No refresh token without a person: an expired token is replaced by the same grant.
     const provider = new VaultOAuthProvider(vault, { clientId: config.oauth.clientId, scopes: config.oauth.scopes }, '', () => undefined);
-    return new OAuthSession(provider, serverUrl, () => machineLogin(config, vault, serverUrl()).then(() => true, () => false));
+    return new OAuthSession(provider, serverUrl, { outbound, preRegistered: true }, () => machineLogin(config, vault, serverUrl(), outbound).then(() => true, () => false));
   }
   if (tokens === null || redirect === null) return undefined;
   // A refresh that fails wants a new login: the activation then ends in needs_auth.
   const provider = new VaultOAuthProvider(vault, { ...config.oauth, clientSecret: await clientSecret(config, vault) }, redirect, () => undefined);
-  return new OAuthSession(provider, serverUrl);
+  return new OAuthSession(provider, serverUrl, { outbound, preRegistered: config.oauth.clientId !== null });
 }
 
 /** A pre-registered client's secret, when one was given (only then is the vault asked). */
@@ -98,7 +104,7 @@ async function clientSecret(config: StoredService, vault: OAuthVault): Promise<s
  * without a scope when the server refuses that: a stock OpenID provider accepts only its
  * own scopes there, not a resource's (RFC 7591 makes the field optional).
  */
-async function register(provider: VaultOAuthProvider, discovery: OAuthDiscoveryState, scope: string | undefined, fetchFn: ReturnType<typeof timedFetch>): Promise<void> {
+async function register(provider: VaultOAuthProvider, discovery: OAuthDiscoveryState, scope: string | undefined, fetchFn: OutboundGuard['fetch']): Promise<void> {
   const metadata = discovery.authorizationServerMetadata;
   if ((await provider.clientInformation()) !== undefined) return;
   const urlIds = metadata?.client_id_metadata_document_supported === true;
@@ -167,14 +173,15 @@ export interface Revocation {
  * offers revocation. Never throws: a logout goes on to forget the login locally whatever
  * the server says, and reports what happened there.
  */
-export async function revokeLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal: AbortSignal): Promise<Revocation> {
-  const login = await savedLogin(config, vault, () => serverUrl);
+export async function revokeLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal: AbortSignal, outbound?: OutboundRules): Promise<Revocation> {
+  const login = await savedLogin(config, vault, () => serverUrl, outbound);
   const tokens = await login?.provider.tokens();
   const token = tokens?.refresh_token ?? tokens?.access_token;
   if (login === undefined || token === undefined) return { status: 'nothing', message: 'no token was saved' };
   let where = 'the authorization server';
+  const guard = oauthGuard(serverUrl, outbound, signal);
   try {
-    const discovery = await discoverChecked(serverUrl, undefined, signal);
+    const discovery = await discoverChecked(serverUrl, undefined, guard, { preRegistered: config.oauth?.clientId != null });
     where = quoted(discovery.authorizationServerMetadata?.issuer ?? discovery.authorizationServerUrl);
     // The token goes only to the server that issued it (the stamp the login saved): the MCP
     // server may name another authorization server by now, which would then get the token
@@ -188,15 +195,18 @@ export async function revokeLogin(config: StoredService, vault: OAuthVault, serv
     const endpoint = typeof advertised === 'string' ? advertised : undefined;
     if (endpoint === undefined) return { status: 'unsupported', message: `${where} offers no token revocation (RFC 7009): the token stays valid there until it expires` };
     if (!secureEndpoint(endpoint)) return { status: 'failed', message: `${where} names a revocation endpoint that is not https (nor loopback): nothing was sent` };
+    if (discovery.authorizationServerMetadata !== undefined) endpointOrigin(discovery.authorizationServerMetadata, 'revocation_endpoint', discovery.authorizationServerUrl, config.oauth?.clientId != null);
     const body = new URLSearchParams({ token, token_type_hint: tokens?.refresh_token !== undefined ? 'refresh_token' : 'access_token' });
     const headers = new Headers({ 'content-type': 'application/x-www-form-urlencoded' });
     await login.provider.authenticateClient(headers, body, new URL(endpoint), discovery.authorizationServerMetadata);
-    const response = await timedFetch(signal)(endpoint, { method: 'POST', headers, body });
+    const response = await guard.fetch(endpoint, { method: 'POST', headers, body });
     await response.body?.cancel().catch(() => undefined);
     if (response.ok) return { status: 'revoked', message: `the ${tokens?.refresh_token !== undefined ? 'refresh' : 'access'} token was revoked at ${where}` };
     return { status: 'failed', message: `${where} refused the revocation (HTTP ${response.status})` };
   } catch (error) {
     return { status: 'failed', message: `the revocation at ${where} failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}` };
+  } finally {
+    await guard.close();
   }
 }
 

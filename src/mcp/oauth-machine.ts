@@ -2,7 +2,8 @@ import { fetchToken, selectResourceURL, type OAuthClientProvider, type OAuthDisc
 import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { WispError } from '../core/index.js';
-import { discoverChecked, quoted, timedFetch } from './oauth-discovery.js';
+import { discoverChecked, oauthGuard, quoted } from './oauth-discovery.js';
+import type { OutboundGuard, OutboundRules } from './outbound.js';
 import { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
 import type { StoredService } from './service-store.js';
 
@@ -44,25 +45,32 @@ async function machineClient(config: StoredService, vault: OAuthVault): Promise<
  * provider for an ID-JAG (RFC 8693), presented to the authorization server as a JWT bearer
  * grant. No person, no browser; the tokens go to the keychain like a login's.
  */
-export async function machineLogin(config: StoredService, vault: OAuthVault, serverUrl: string, signal?: AbortSignal): Promise<void> {
+export async function machineLogin(config: StoredService, vault: OAuthVault, serverUrl: string, outbound: OutboundRules | undefined, signal?: AbortSignal): Promise<void> {
   const client = await machineClient(config, vault);
-  const discovery = await discoverChecked(serverUrl, undefined, signal);
-  const issuer = discovery.authorizationServerUrl;
-  const fetchFn = timedFetch(signal);
-  const holder: { tokens?: OAuthTokens } = {};
-  const provider = machineProvider(client, holder);
-  const resource = await selectResourceURL(serverUrl, provider, discovery.resourceMetadata);
-  if (client.idp !== null) {
-    const assertion = await exchangeAtIdp(client.idp, issuer, resource?.href ?? serverUrl, fetchFn);
-    provider.prepareTokenRequest = (scope) => new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...(scope !== undefined ? { scope } : {}) });
-  }
-  let tokens: OAuthTokens;
+  const guard = oauthGuard(serverUrl, outbound, signal);
+  // The identity provider is the user's own setting: its address may be as near as its URL.
+  const idpGuard = client.idp !== null ? oauthGuard(client.idp.tokenEndpoint, outbound, signal) : undefined;
   try {
-    tokens = await fetchToken(provider, issuer, { ...optionalMetadata(discovery), ...(resource !== undefined ? { resource } : {}), fetchFn });
-  } catch (error) {
-    throw new WispError('AUTH_FAILED', `the ${client.grant === 'cross_app' ? 'JWT bearer' : 'client credentials'} grant at ${quoted(issuer)} failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`);
+    const discovery = await discoverChecked(serverUrl, undefined, guard, { preRegistered: true });
+    const issuer = discovery.authorizationServerUrl;
+    const holder: { tokens?: OAuthTokens } = {};
+    const provider = machineProvider(client, holder);
+    const resource = await selectResourceURL(serverUrl, provider, discovery.resourceMetadata);
+    if (client.idp !== null && idpGuard !== undefined) {
+      const assertion = await exchangeAtIdp(client.idp, issuer, resource?.href ?? serverUrl, idpGuard.fetch);
+      provider.prepareTokenRequest = (scope) => new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...(scope !== undefined ? { scope } : {}) });
+    }
+    let tokens: OAuthTokens;
+    try {
+      tokens = await fetchToken(provider, issuer, { ...optionalMetadata(discovery), ...(resource !== undefined ? { resource } : {}), fetchFn: guard.fetch });
+    } catch (error) {
+      if (error instanceof WispError) throw error;
+      throw new WispError('AUTH_FAILED', `the ${client.grant === 'cross_app' ? 'JWT bearer' : 'client credentials'} grant at ${quoted(issuer)} failed: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`);
+    }
+    await vault.set(OAUTH_ITEMS.tokens, JSON.stringify({ ...tokens, issuer }));
+  } finally {
+    await Promise.all([guard.close(), idpGuard?.close()]);
   }
-  await vault.set(OAUTH_ITEMS.tokens, JSON.stringify({ ...tokens, issuer }));
 }
 
 function optionalMetadata(discovery: OAuthDiscoveryState): { metadata?: NonNullable<OAuthDiscoveryState['authorizationServerMetadata']> } {
@@ -70,7 +78,7 @@ function optionalMetadata(discovery: OAuthDiscoveryState): { metadata?: NonNulla
 }
 
 /** RFC 8693 at the identity provider: the identity assertion for an ID-JAG meant for `audience` and `resource`. */
-async function exchangeAtIdp(idp: NonNullable<MachineClient['idp']>, audience: string, resource: string, fetchFn: ReturnType<typeof timedFetch>): Promise<string> {
+async function exchangeAtIdp(idp: NonNullable<MachineClient['idp']>, audience: string, resource: string, fetchFn: OutboundGuard['fetch']): Promise<string> {
   const body = new URLSearchParams({
     grant_type: TOKEN_EXCHANGE,
     subject_token: idp.assertion,

@@ -1,6 +1,7 @@
 import { refreshAuthorization, selectResourceURL, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { BearerSource } from './http-transport.js';
-import { discoverChecked, issuersMatch, timedFetch } from './oauth-discovery.js';
+import { discoverChecked, issuersMatch, oauthGuard } from './oauth-discovery.js';
+import type { OutboundRules } from './outbound.js';
 import type { VaultOAuthProvider } from './oauth.js';
 
 /**
@@ -18,6 +19,8 @@ export class OAuthSession implements BearerSource {
   constructor(
     readonly provider: VaultOAuthProvider,
     private readonly serverUrl: () => string,
+    /** The address rule's test seam (none in production), and whether the client is the user's own (--client-id). */
+    private readonly use: { readonly outbound?: OutboundRules | undefined; readonly preRegistered: boolean },
     /** Machine-to-machine logins have no refresh token: they ask for a new token the same way. */
     private readonly fetchNew?: () => Promise<boolean>,
   ) {}
@@ -45,9 +48,10 @@ export class OAuthSession implements BearerSource {
       this.why = 'the access token expired and the authorization server gave no refresh token';
       return false;
     }
+    const serverUrl = this.serverUrl();
+    const guard = oauthGuard(serverUrl, this.use.outbound);
     try {
-      const serverUrl = this.serverUrl();
-      const discovery = (this.discovery ??= await discoverChecked(serverUrl, undefined));
+      const discovery = (this.discovery ??= await discoverChecked(serverUrl, undefined, guard, this.use));
       const issuer = discovery.authorizationServerUrl;
       // Never post a refresh token to a server other than the one that issued it (the SDK's stamp).
       if (typeof tokens?.issuer === 'string' && !issuersMatch(tokens.issuer, issuer)) {
@@ -60,7 +64,7 @@ export class OAuthSession implements BearerSource {
         clientInformation: (await this.provider.clientInformation()) ?? { client_id: '' },
         refreshToken,
         ...(selected !== undefined ? { resource: selected } : {}),
-        fetchFn: timedFetch(),
+        fetchFn: guard.fetch,
       });
       await this.provider.saveTokens({ ...fresh, issuer });
       this.why = undefined;
@@ -68,6 +72,8 @@ export class OAuthSession implements BearerSource {
     } catch (error) {
       this.why = `the token refresh was refused: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`;
       return false;
+    } finally {
+      await guard.close();
     }
   }
 }

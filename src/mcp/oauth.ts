@@ -3,6 +3,7 @@ import http from 'node:http';
 import { extractWWWAuthenticateParams, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { WispError } from '../core/index.js';
 
 export { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
@@ -205,9 +206,9 @@ export async function listenForCallback(expectedState: string, signal: AbortSign
  * Asks the server what it wants before a login: an unauthenticated initialize, whose 401
  * carries WWW-Authenticate with the resource metadata URL and the scope (RFC 9728, SEP-835).
  */
-export async function probeChallenge(url: string, version: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+export async function probeChallenge(url: string, version: string, guard: { readonly fetch: FetchLike }): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
   try {
-    const response = await fetch(url, {
+    const response = await guard.fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'wispd', version } } }),

@@ -1,9 +1,10 @@
 import { UnauthorizedError, discoverOAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { LIMITS } from '../core/index.js';
+import { LIMITS, WispError } from '../core/index.js';
 import { AuthRequired, Failure } from './failure.js';
 import { HttpTransport } from './http-transport.js';
+import { OutboundGuard, sameOrigin, type OutboundRules } from './outbound.js';
 import { SseTransport } from './sse-transport.js';
 import type { ServiceLaunch, ServiceLink, TransportContext } from './transports.js';
 
@@ -35,7 +36,7 @@ export function openRemote(launch: ServiceLaunch, context: TransportContext): Se
     },
     explain: (error) => httpFailure(error, url, launch),
     sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
-    authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl),
+    authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl, context.outbound),
     stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
   };
 }
@@ -58,7 +59,7 @@ export function openSse(launch: ServiceLaunch, context: TransportContext): Servi
     explain: (error) => sseFailure(error, url, launch) ?? httpFailure(error, url, launch),
     // A legacy session ends with its stream (see SseTransport): it is never renewed under a running call.
     sessionLost: () => false,
-    authorizationServer: () => authorizationServerOf(url, sse.challenge?.resourceMetadataUrl),
+    authorizationServer: () => authorizationServerOf(url, sse.challenge?.resourceMetadataUrl, context.outbound),
     stop: () => sse.stop(),
   };
 }
@@ -105,14 +106,28 @@ function httpFailure(error: unknown, url: string, launch: ServiceLaunch): Failur
   return undefined;
 }
 
-/** Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null. */
-async function authorizationServerOf(url: string, resourceMetadataUrl: URL | undefined): Promise<string | null> {
-  try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(url, resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : undefined, (input, init) =>
-      fetch(input, { ...init, signal: AbortSignal.timeout(3000) }),
+/**
+ * Where a protected server says to log in (RFC 9728 metadata), within a few seconds, or null
+ * when it does not say. Read through the outbound guard, from the server's own origin only: a
+ * 401 that names its metadata elsewhere, an address nearer than the server's own or a
+ * metadata body over 1 MB rejects with that Failure (the activation fails with it; nothing
+ * was requested, or read, past it).
+ */
+async function authorizationServerOf(url: string, resourceMetadataUrl: URL | undefined, outbound: OutboundRules | undefined): Promise<string | null> {
+  if (resourceMetadataUrl !== undefined && !sameOrigin(resourceMetadataUrl, url)) {
+    throw new Failure(
+      'DESTINATION_REFUSED',
+      `${url} answered 401 naming its resource metadata on another origin (${JSON.stringify(resourceMetadataUrl.origin.slice(0, 200))}): not requested; resource metadata is read from the server's own origin only (RFC 9728)`,
     );
+  }
+  const guard = new OutboundGuard({ ownUrl: url, rules: outbound, timeoutMs: 3000 });
+  try {
+    const metadata = await discoverOAuthProtectedResourceMetadata(url, resourceMetadataUrl !== undefined ? { resourceMetadataUrl } : undefined, guard.fetch);
     return metadata.authorization_servers?.[0] ?? null;
-  } catch {
+  } catch (error) {
+    if (error instanceof WispError) throw new Failure(error.code, `${url}: ${error.message}`);
     return null;
+  } finally {
+    await guard.close();
   }
 }

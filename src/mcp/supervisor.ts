@@ -14,6 +14,7 @@ import { toolWarnings, type OtherTool } from './tool-warnings.js';
 import type { ToolWarning } from '../core/index.js';
 import type { BearerSource } from './http-transport.js';
 import type { TransportFactory } from './transports.js';
+import type { OutboundRules } from './outbound.js';
 import type { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
 import type { ElicitSink } from './elicit-handler.js';
@@ -41,6 +42,8 @@ export interface SupervisorOptions {
   };
   /** How servers are reached (default: local servers spawned, remote ones over streamable HTTP). */
   readonly transports?: TransportFactory;
+  /** The default transports' outbound rules (outbound.ts: a test seam; none in production). */
+  readonly outbound?: OutboundRules | undefined;
   /** The tool pins (default: kept in memory only). */
   readonly pins?: ToolPins;
   /** Where servers' elicitation requests go (none: no server is told we can answer one). */
@@ -226,7 +229,7 @@ export class Supervisor {
     const bearer = isRemoteTransport(config.transport) ? await loadAuth() : undefined;
     // Loaded with the first activation: the MCP SDK, zod and the schema compilers behind it
     // are most of the daemon's start-up cost, and no service is active when it starts.
-    const { Connection } = await import('./connection.js');
+    const [{ Connection }, { defaultTransports }] = await Promise.all([import('./connection.js'), import('./transports.js')]);
     await this.pins.prepare(config.id, trust);
     if (statusOf(entry) !== 'disabled' && statusOf(entry) !== 'failed' && statusOf(entry) !== 'needs_auth') {
       throw new WispError('SERVICE_BUSY', `${config.name} is ${entry.state.status}`, { status: entry.state.status });
@@ -242,7 +245,7 @@ export class Supervisor {
       bearer,
       redact: this.options.redact,
       tracker: trackerFor(this.options.processes, config),
-      transports: this.options.transports,
+      transports: this.options.transports ?? defaultTransports(this.options.outbound),
       toolListVersionBase: entry.toolListVersion,
       elicit: elicitSink(this.options.elicitations, entry),
     });

@@ -6,6 +6,7 @@ import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
 import type { StoredService } from './service-store.js';
+import type { OutboundRules } from './outbound.js';
 
 export { transportLink } from './link.js';
 
@@ -33,6 +34,8 @@ export interface TransportContext {
   readonly tracker?: ProcessTracker | undefined;
   /** A limit tripped outside any request (a remote response too large): the connection fails now, once. */
   readonly onFailure: (failure: TransportFailure) => void;
+  /** The address rule's test seam for a remote service's requests besides its connection (outbound.ts); none in production. */
+  readonly outbound?: OutboundRules | undefined;
 }
 
 /** One opened transport with what a connection needs to know about it beyond the MCP `Transport`. */
@@ -52,7 +55,7 @@ export interface ServiceLink {
   explain(error: unknown): Failure | undefined;
   /** Whether the server forgot our session: a new link then carries the request once more. */
   sessionLost(error: unknown): boolean;
-  /** Where the server says to log in, asked within a few seconds; null when unknown. */
+  /** Where the server says to log in, asked within a few seconds; null when unknown; rejects with a Failure when the server steered the question where the daemon does not go. */
   authorizationServer(): Promise<string | null>;
   /** Down the stop ladder (`force`: at once); resolves once the server is gone. Idempotent. */
   stop(force: boolean): Promise<void>;
@@ -75,6 +78,11 @@ export const openTransport: TransportFactory = async (launch, context) => {
   context.signal.throwIfAborted();
   return transport === 'http' ? remote.openRemote(launch, context) : remote.openSse(launch, context);
 };
+
+/** The default factory, with the outbound rules every remote service's requests are checked under. */
+export function defaultTransports(outbound: OutboundRules | undefined): TransportFactory {
+  return outbound === undefined ? openTransport : (launch, context) => openTransport(launch, { ...context, outbound });
+}
 
 async function openLocal(launch: ServiceLaunch, context: TransportContext): Promise<ServiceLink> {
   const { config } = launch;

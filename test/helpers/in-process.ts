@@ -29,6 +29,8 @@ export interface InProcessOptions {
   /** The daemon's own environment (default: PATH and HOME only, as a spawned wispd gets). */
   readonly env?: NodeJS.ProcessEnv;
   readonly ladder?: DaemonOptions['ladder'];
+  /** The outbound rules' test seam (mcp/outbound.ts): endpoints counted as public. */
+  readonly outbound?: DaemonOptions['outbound'];
 }
 
 /**
@@ -57,6 +59,7 @@ export async function startInProcess(dataDir: string, options: InProcessOptions 
     env,
     searchPath: env.PATH,
     ...(options.ladder !== undefined ? { ladder: options.ladder } : {}),
+    ...(options.outbound !== undefined ? { outbound: options.outbound } : {}),
   });
   const socket = resolvePaths({ dataDir, env: {} }).socket;
   const clients: WispClient[] = [];

@@ -42,6 +42,7 @@ export function remoteHandlers(
         version: parts.version,
         announce: (authorizationUrl, redirectUri) => events.emit({ type: 'service.login', service: { id: config.id, name: config.name }, authorizationUrl, redirectUri }),
         signal: ctx.signal,
+        outbound: services.outbound,
       });
       await services.activate(config, params.configVersion, ctx.signal);
       return { service: services.view(registry.get({ id: config.id })) };
@@ -54,7 +55,7 @@ export function remoteHandlers(
       const vault = services.vault(config);
       const revocation =
         config.oauth?.enabled === true
-          ? await revokeLogin(config, vault, services.launchOf(config).url ?? config.url ?? '', ctx.signal)
+          ? await revokeLogin(config, vault, services.launchOf(config).url ?? config.url ?? '', ctx.signal, services.outbound)
           : { status: 'nothing' as const, message: 'it does not use OAuth' };
       await forgetLogin(config, vault);
       if (config.oauth?.enabled === true) await supervisor.loggedOut(config, `logged out: log in with wispctl mcp login ${config.name}`);
