@@ -12,8 +12,9 @@ export type { TransportFactory, ServiceLink, ServiceLaunch, TransportContext } f
 export { Failure, AuthRequired, type TransportFailure } from './failure.js';
 export { ToolCalls, type CallRequest } from './tool-calls.js';
 export { normalizeResult } from './result.js';
+export { environmentReads, isDaemonOwn, isSecretVariable, PUBLIC_ENV, type EnvironmentRead } from './env-rules.js';
 export { mergeSources, expand, expandLaunch, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';
-export { readSourceFiles, ProjectList, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
+export { readSourceFiles, ProjectList, type ProjectSource, GLOBAL_SETTINGS, PLUGIN_MANIFEST, PROJECT_FILE } from './source-files.js';
 export { SourceSync, HEADER_SECRET_PREFIX, entryRegistration, type SyncReport, type SyncedEntry, type SecretValue } from './source-sync.js';
 export { OAUTH_ITEMS, type OAuthVault } from './oauth-items.js';
 export type { VaultOAuthProvider, OAuthSettings, LoopbackCallback } from './oauth.js';
