@@ -266,6 +266,12 @@ export const ERROR_CATALOG = {
     exit: EXIT.refused,
     description: 'Activation: the command, args or cwd changed since these variables were saved (data.names). Set them again, or confirm the carry-over explicitly.',
   },
+  ENV_NOT_ALLOWED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description:
+      'A `${VAR}` of a config entry names a variable of the daemon\'s environment it may not read: the daemon\'s own (DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*), which never reaches a server, or (a project or plugin file) a variable you did not name for it (wispctl mcp sources add-project DIR --allow-env NAME). The entry is skipped (an already registered service naming one is refused at activation); data.variables lists them.',
+  },
   MODEL_NO_KEY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,

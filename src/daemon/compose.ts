@@ -136,7 +136,7 @@ function sourceSyncDeps(
   return {
     registry,
     configDir: () => deps.configDir,
-    projects: () => projects.list(),
+    projects: () => projects.sources(),
     env: () => deps.env,
     writeSecrets: (config, values) => secrets.write(config.id, launchBinding(config), values),
     eraseSecrets: (config) => secrets.erase(config.id, secretRefs(config)),

@@ -1,6 +1,6 @@
 import type { HostActions } from '../sessions/index.js';
 import { assertRoomFor } from './installs.js';
-import { installTitle, planShown } from './views.js';
+import { installTitle, planShown, serviceReads } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
 
 /** What the model's host tools do once a human approved: the daemon's own operations, never more. */
@@ -22,11 +22,18 @@ export function hostActions(parts: Pick<DaemonParts, 'registry' | 'supervisor' |
       return {
         id: config.id,
         name: config.name,
+        transport: config.transport ?? 'stdio',
         command: config.command,
         args: [...config.args],
         cwd: config.cwd,
-        env: (config.env ?? []).map((v) => v.name),
-        fromEnvironment: [...(config.fromEnvironment ?? [])],
+        env: [...(config.env ?? []), ...(config.envTemplates ?? [])].map((v) => v.name),
+        url: config.url ?? null,
+        headers: [...(config.headers ?? []), ...(config.headerTemplates ?? [])].map((h) => h.name),
+        templates: Object.fromEntries([
+          ...(config.envTemplates ?? []).map((t): [string, string] => [`env.${t.name}`, t.template]),
+          ...(config.headerTemplates ?? []).map((t): [string, string] => [`headers.${t.name}`, t.template]),
+        ]),
+        fromEnvironment: serviceReads(config),
         configVersion: config.configVersion,
       };
     },

@@ -31,22 +31,33 @@ export class ServiceOps {
   /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
   activate(config: StoredService, configVersion: number, signal: AbortSignal): Promise<ConnectionState> {
     const { supervisor, secrets } = this.options;
-    return supervisor.activate(this.launchOf(config), configVersion, signal, async () => {
-      if (!isRemoteTransport(config.transport)) return secrets.read(config.id, launchBinding(config), config.env ?? [], config.name);
+    // Refused here (ENV_NOT_ALLOWED) before anything runs when it would read the daemon's own variables.
+    const launch = this.expanded(config);
+    return supervisor.activate(launch.config, configVersion, signal, async () => {
+      if (!isRemoteTransport(config.transport)) return { ...launch.env, ...(await secrets.read(config.id, launchBinding(config), config.env ?? [], config.name)) };
       // A remote service's secrets are its header values, handed to its transport only.
       const values = await secrets.read(config.id, launchBinding(config), secretRefs(config), config.name);
-      return Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value]));
+      return { ...launch.headers, ...Object.fromEntries(Object.entries(values).map(([name, value]) => [name.slice(HEADER_SECRET_PREFIX.length), value])) };
     }, () => savedLogin(config, this.vault(config), () => this.launchOf(config).url ?? config.url ?? '', this.options.outbound), launchDigest(config));
   }
 
   /**
    * The service as it is launched: `${VAR}` in command, args and url filled in from the
-   * daemon's environment (config sources only). The values are held by the redactor and
-   * live only in memory and in the child's argv; the stored config keeps the templates.
+   * daemon's environment (config sources and imports only). The stored config keeps the
+   * templates; the values live only in memory and in the child's argv.
    */
   launchOf(config: StoredService): StoredService {
-    const { config: launch, values } = expandLaunch(config, this.options.env);
-    for (const { name, value } of values) this.options.redactor.hold(`daemon-env/${name}`, name, value);
+    return this.expanded(config).config;
+  }
+
+  /**
+   * Every template filled in (command, args, url, env and header values). The values of
+   * secret variables are held by the redactor; public ones (HOME, PATH, ...) are not secrets
+   * and are shown as they are.
+   */
+  private expanded(config: StoredService): ReturnType<typeof expandLaunch<StoredService>> {
+    const launch = expandLaunch(config, this.options.env);
+    for (const { name, value } of launch.secrets) this.options.redactor.hold(`daemon-env/${name}`, name, value);
     return launch;
   }
 

@@ -1,6 +1,6 @@
 import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ApprovalOutcome, type ConnectionState, type Service, type ToolInfo, type HeldTool } from '../core/index.js';
 import type { Approval, Approvals } from '../approvals/index.js';
-import type { CatalogTool, HeldReview, StoredService } from '../mcp/index.js';
+import { environmentReads, type CatalogTool, type HeldReview, type StoredService } from '../mcp/index.js';
 import type { InstallPlan, Runtime } from '../install/index.js';
 import type { ModelSettings } from '../model/index.js';
 
@@ -23,6 +23,9 @@ export function serviceView(config: StoredService, connection: ConnectionState):
     timeoutMs: config.timeoutMs ?? null,
     env: (config.env ?? []).map((v) => ({ name: v.name, storage: v.storage })),
     fromEnvironment: [...(config.fromEnvironment ?? [])],
+    envTemplates: (config.envTemplates ?? []).map((t) => ({ name: t.name, template: t.template })),
+    headerTemplates: (config.headerTemplates ?? []).map((t) => ({ name: t.name, template: t.template })),
+    environmentReads: serviceReads(config),
     origin: config.origin ?? { kind: 'manual' },
     enabled: connection.status === 'activating' || connection.status === 'active',
     configVersion: config.configVersion,
@@ -30,6 +33,13 @@ export function serviceView(config: StoredService, connection: ConnectionState):
     createdAt: config.createdAt,
     updatedAt: config.updatedAt,
   };
+}
+
+/** Every `${VAR}` a launch of this service reads, with the file it is written in. */
+export function serviceReads(config: StoredService): Service['environmentReads'] {
+  const origin = config.origin;
+  const file = origin?.kind === 'source' || origin?.kind === 'import' ? origin.file : null;
+  return environmentReads(config).map((read) => ({ ...read, file }));
 }
 
 export function approvalView(approval: Approval): ApprovalView {

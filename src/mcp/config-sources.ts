@@ -1,4 +1,5 @@
-import { LIMITS, SERVICE_NAME_PATTERN, type ServiceTransport } from '../core/index.js';
+import { LIMITS, SERVICE_NAME_PATTERN, WispError, type ErrorCode, type ServiceTransport } from '../core/index.js';
+import { environmentReads, isSecretVariable, refusedReads, type SourceTrust, type TemplatedLaunch } from './env-rules.js';
 import { ID_SHAPED_NAME, isIdShaped, nameKey } from './service-names.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 
@@ -19,6 +20,8 @@ export interface SourceFile {
   readonly plugin?: string;
   /** For a project or a plugin: its directory (the servers' working directory). */
   readonly directory?: string;
+  /** For a project: the variables of the daemon's environment the user named for it (besides the public ones). */
+  readonly allowEnv?: readonly string[];
   /** The parsed JSON, or why it could not be read. */
   readonly content: { readonly json: unknown } | { readonly error: string };
 }
@@ -41,12 +44,16 @@ export interface SourceEntry {
   readonly cwd: string | null;
   /** The daemon environment variables the templates in command, args and url refer to. */
   readonly fromEnvironment: readonly string[];
-  /** Expanded values: secrets, never persisted in the registry. */
+  /** Values written without a `${VAR}`: secrets, never persisted in the registry. */
   readonly env: Readonly<Record<string, string>>;
+  /** Values written with a `${VAR}`: kept as written (like args), filled in at launch only. */
+  readonly envTemplates: Readonly<Record<string, string>>;
   /** As written (templates kept), like command and args. */
   readonly url: string | null;
-  /** Expanded header values: secrets too. */
+  /** Header values written without a `${VAR}`: secrets too. */
   readonly headers: Readonly<Record<string, string>>;
+  /** Header values written with a `${VAR}`: kept as written, filled in at launch only. */
+  readonly headerTemplates: Readonly<Record<string, string>>;
   readonly oauth: OAuthSetting | null;
   /** Digest of everything but the secret values (their names are in it). */
   readonly digest: string;
@@ -65,6 +72,8 @@ export interface SkippedEntry {
   readonly name: string;
   readonly origin: EntryOrigin;
   readonly reason: string;
+  /** A catalog code when the refusal has one (ENV_NOT_ALLOWED). */
+  readonly code?: ErrorCode;
 }
 
 export interface MergeResult {
@@ -74,7 +83,8 @@ export interface MergeResult {
   readonly problems: { readonly file: string; readonly message: string }[];
 }
 
-const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+// `${VAR}`, `${env:VAR}` (VS Code's and Cursor's form, the same variable) and `${VAR:-default}`.
+const VAR = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 const NAME = new RegExp(SERVICE_NAME_PATTERN);
 
 /** `${VAR}` and `${VAR:-default}` from `env`; an unset variable (with no default) becomes empty and is reported. */
@@ -95,29 +105,49 @@ export function templateNames(text: string): string[] {
   return [...text.matchAll(VAR)].map((m) => m[1] ?? '').filter((name) => name !== '');
 }
 
+export interface LaunchExpansion<T> {
+  /** Command, args and url with their `${VAR}`s filled in (for the names in fromEnvironment only). */
+  readonly config: T;
+  /** The env and header values written with a `${VAR}`, filled in. */
+  readonly env: Record<string, string>;
+  readonly headers: Record<string, string>;
+  /** The values of secret variables taken: for the redactor (public ones are not secrets). */
+  readonly secrets: { name: string; value: string }[];
+}
+
 /**
  * A service as it is launched: `${VAR}` in its command, args and url expanded from the
  * daemon's environment, for the names its configuration says come from there (nothing
- * else is ever expanded). The values taken are secrets: returned for the redactor, kept in
- * memory only, never stored.
+ * else there is ever expanded), and its env and header templates filled in. Refused
+ * (ENV_NOT_ALLOWED) when any names a variable of the daemon's own: whatever the registry
+ * says, the model key never reaches a server. Kept in memory only, never stored.
  */
-export function expandLaunch<T extends { readonly command: string; readonly args: readonly string[]; readonly url?: string | null | undefined; readonly fromEnvironment?: readonly string[] | undefined }>(
-  config: T,
-  env: Readonly<Record<string, string | undefined>>,
-): { config: T; values: { name: string; value: string }[] } {
+export function expandLaunch<T extends TemplatedLaunch>(config: T, env: Readonly<Record<string, string | undefined>>): LaunchExpansion<T> {
+  const refused = refusedReads(environmentReads(config), { kind: 'own' });
+  if (refused !== null) throw refused;
   const names = new Set(config.fromEnvironment ?? []);
-  if (names.size === 0) return { config, values: [] };
-  const values = new Map<string, string>();
-  const x = (text: string): string =>
-    text.replace(VAR, (match, name: string, fallback: string | undefined) => {
-      if (!names.has(name)) return match;
-      const value = env[name];
-      if (value !== undefined && value !== '') values.set(name, value);
-      if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
-      return value ?? '';
-    });
-  const expanded = { ...config, command: x(config.command), args: config.args.map(x), ...(typeof config.url === 'string' ? { url: x(config.url) } : {}) };
-  return { config: expanded, values: [...values].map(([name, value]) => ({ name, value })) };
+  const secrets = new Map<string, string>();
+  const fill =
+    (only: ReadonlySet<string> | null) =>
+    (text: string): string =>
+      text.replace(VAR, (match, name: string, fallback: string | undefined) => {
+        if (only !== null && !only.has(name)) return match;
+        const value = env[name];
+        if (value !== undefined && value !== '' && isSecretVariable(name)) secrets.set(name, value);
+        if (fallback !== undefined) return value === undefined || value === '' ? fallback : value;
+        return value ?? '';
+      });
+  const x = fill(names);
+  const all = fill(null);
+  const expanded =
+    names.size === 0 ? config : { ...config, command: x(config.command), args: config.args.map(x), ...(typeof config.url === 'string' ? { url: x(config.url) } : {}) };
+  const filled = (templates: TemplatedLaunch['envTemplates']): Record<string, string> => Object.fromEntries((templates ?? []).map((t) => [t.name, all(t.template)]));
+  return { config: expanded, env: filled(config.envTemplates), headers: filled(config.headerTemplates), secrets: [...secrets].map(([name, value]) => ({ name, value })) };
+}
+
+/** Whether a value is written with a `${VAR}` (then it is a template, kept as written). */
+export function hasTemplate(text: string): boolean {
+  return templateNames(text).length > 0;
 }
 
 /** The `mcpServers` map of a file: at the top level, or under `config` (global settings). */
@@ -175,7 +205,7 @@ function readEntry(
   raw: unknown,
   file: SourceFile,
   env: Readonly<Record<string, string | undefined>>,
-): Omit<SourceEntry, 'overrides'> | string {
+): Omit<SourceEntry, 'overrides'> | string | WispError {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'the entry is not an object';
   const entry = raw as Record<string, unknown>;
   const name = file.kind === 'plugin' ? `${file.plugin ?? 'plugin'}.${key}` : key;
@@ -215,19 +245,20 @@ function readEntry(
   const args: string[] = transport === 'stdio' ? ((entry.args) ?? []) : [];
   const url = transport !== 'stdio' ? String(entry.url) : null;
   const fromEnvironment = [...new Set([command, ...args, url ?? ''].flatMap(templateNames))].sort();
+  const [envValues, envTemplates] = splitTemplates(transport === 'stdio' ? (entry.env ?? {}) : {});
+  const [headers, headerTemplates] = splitTemplates(transport !== 'stdio' ? (entry.headers ?? {}) : {});
+  const refused = refusedReads(environmentReads({ command, args, url, fromEnvironment, envTemplates: asList(envTemplates), headerTemplates: asList(headerTemplates) }), trustOf(file));
+  if (refused !== null) return refused;
   const expandedUrl = url === null ? null : x(url);
-  const envValues = transport === 'stdio' ? Object.fromEntries(Object.entries((entry.env) ?? {}).map(([k, v]) => [k, x(v)])) : {};
-  const headers = transport !== 'stdio' ? Object.fromEntries(Object.entries((entry.headers) ?? {}).map(([k, v]) => [k, x(v)])) : {};
   if (transport === 'stdio' && x(command) === '') return 'command is empty after ${VAR} expansion';
   for (const arg of args) x(arg);
+  for (const template of [...Object.values(envTemplates), ...Object.values(headerTemplates)]) x(template);
   if (url !== null && (!/^https?:\/\/[^\s]+$/.test(expandedUrl ?? '') || !/^https?:\/\//.test(url))) {
     return `url ${JSON.stringify(url)} is not an http(s) URL (a \${VAR} may fill in its host or path, not its scheme)`;
   }
   for (const v of [...unsetVars].sort()) warnings.push(`\${${v}} is not set (${where}): it became an empty string`);
   const cwd = file.directory ?? null;
-  const digest = sha256Hex(
-    canonicalJson({ transport, command, args, cwd, env: Object.keys(envValues).sort(), url, headers: Object.keys(headers).sort(), oauth, fromEnvironment }),
-  ).slice(0, 32);
+  const digest = entryDigest({ transport, command, args, cwd, env: envValues, url, headers, oauth, fromEnvironment, envTemplates, headerTemplates });
   return {
     name,
     key,
@@ -238,18 +269,52 @@ function readEntry(
     cwd,
     fromEnvironment,
     env: envValues,
+    envTemplates,
     url,
     headers,
+    headerTemplates,
     oauth,
     digest,
     warnings,
   };
 }
 
+/** Digest of everything but the secret values (their names are in it). */
+function entryDigest(e: Pick<SourceEntry, 'transport' | 'command' | 'args' | 'cwd' | 'env' | 'url' | 'headers' | 'oauth' | 'fromEnvironment' | 'envTemplates' | 'headerTemplates'>): string {
+  const { transport, command, args, cwd, url, oauth, fromEnvironment, envTemplates, headerTemplates } = e;
+  return sha256Hex(
+    canonicalJson({
+      transport, command, args, cwd, env: Object.keys(e.env).sort(), url, headers: Object.keys(e.headers).sort(), oauth, fromEnvironment,
+      // Only when there are any: an entry without templates keeps the digest it always had.
+      ...(Object.keys(envTemplates).length > 0 ? { envTemplates } : {}),
+      ...(Object.keys(headerTemplates).length > 0 ? { headerTemplates } : {}),
+    }),
+  ).slice(0, 32);
+}
+
+/**
+ * Env and header values: written with a ${VAR}, a template (kept as written, filled in at
+ * launch, like args); written without, a secret value for the secret store.
+ */
+function splitTemplates(map: Readonly<Record<string, string>>): [Record<string, string>, Record<string, string>] {
+  return [Object.fromEntries(Object.entries(map).filter(([, v]) => !hasTemplate(v))), Object.fromEntries(Object.entries(map).filter(([, v]) => hasTemplate(v)))];
+}
+
+function asList(map: Readonly<Record<string, string>>): { name: string; template: string }[] {
+  return Object.entries(map).map(([name, template]) => ({ name, template }));
+}
+
+/** Who wrote the file: the user (settings.json, an import), a project (with what the user named for it), a plugin. */
+function trustOf(file: SourceFile): SourceTrust {
+  if (file.kind === 'project') return { kind: 'project', directory: file.directory ?? file.file, allowed: file.allowEnv ?? [] };
+  if (file.kind === 'plugin') return { kind: 'plugin', plugin: file.plugin ?? '' };
+  return { kind: 'own' };
+}
+
 /** Content as a human would compare it: everything, secret values included (kept in memory only). */
 function sameContent(a: Omit<SourceEntry, 'overrides'>, b: Omit<SourceEntry, 'overrides'>): boolean {
   const content = (e: Omit<SourceEntry, 'overrides'>): string =>
-    canonicalJson({ transport: e.transport, command: e.command, args: e.args, env: e.env, url: e.url, headers: e.headers, oauth: e.oauth });
+    canonicalJson({ transport: e.transport, command: e.command, args: e.args, env: e.env, envTemplates: e.envTemplates, url: e.url, headers: e.headers, headerTemplates: e.headerTemplates, oauth: e.oauth });
   return content(a) === content(b);
 }
 
@@ -279,6 +344,10 @@ export function mergeSources(files: readonly SourceFile[], env: Readonly<Record<
       const entry = readEntry(key, raw, file, env);
       if (typeof entry === 'string') {
         skipped.push({ name: key, origin, reason: `invalid: ${entry}` });
+        continue;
+      }
+      if (entry instanceof WispError) {
+        skipped.push({ name: key, origin, reason: `${entry.code}: ${entry.message}`, code: entry.code });
         continue;
       }
       if (file.kind === 'plugin') {

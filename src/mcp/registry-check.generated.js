@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 "use strict";
 export const check_registryDocument = validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"grant":{"anyOf":[{"const":"client_credentials","type":"string"},{"const":"cross_app","type":"string"}]},"clientAuth":{"anyOf":[{"const":"client_secret_basic","type":"string"},{"const":"private_key_jwt","type":"string"}]},"signingAlg":{"anyOf":[{"const":"ES256","type":"string"},{"const":"ES384","type":"string"},{"const":"RS256","type":"string"},{"const":"RS384","type":"string"},{"const":"RS512","type":"string"},{"const":"PS256","type":"string"},{"const":"EdDSA","type":"string"}]},"clientMetadataUrl":{"pattern":"^https://[^\\s]+$","maxLength":2048,"type":"string"},"idpTokenEndpoint":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"},"idpClientId":{"minLength":1,"maxLength":1024,"type":"string"}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","file","at"],"properties":{"kind":{"const":"import","type":"string"},"file":{"minLength":1,"maxLength":4096,"type":"string"},"at":{"maxLength":64,"type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["schemaVersion","services"],"properties":{"schemaVersion":{"const":1,"type":"number"},"services":{"maxItems":16,"type":"array","items":{"additionalProperties":false,"type":"object","required":["id","name","command","args","cwd","enabled","configVersion","createdAt","updatedAt"],"properties":{"id":{"minLength":1,"maxLength":128,"type":"string"},"name":{"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","type":"string"},"transport":{"anyOf":[{"const":"stdio","type":"string"},{"const":"http","type":"string"},{"const":"sse","type":"string"}]},"command":{"maxLength":4096,"type":"string"},"url":{"anyOf":[{"pattern":"^https?://","maxLength":4096,"type":"string"},{"type":"null"}]},"oauth":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["enabled","clientId","scopes"],"properties":{"enabled":{"type":"boolean"},"clientId":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"scopes":{"anyOf":[{"maxLength":1024,"type":"string"},{"type":"null"}]},"grant":{"anyOf":[{"const":"client_credentials","type":"string"},{"const":"cross_app","type":"string"}]},"clientAuth":{"anyOf":[{"const":"client_secret_basic","type":"string"},{"const":"private_key_jwt","type":"string"}]},"signingAlg":{"anyOf":[{"const":"ES256","type":"string"},{"const":"ES384","type":"string"},{"const":"RS256","type":"string"},{"const":"RS384","type":"string"},{"const":"RS512","type":"string"},{"const":"PS256","type":"string"},{"const":"EdDSA","type":"string"}]},"clientMetadataUrl":{"pattern":"^https://[^\\s]+$","maxLength":2048,"type":"string"},"idpTokenEndpoint":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"},"idpClientId":{"minLength":1,"maxLength":1024,"type":"string"}}}]},"headers":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"headerTemplates":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","template"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"template":{"maxLength":4096,"type":"string"}}}},"args":{"maxItems":256,"type":"array","items":{"maxLength":4096,"type":"string"}},"cwd":{"anyOf":[{"pattern":"^/","type":"string"},{"type":"null"}]},"timeoutMs":{"anyOf":[{"minimum":100,"maximum":600000,"type":"integer"},{"type":"null"}]},"fromEnvironment":{"maxItems":256,"type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"}},"env":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","storage"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","type":"string"},"storage":{"anyOf":[{"const":"keychain","type":"string"},{"const":"session","type":"string"}]}}}},"envTemplates":{"maxItems":64,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","template"],"properties":{"name":{"minLength":1,"maxLength":256,"type":"string"},"template":{"maxLength":4096,"type":"string"}}}},"origin":{"anyOf":[{"type":"null"},{"additionalProperties":false,"type":"object","required":["kind","planDigest","package","version"],"properties":{"kind":{"const":"install","type":"string"},"planDigest":{"pattern":"^[0-9a-f]{32}$","type":"string"},"package":{"minLength":1,"maxLength":214,"type":"string"},"version":{"minLength":1,"maxLength":256,"type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","source","file","plugin","digest"],"properties":{"kind":{"const":"source","type":"string"},"source":{"anyOf":[{"const":"global","type":"string"},{"const":"plugin","type":"string"},{"const":"project","type":"string"}]},"file":{"minLength":1,"maxLength":4096,"type":"string"},"plugin":{"anyOf":[{"type":"string"},{"type":"null"}]},"digest":{"pattern":"^[0-9a-f]{32}$","type":"string"}}},{"additionalProperties":false,"type":"object","required":["kind","file","at"],"properties":{"kind":{"const":"import","type":"string"},"file":{"minLength":1,"maxLength":4096,"type":"string"},"at":{"maxLength":64,"type":"string"}}}]},"enabled":{"type":"boolean"},"configVersion":{"minimum":1,"type":"integer"},"createdAt":{"type":"string"},"updatedAt":{"type":"string"}}}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
@@ -1328,11 +1328,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data2.args !== undefined){
-let data22 = data2.args;
+if(data2.headerTemplates !== undefined){
+let data22 = data2.headerTemplates;
 if(Array.isArray(data22)){
-if(data22.length > 256){
-const err99 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+if(data22.length > 64){
+const err99 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates",schemaPath:"#/properties/services/items/properties/headerTemplates/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1344,9 +1344,9 @@ errors++;
 const len2 = data22.length;
 for(let i2=0; i2<len2; i2++){
 let data23 = data22[i2];
-if(typeof data23 === "string"){
-if(func3(data23) > 4096){
-const err100 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.name === undefined){
+const err100 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2,schemaPath:"#/properties/services/items/properties/headerTemplates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1355,9 +1355,8 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-else {
-const err101 = {instancePath:instancePath+"/services/" + i0+"/args/" + i2,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data23.template === undefined){
+const err101 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2,schemaPath:"#/properties/services/items/properties/headerTemplates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1366,10 +1365,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-}
-else {
-const err102 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key4 in data23){
+if(!((key4 === "name") || (key4 === "template"))){
+const err102 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2,schemaPath:"#/properties/services/items/properties/headerTemplates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1379,14 +1377,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data2.cwd !== undefined){
-let data24 = data2.cwd;
-const _errs102 = errors;
-let valid19 = false;
-const _errs103 = errors;
+if(data23.name !== undefined){
+let data24 = data23.name;
 if(typeof data24 === "string"){
-if(!pattern4.test(data24)){
-const err103 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
+if(func3(data24) > 256){
+const err103 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2+"/name",schemaPath:"#/properties/services/items/properties/headerTemplates/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1395,9 +1390,8 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-else {
-const err104 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data24) < 1){
+const err104 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2+"/name",schemaPath:"#/properties/services/items/properties/headerTemplates/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1406,12 +1400,9 @@ vErrors.push(err104);
 }
 errors++;
 }
-var _valid9 = _errs103 === errors;
-valid19 = valid19 || _valid9;
-if(!valid19){
-const _errs105 = errors;
-if(data24 !== null){
-const err105 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err105 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2+"/name",schemaPath:"#/properties/services/items/properties/headerTemplates/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1420,11 +1411,12 @@ vErrors.push(err105);
 }
 errors++;
 }
-var _valid9 = _errs105 === errors;
-valid19 = valid19 || _valid9;
 }
-if(!valid19){
-const err106 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data23.template !== undefined){
+let data25 = data23.template;
+if(typeof data25 === "string"){
+if(func3(data25) > 4096){
+const err106 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2+"/template",schemaPath:"#/properties/services/items/properties/headerTemplates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1433,25 +1425,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-else {
-errors = _errs102;
-if(vErrors !== null){
-if(_errs102){
-vErrors.length = _errs102;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.timeoutMs !== undefined){
-let data25 = data2.timeoutMs;
-const _errs108 = errors;
-let valid20 = false;
-const _errs109 = errors;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err107 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err107 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2+"/template",schemaPath:"#/properties/services/items/properties/headerTemplates/items/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1460,9 +1436,10 @@ vErrors.push(err107);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 600000 || isNaN(data25)){
-const err108 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates/" + i2,schemaPath:"#/properties/services/items/properties/headerTemplates/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1471,8 +1448,10 @@ vErrors.push(err108);
 }
 errors++;
 }
-if(data25 < 100 || isNaN(data25)){
-const err109 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/services/" + i0+"/headerTemplates",schemaPath:"#/properties/services/items/properties/headerTemplates/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1482,12 +1461,11 @@ vErrors.push(err109);
 errors++;
 }
 }
-var _valid10 = _errs109 === errors;
-valid20 = valid20 || _valid10;
-if(!valid20){
-const _errs111 = errors;
-if(data25 !== null){
-const err110 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data2.args !== undefined){
+let data26 = data2.args;
+if(Array.isArray(data26)){
+if(data26.length > 256){
+const err110 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1496,11 +1474,12 @@ vErrors.push(err110);
 }
 errors++;
 }
-var _valid10 = _errs111 === errors;
-valid20 = valid20 || _valid10;
-}
-if(!valid20){
-const err111 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const len3 = data26.length;
+for(let i3=0; i3<len3; i3++){
+let data27 = data26[i3];
+if(typeof data27 === "string"){
+if(func3(data27) > 4096){
+const err111 = {instancePath:instancePath+"/services/" + i0+"/args/" + i3,schemaPath:"#/properties/services/items/properties/args/items/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1509,23 +1488,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-else {
-errors = _errs108;
-if(vErrors !== null){
-if(_errs108){
-vErrors.length = _errs108;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.fromEnvironment !== undefined){
-let data26 = data2.fromEnvironment;
-if(Array.isArray(data26)){
-if(data26.length > 256){
-const err112 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+const err112 = {instancePath:instancePath+"/services/" + i0+"/args/" + i3,schemaPath:"#/properties/services/items/properties/args/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1534,12 +1499,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-const len3 = data26.length;
-for(let i3=0; i3<len3; i3++){
-let data27 = data26[i3];
-if(typeof data27 === "string"){
-if(!pattern5.test(data27)){
-const err113 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/services/" + i0+"/args",schemaPath:"#/properties/services/items/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1549,8 +1512,14 @@ vErrors.push(err113);
 errors++;
 }
 }
-else {
-const err114 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i3,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.cwd !== undefined){
+let data28 = data2.cwd;
+const _errs111 = errors;
+let valid22 = false;
+const _errs112 = errors;
+if(typeof data28 === "string"){
+if(!pattern4.test(data28)){
+const err114 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1560,9 +1529,8 @@ vErrors.push(err114);
 errors++;
 }
 }
-}
 else {
-const err115 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err115 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1571,12 +1539,12 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-if(data2.env !== undefined){
-let data28 = data2.env;
-if(Array.isArray(data28)){
-if(data28.length > 64){
-const err116 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
+var _valid9 = _errs112 === errors;
+valid22 = valid22 || _valid9;
+if(!valid22){
+const _errs114 = errors;
+if(data28 !== null){
+const err116 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1585,12 +1553,11 @@ vErrors.push(err116);
 }
 errors++;
 }
-const len4 = data28.length;
-for(let i4=0; i4<len4; i4++){
-let data29 = data28[i4];
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-if(data29.name === undefined){
-const err117 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+var _valid9 = _errs114 === errors;
+valid22 = valid22 || _valid9;
+}
+if(!valid22){
+const err117 = {instancePath:instancePath+"/services/" + i0+"/cwd",schemaPath:"#/properties/services/items/properties/cwd/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -1599,8 +1566,25 @@ vErrors.push(err117);
 }
 errors++;
 }
-if(data29.storage === undefined){
-const err118 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
+else {
+errors = _errs111;
+if(vErrors !== null){
+if(_errs111){
+vErrors.length = _errs111;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.timeoutMs !== undefined){
+let data29 = data2.timeoutMs;
+const _errs117 = errors;
+let valid23 = false;
+const _errs118 = errors;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err118 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -1609,9 +1593,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-for(const key4 in data29){
-if(!((key4 === "name") || (key4 === "storage"))){
-const err119 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 600000 || isNaN(data29)){
+const err119 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -1620,12 +1604,8 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-if(data29.name !== undefined){
-let data30 = data29.name;
-if(typeof data30 === "string"){
-if(!pattern5.test(data30)){
-const err120 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(data29 < 100 || isNaN(data29)){
+const err120 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -1635,8 +1615,12 @@ vErrors.push(err120);
 errors++;
 }
 }
-else {
-const err121 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs118 === errors;
+valid23 = valid23 || _valid10;
+if(!valid23){
+const _errs120 = errors;
+if(data29 !== null){
+const err121 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -1645,14 +1629,11 @@ vErrors.push(err121);
 }
 errors++;
 }
+var _valid10 = _errs120 === errors;
+valid23 = valid23 || _valid10;
 }
-if(data29.storage !== undefined){
-let data31 = data29.storage;
-const _errs125 = errors;
-let valid26 = false;
-const _errs126 = errors;
-if(typeof data31 !== "string"){
-const err122 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid23){
+const err122 = {instancePath:instancePath+"/services/" + i0+"/timeoutMs",schemaPath:"#/properties/services/items/properties/timeoutMs/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -1661,8 +1642,23 @@ vErrors.push(err122);
 }
 errors++;
 }
-if("keychain" !== data31){
-const err123 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+else {
+errors = _errs117;
+if(vErrors !== null){
+if(_errs117){
+vErrors.length = _errs117;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.fromEnvironment !== undefined){
+let data30 = data2.fromEnvironment;
+if(Array.isArray(data30)){
+if(data30.length > 256){
+const err123 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -1671,12 +1667,12 @@ vErrors.push(err123);
 }
 errors++;
 }
-var _valid11 = _errs126 === errors;
-valid26 = valid26 || _valid11;
-if(!valid26){
-const _errs128 = errors;
-if(typeof data31 !== "string"){
-const err124 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len4 = data30.length;
+for(let i4=0; i4<len4; i4++){
+let data31 = data30[i4];
+if(typeof data31 === "string"){
+if(!pattern5.test(data31)){
+const err124 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i4,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -1685,8 +1681,9 @@ vErrors.push(err124);
 }
 errors++;
 }
-if("session" !== data31){
-const err125 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+}
+else {
+const err125 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment/" + i4,schemaPath:"#/properties/services/items/properties/fromEnvironment/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -1695,11 +1692,10 @@ vErrors.push(err125);
 }
 errors++;
 }
-var _valid11 = _errs128 === errors;
-valid26 = valid26 || _valid11;
 }
-if(!valid26){
-const err126 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err126 = {instancePath:instancePath+"/services/" + i0+"/fromEnvironment",schemaPath:"#/properties/services/items/properties/fromEnvironment/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -1708,11 +1704,148 @@ vErrors.push(err126);
 }
 errors++;
 }
+}
+if(data2.env !== undefined){
+let data32 = data2.env;
+if(Array.isArray(data32)){
+if(data32.length > 64){
+const err127 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
+if(vErrors === null){
+vErrors = [err127];
+}
 else {
-errors = _errs125;
+vErrors.push(err127);
+}
+errors++;
+}
+const len5 = data32.length;
+for(let i5=0; i5<len5; i5++){
+let data33 = data32[i5];
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.name === undefined){
+const err128 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+if(data33.storage === undefined){
+const err129 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5,schemaPath:"#/properties/services/items/properties/env/items/required",keyword:"required",params:{missingProperty: "storage"},message:"must have required property '"+"storage"+"'"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+for(const key5 in data33){
+if(!((key5 === "name") || (key5 === "storage"))){
+const err130 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5,schemaPath:"#/properties/services/items/properties/env/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+if(data33.name !== undefined){
+let data34 = data33.name;
+if(typeof data34 === "string"){
+if(!pattern5.test(data34)){
+const err131 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/name",schemaPath:"#/properties/services/items/properties/env/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data33.storage !== undefined){
+let data35 = data33.storage;
+const _errs134 = errors;
+let valid29 = false;
+const _errs135 = errors;
+if(typeof data35 !== "string"){
+const err133 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+if("keychain" !== data35){
+const err134 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/0/const",keyword:"const",params:{allowedValue: "keychain"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+var _valid11 = _errs135 === errors;
+valid29 = valid29 || _valid11;
+if(!valid29){
+const _errs137 = errors;
+if(typeof data35 !== "string"){
+const err135 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+if("session" !== data35){
+const err136 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf/1/const",keyword:"const",params:{allowedValue: "session"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+var _valid11 = _errs137 === errors;
+valid29 = valid29 || _valid11;
+}
+if(!valid29){
+const err137 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5+"/storage",schemaPath:"#/properties/services/items/properties/env/items/properties/storage/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+else {
+errors = _errs134;
 if(vErrors !== null){
-if(_errs125){
-vErrors.length = _errs125;
+if(_errs134){
+vErrors.length = _errs134;
 }
 else {
 vErrors = null;
@@ -1722,139 +1855,7 @@ vErrors = null;
 }
 }
 else {
-const err127 = {instancePath:instancePath+"/services/" + i0+"/env/" + i4,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err127];
-}
-else {
-vErrors.push(err127);
-}
-errors++;
-}
-}
-}
-else {
-const err128 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-}
-}
-if(data2.origin !== undefined){
-let data32 = data2.origin;
-const _errs131 = errors;
-let valid27 = false;
-const _errs132 = errors;
-if(data32 !== null){
-const err129 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-var _valid12 = _errs132 === errors;
-valid27 = valid27 || _valid12;
-if(!valid27){
-const _errs134 = errors;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.kind === undefined){
-const err130 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err130];
-}
-else {
-vErrors.push(err130);
-}
-errors++;
-}
-if(data32.planDigest === undefined){
-const err131 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
-if(vErrors === null){
-vErrors = [err131];
-}
-else {
-vErrors.push(err131);
-}
-errors++;
-}
-if(data32.package === undefined){
-const err132 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
-if(vErrors === null){
-vErrors = [err132];
-}
-else {
-vErrors.push(err132);
-}
-errors++;
-}
-if(data32.version === undefined){
-const err133 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err133];
-}
-else {
-vErrors.push(err133);
-}
-errors++;
-}
-for(const key5 in data32){
-if(!((((key5 === "kind") || (key5 === "planDigest")) || (key5 === "package")) || (key5 === "version"))){
-const err134 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err134];
-}
-else {
-vErrors.push(err134);
-}
-errors++;
-}
-}
-if(data32.kind !== undefined){
-let data33 = data32.kind;
-if(typeof data33 !== "string"){
-const err135 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err135];
-}
-else {
-vErrors.push(err135);
-}
-errors++;
-}
-if("install" !== data33){
-const err136 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
-}
-errors++;
-}
-}
-if(data32.planDigest !== undefined){
-let data34 = data32.planDigest;
-if(typeof data34 === "string"){
-if(!pattern7.test(data34)){
-const err137 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-}
-}
-else {
-const err138 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err138 = {instancePath:instancePath+"/services/" + i0+"/env/" + i5,schemaPath:"#/properties/services/items/properties/env/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -1864,11 +1865,9 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data32.package !== undefined){
-let data35 = data32.package;
-if(typeof data35 === "string"){
-if(func3(data35) > 214){
-const err139 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
+}
+else {
+const err139 = {instancePath:instancePath+"/services/" + i0+"/env",schemaPath:"#/properties/services/items/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -1877,8 +1876,12 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(func3(data35) < 1){
-const err140 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data2.envTemplates !== undefined){
+let data36 = data2.envTemplates;
+if(Array.isArray(data36)){
+if(data36.length > 64){
+const err140 = {instancePath:instancePath+"/services/" + i0+"/envTemplates",schemaPath:"#/properties/services/items/properties/envTemplates/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -1887,9 +1890,12 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-else {
-const err141 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len6 = data36.length;
+for(let i6=0; i6<len6; i6++){
+let data37 = data36[i6];
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.name === undefined){
+const err141 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6,schemaPath:"#/properties/services/items/properties/envTemplates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -1898,12 +1904,8 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-if(data32.version !== undefined){
-let data36 = data32.version;
-if(typeof data36 === "string"){
-if(func3(data36) > 256){
-const err142 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data37.template === undefined){
+const err142 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6,schemaPath:"#/properties/services/items/properties/envTemplates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -1912,8 +1914,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(func3(data36) < 1){
-const err143 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key6 in data37){
+if(!((key6 === "name") || (key6 === "template"))){
+const err143 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6,schemaPath:"#/properties/services/items/properties/envTemplates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -1923,8 +1926,11 @@ vErrors.push(err143);
 errors++;
 }
 }
-else {
-const err144 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data37.name !== undefined){
+let data38 = data37.name;
+if(typeof data38 === "string"){
+if(func3(data38) > 256){
+const err144 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6+"/name",schemaPath:"#/properties/services/items/properties/envTemplates/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -1933,10 +1939,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-}
-else {
-const err145 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func3(data38) < 1){
+const err145 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6+"/name",schemaPath:"#/properties/services/items/properties/envTemplates/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -1945,13 +1949,9 @@ vErrors.push(err145);
 }
 errors++;
 }
-var _valid12 = _errs134 === errors;
-valid27 = valid27 || _valid12;
-if(!valid27){
-const _errs145 = errors;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.kind === undefined){
-const err146 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+else {
+const err146 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6+"/name",schemaPath:"#/properties/services/items/properties/envTemplates/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -1960,8 +1960,12 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(data32.source === undefined){
-const err147 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+}
+if(data37.template !== undefined){
+let data39 = data37.template;
+if(typeof data39 === "string"){
+if(func3(data39) > 4096){
+const err147 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6+"/template",schemaPath:"#/properties/services/items/properties/envTemplates/items/properties/template/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -1970,8 +1974,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(data32.file === undefined){
-const err148 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+}
+else {
+const err148 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6+"/template",schemaPath:"#/properties/services/items/properties/envTemplates/items/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -1980,8 +1985,10 @@ vErrors.push(err148);
 }
 errors++;
 }
-if(data32.plugin === undefined){
-const err149 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
+}
+}
+else {
+const err149 = {instancePath:instancePath+"/services/" + i0+"/envTemplates/" + i6,schemaPath:"#/properties/services/items/properties/envTemplates/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -1990,8 +1997,10 @@ vErrors.push(err149);
 }
 errors++;
 }
-if(data32.digest === undefined){
-const err150 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/services/" + i0+"/envTemplates",schemaPath:"#/properties/services/items/properties/envTemplates/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -2000,9 +2009,14 @@ vErrors.push(err150);
 }
 errors++;
 }
-for(const key6 in data32){
-if(!(((((key6 === "kind") || (key6 === "source")) || (key6 === "file")) || (key6 === "plugin")) || (key6 === "digest"))){
-const err151 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data2.origin !== undefined){
+let data40 = data2.origin;
+const _errs149 = errors;
+let valid33 = false;
+const _errs150 = errors;
+if(data40 !== null){
+const err151 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2011,11 +2025,13 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-if(data32.kind !== undefined){
-let data37 = data32.kind;
-if(typeof data37 !== "string"){
-const err152 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs150 === errors;
+valid33 = valid33 || _valid12;
+if(!valid33){
+const _errs152 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.kind === undefined){
+const err152 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2024,8 +2040,8 @@ vErrors.push(err152);
 }
 errors++;
 }
-if("source" !== data37){
-const err153 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
+if(data40.planDigest === undefined){
+const err153 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "planDigest"},message:"must have required property '"+"planDigest"+"'"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2034,14 +2050,8 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-if(data32.source !== undefined){
-let data38 = data32.source;
-const _errs151 = errors;
-let valid30 = false;
-const _errs152 = errors;
-if(typeof data38 !== "string"){
-const err154 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.package === undefined){
+const err154 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "package"},message:"must have required property '"+"package"+"'"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2050,8 +2060,8 @@ vErrors.push(err154);
 }
 errors++;
 }
-if("global" !== data38){
-const err155 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
+if(data40.version === undefined){
+const err155 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2060,12 +2070,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-var _valid13 = _errs152 === errors;
-valid30 = valid30 || _valid13;
-if(!valid30){
-const _errs154 = errors;
-if(typeof data38 !== "string"){
-const err156 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key7 in data40){
+if(!((((key7 === "kind") || (key7 === "planDigest")) || (key7 === "package")) || (key7 === "version"))){
+const err156 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2074,8 +2081,11 @@ vErrors.push(err156);
 }
 errors++;
 }
-if("plugin" !== data38){
-const err157 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
+}
+if(data40.kind !== undefined){
+let data41 = data40.kind;
+if(typeof data41 !== "string"){
+const err157 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2084,12 +2094,8 @@ vErrors.push(err157);
 }
 errors++;
 }
-var _valid13 = _errs154 === errors;
-valid30 = valid30 || _valid13;
-if(!valid30){
-const _errs156 = errors;
-if(typeof data38 !== "string"){
-const err158 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("install" !== data41){
+const err158 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "install"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2098,8 +2104,12 @@ vErrors.push(err158);
 }
 errors++;
 }
-if("project" !== data38){
-const err159 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
+}
+if(data40.planDigest !== undefined){
+let data42 = data40.planDigest;
+if(typeof data42 === "string"){
+if(!pattern7.test(data42)){
+const err159 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2108,12 +2118,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-var _valid13 = _errs156 === errors;
-valid30 = valid30 || _valid13;
 }
-}
-if(!valid30){
-const err160 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err160 = {instancePath:instancePath+"/services/" + i0+"/origin/planDigest",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/planDigest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2122,23 +2129,12 @@ vErrors.push(err160);
 }
 errors++;
 }
-else {
-errors = _errs151;
-if(vErrors !== null){
-if(_errs151){
-vErrors.length = _errs151;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data32.file !== undefined){
-let data39 = data32.file;
-if(typeof data39 === "string"){
-if(func3(data39) > 4096){
-const err161 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(data40.package !== undefined){
+let data43 = data40.package;
+if(typeof data43 === "string"){
+if(func3(data43) > 214){
+const err161 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/maxLength",keyword:"maxLength",params:{limit: 214},message:"must NOT have more than 214 characters"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2147,8 +2143,8 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(func3(data39) < 1){
-const err162 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func3(data43) < 1){
+const err162 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2159,7 +2155,7 @@ errors++;
 }
 }
 else {
-const err163 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err163 = {instancePath:instancePath+"/services/" + i0+"/origin/package",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/package/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2169,13 +2165,11 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data32.plugin !== undefined){
-let data40 = data32.plugin;
-const _errs161 = errors;
-let valid31 = false;
-const _errs162 = errors;
-if(typeof data40 !== "string"){
-const err164 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.version !== undefined){
+let data44 = data40.version;
+if(typeof data44 === "string"){
+if(func3(data44) > 256){
+const err164 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2184,12 +2178,8 @@ vErrors.push(err164);
 }
 errors++;
 }
-var _valid14 = _errs162 === errors;
-valid31 = valid31 || _valid14;
-if(!valid31){
-const _errs164 = errors;
-if(data40 !== null){
-const err165 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func3(data44) < 1){
+const err165 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2198,11 +2188,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-var _valid14 = _errs164 === errors;
-valid31 = valid31 || _valid14;
 }
-if(!valid31){
-const err166 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err166 = {instancePath:instancePath+"/services/" + i0+"/origin/version",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2211,23 +2199,10 @@ vErrors.push(err166);
 }
 errors++;
 }
-else {
-errors = _errs161;
-if(vErrors !== null){
-if(_errs161){
-vErrors.length = _errs161;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data32.digest !== undefined){
-let data41 = data32.digest;
-if(typeof data41 === "string"){
-if(!pattern7.test(data41)){
-const err167 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
+const err167 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2236,9 +2211,13 @@ vErrors.push(err167);
 }
 errors++;
 }
-}
-else {
-const err168 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid12 = _errs152 === errors;
+valid33 = valid33 || _valid12;
+if(!valid33){
+const _errs163 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.kind === undefined){
+const err168 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2247,10 +2226,8 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-}
-else {
-const err169 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.source === undefined){
+const err169 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2259,13 +2236,8 @@ vErrors.push(err169);
 }
 errors++;
 }
-var _valid12 = _errs145 === errors;
-valid27 = valid27 || _valid12;
-if(!valid27){
-const _errs168 = errors;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.kind === undefined){
-const err170 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(data40.file === undefined){
+const err170 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2274,8 +2246,8 @@ vErrors.push(err170);
 }
 errors++;
 }
-if(data32.file === undefined){
-const err171 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+if(data40.plugin === undefined){
+const err171 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "plugin"},message:"must have required property '"+"plugin"+"'"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2284,8 +2256,8 @@ vErrors.push(err171);
 }
 errors++;
 }
-if(data32.at === undefined){
-const err172 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "at"},message:"must have required property '"+"at"+"'"};
+if(data40.digest === undefined){
+const err172 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2294,9 +2266,9 @@ vErrors.push(err172);
 }
 errors++;
 }
-for(const key7 in data32){
-if(!(((key7 === "kind") || (key7 === "file")) || (key7 === "at"))){
-const err173 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+for(const key8 in data40){
+if(!(((((key8 === "kind") || (key8 === "source")) || (key8 === "file")) || (key8 === "plugin")) || (key8 === "digest"))){
+const err173 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2306,10 +2278,10 @@ vErrors.push(err173);
 errors++;
 }
 }
-if(data32.kind !== undefined){
-let data42 = data32.kind;
-if(typeof data42 !== "string"){
-const err174 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.kind !== undefined){
+let data45 = data40.kind;
+if(typeof data45 !== "string"){
+const err174 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2318,8 +2290,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-if("import" !== data42){
-const err175 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "import"},message:"must be equal to constant"};
+if("source" !== data45){
+const err175 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "source"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2329,11 +2301,13 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data32.file !== undefined){
-let data43 = data32.file;
-if(typeof data43 === "string"){
-if(func3(data43) > 4096){
-const err176 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(data40.source !== undefined){
+let data46 = data40.source;
+const _errs169 = errors;
+let valid36 = false;
+const _errs170 = errors;
+if(typeof data46 !== "string"){
+const err176 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2342,8 +2316,8 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(func3(data43) < 1){
-const err177 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if("global" !== data46){
+const err177 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/0/const",keyword:"const",params:{allowedValue: "global"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2352,9 +2326,12 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-else {
-const err178 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid13 = _errs170 === errors;
+valid36 = valid36 || _valid13;
+if(!valid36){
+const _errs172 = errors;
+if(typeof data46 !== "string"){
+const err178 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2363,12 +2340,8 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-if(data32.at !== undefined){
-let data44 = data32.at;
-if(typeof data44 === "string"){
-if(func3(data44) > 64){
-const err179 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if("plugin" !== data46){
+const err179 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/1/const",keyword:"const",params:{allowedValue: "plugin"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2377,9 +2350,12 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-else {
-const err180 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid13 = _errs172 === errors;
+valid36 = valid36 || _valid13;
+if(!valid36){
+const _errs174 = errors;
+if(typeof data46 !== "string"){
+const err180 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2388,10 +2364,8 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if("project" !== data46){
+const err181 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf/2/const",keyword:"const",params:{allowedValue: "project"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2400,13 +2374,12 @@ vErrors.push(err181);
 }
 errors++;
 }
-var _valid12 = _errs168 === errors;
-valid27 = valid27 || _valid12;
+var _valid13 = _errs174 === errors;
+valid36 = valid36 || _valid13;
 }
 }
-}
-if(!valid27){
-const err182 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid36){
+const err182 = {instancePath:instancePath+"/services/" + i0+"/origin/source",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/source/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2416,10 +2389,10 @@ vErrors.push(err182);
 errors++;
 }
 else {
-errors = _errs131;
+errors = _errs169;
 if(vErrors !== null){
-if(_errs131){
-vErrors.length = _errs131;
+if(_errs169){
+vErrors.length = _errs169;
 }
 else {
 vErrors = null;
@@ -2427,9 +2400,11 @@ vErrors = null;
 }
 }
 }
-if(data2.enabled !== undefined){
-if(typeof data2.enabled !== "boolean"){
-const err183 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data40.file !== undefined){
+let data47 = data40.file;
+if(typeof data47 === "string"){
+if(func3(data47) > 4096){
+const err183 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2438,11 +2413,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data2.configVersion !== undefined){
-let data46 = data2.configVersion;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err184 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(func3(data47) < 1){
+const err184 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2451,9 +2423,9 @@ vErrors.push(err184);
 }
 errors++;
 }
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 < 1 || isNaN(data46)){
-const err185 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err185 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2463,10 +2435,13 @@ vErrors.push(err185);
 errors++;
 }
 }
-}
-if(data2.createdAt !== undefined){
-if(typeof data2.createdAt !== "string"){
-const err186 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.plugin !== undefined){
+let data48 = data40.plugin;
+const _errs179 = errors;
+let valid37 = false;
+const _errs180 = errors;
+if(typeof data48 !== "string"){
+const err186 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2475,10 +2450,12 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-if(data2.updatedAt !== undefined){
-if(typeof data2.updatedAt !== "string"){
-const err187 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid14 = _errs180 === errors;
+valid37 = valid37 || _valid14;
+if(!valid37){
+const _errs182 = errors;
+if(data48 !== null){
+const err187 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2487,10 +2464,11 @@ vErrors.push(err187);
 }
 errors++;
 }
+var _valid14 = _errs182 === errors;
+valid37 = valid37 || _valid14;
 }
-}
-else {
-const err188 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid37){
+const err188 = {instancePath:instancePath+"/services/" + i0+"/origin/plugin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/plugin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2499,10 +2477,23 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
+else {
+errors = _errs179;
+if(vErrors !== null){
+if(_errs179){
+vErrors.length = _errs179;
 }
 else {
-const err189 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+vErrors = null;
+}
+}
+}
+}
+if(data40.digest !== undefined){
+let data49 = data40.digest;
+if(typeof data49 === "string"){
+if(!pattern7.test(data49)){
+const err189 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2512,14 +2503,289 @@ vErrors.push(err189);
 errors++;
 }
 }
-}
 else {
-const err190 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err190 = {instancePath:instancePath+"/services/" + i0+"/origin/digest",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err190];
 }
 else {
 vErrors.push(err190);
+}
+errors++;
+}
+}
+}
+else {
+const err191 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+var _valid12 = _errs163 === errors;
+valid33 = valid33 || _valid12;
+if(!valid33){
+const _errs186 = errors;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.kind === undefined){
+const err192 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+if(data40.file === undefined){
+const err193 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+if(data40.at === undefined){
+const err194 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/required",keyword:"required",params:{missingProperty: "at"},message:"must have required property '"+"at"+"'"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+for(const key9 in data40){
+if(!(((key9 === "kind") || (key9 === "file")) || (key9 === "at"))){
+const err195 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+}
+if(data40.kind !== undefined){
+let data50 = data40.kind;
+if(typeof data50 !== "string"){
+const err196 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+if("import" !== data50){
+const err197 = {instancePath:instancePath+"/services/" + i0+"/origin/kind",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "import"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+}
+if(data40.file !== undefined){
+let data51 = data40.file;
+if(typeof data51 === "string"){
+if(func3(data51) > 4096){
+const err198 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+if(func3(data51) < 1){
+const err199 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+}
+else {
+const err200 = {instancePath:instancePath+"/services/" + i0+"/origin/file",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+}
+if(data40.at !== undefined){
+let data52 = data40.at;
+if(typeof data52 === "string"){
+if(func3(data52) > 64){
+const err201 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+else {
+const err202 = {instancePath:instancePath+"/services/" + i0+"/origin/at",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+}
+}
+else {
+const err203 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+var _valid12 = _errs186 === errors;
+valid33 = valid33 || _valid12;
+}
+}
+}
+if(!valid33){
+const err204 = {instancePath:instancePath+"/services/" + i0+"/origin",schemaPath:"#/properties/services/items/properties/origin/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+else {
+errors = _errs149;
+if(vErrors !== null){
+if(_errs149){
+vErrors.length = _errs149;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.enabled !== undefined){
+if(typeof data2.enabled !== "boolean"){
+const err205 = {instancePath:instancePath+"/services/" + i0+"/enabled",schemaPath:"#/properties/services/items/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+}
+if(data2.configVersion !== undefined){
+let data54 = data2.configVersion;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err206 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 1 || isNaN(data54)){
+const err207 = {instancePath:instancePath+"/services/" + i0+"/configVersion",schemaPath:"#/properties/services/items/properties/configVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+}
+if(data2.createdAt !== undefined){
+if(typeof data2.createdAt !== "string"){
+const err208 = {instancePath:instancePath+"/services/" + i0+"/createdAt",schemaPath:"#/properties/services/items/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+}
+if(data2.updatedAt !== undefined){
+if(typeof data2.updatedAt !== "string"){
+const err209 = {instancePath:instancePath+"/services/" + i0+"/updatedAt",schemaPath:"#/properties/services/items/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+}
+else {
+const err210 = {instancePath:instancePath+"/services/" + i0,schemaPath:"#/properties/services/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/services",schemaPath:"#/properties/services/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+}
+else {
+const err212 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
 }
 errors++;
 }

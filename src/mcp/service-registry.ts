@@ -7,6 +7,7 @@ import type { RegistryChange } from './events.js';
 
 type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session' };
 type OAuthConfig = { readonly enabled: boolean; readonly clientId: string | null; readonly scopes: string | null };
+type Template = { readonly name: string; readonly template: string };
 
 export interface RegisterInput {
   readonly name: string;
@@ -24,6 +25,9 @@ export interface RegisterInput {
   readonly origin?: ServiceOrigin | undefined;
   /** Config sources: which `${VAR}` in command, args and url the daemon's environment fills in at launch. */
   readonly fromEnvironment?: readonly string[] | undefined;
+  /** Config sources and imports: env and header values written with `${VAR}`, kept as written. */
+  readonly envTemplates?: readonly Template[] | undefined;
+  readonly headerTemplates?: readonly Template[] | undefined;
 }
 
 export interface UpdateInput {
@@ -40,6 +44,9 @@ export interface UpdateInput {
   readonly origin?: ServiceOrigin | undefined;
   /** Given by a config source sync; otherwise kept only while command, args and url are unchanged. */
   readonly fromEnvironment?: readonly string[] | undefined;
+  /** Given by a config source sync; otherwise kept, but for a name now set by hand (env, headers). */
+  readonly envTemplates?: readonly Template[] | undefined;
+  readonly headerTemplates?: readonly Template[] | undefined;
 }
 
 
@@ -112,6 +119,8 @@ export class ServiceRegistry {
         env: (input.env ?? []).map((v) => ({ ...v })),
         ...(input.origin !== undefined ? { origin: input.origin } : {}),
         ...(input.fromEnvironment !== undefined && input.fromEnvironment.length > 0 ? { fromEnvironment: [...input.fromEnvironment] } : {}),
+        ...(!http && input.envTemplates !== undefined && input.envTemplates.length > 0 ? { envTemplates: input.envTemplates.map((t) => ({ ...t })) } : {}),
+        ...(http && input.headerTemplates !== undefined && input.headerTemplates.length > 0 ? { headerTemplates: input.headerTemplates.map((t) => ({ ...t })) } : {}),
         enabled: false,
         configVersion: 1,
         createdAt: at,
@@ -156,16 +165,23 @@ export class ServiceRegistry {
         (set.args !== undefined && JSON.stringify(set.args) !== JSON.stringify(current.args)) ||
         (set.url !== undefined && set.url !== current.url);
       const fromEnvironment = set.fromEnvironment ?? (launchChanged ? [] : (current.fromEnvironment ?? []));
-      const { fromEnvironment: _previous, ...kept } = current;
+      const { fromEnvironment: _previous, envTemplates: _env, headerTemplates: _headers, ...kept } = current;
+      // A value set by hand replaces the template of the same name.
+      const env = set.env !== undefined ? set.env.map((v) => ({ ...v })) : (current.env ?? []);
+      const headers = set.headers !== undefined ? set.headers.map((h) => ({ ...h })) : (current.headers ?? []);
+      const envTemplates = (set.envTemplates ?? current.envTemplates ?? []).filter((t) => !env.some((v) => v.name === t.name)).map((t) => ({ ...t }));
+      const headerTemplates = (set.headerTemplates ?? current.headerTemplates ?? []).filter((t) => !headers.some((h) => h.name.toLowerCase() === t.name.toLowerCase())).map((t) => ({ ...t }));
       const next: StoredService = {
         ...kept,
         ...(fromEnvironment.length > 0 ? { fromEnvironment: [...fromEnvironment] } : {}),
+        ...(!http && envTemplates.length > 0 ? { envTemplates } : {}),
+        ...(http && headerTemplates.length > 0 ? { headerTemplates } : {}),
         name: set.name ?? current.name,
         command: http ? '' : (set.command ?? current.command),
         ...(http
           ? {
               url: set.url ?? current.url ?? null,
-              headers: set.headers !== undefined ? set.headers.map((h) => ({ ...h })) : (current.headers ?? []),
+              headers,
               oauth: set.oauth !== undefined ? (set.oauth === null ? null : { ...set.oauth }) : (current.oauth ?? null),
             }
           : {}),
@@ -173,7 +189,7 @@ export class ServiceRegistry {
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,
         timeoutMs: set.timeoutMs !== undefined ? set.timeoutMs : (current.timeoutMs ?? null),
-        env: set.env !== undefined ? set.env.map((v) => ({ ...v })) : (current.env ?? []),
+        env,
         enabled: false,
         configVersion: current.configVersion + 1,
         updatedAt: this.now().toISOString(),

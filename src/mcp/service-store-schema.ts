@@ -55,6 +55,12 @@ const SecretRef = Type.Object(
   { additionalProperties: false },
 );
 
+/** A value written with `${VAR}` templates (config sources, imports): kept as written, filled in at launch. */
+const Template = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 256 }), template: Type.String({ maxLength: LIMITS.maxCommandChars }) },
+  { additionalProperties: false },
+);
+
 const StoredService = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
@@ -88,6 +94,8 @@ const StoredService = Type.Object(
     ),
     /** http: header names and where their values are kept (values are secrets). */
     headers: Type.Optional(Type.Array(SecretRef, { maxItems: LIMITS.maxEnvVars })),
+    /** http: headers whose value is written with `${VAR}` (stored as written; filled in at launch). */
+    headerTemplates: Type.Optional(Type.Array(Template, { maxItems: LIMITS.maxEnvVars })),
     args: Type.Array(Type.String({ maxLength: LIMITS.maxCommandChars }), { maxItems: LIMITS.maxArgs }),
     cwd: Type.Union([Type.String({ pattern: '^/' }), Type.Null()]),
     timeoutMs: Type.Optional(Type.Union([Type.Integer({ minimum: 100, maximum: 600_000 }), Type.Null()])),
@@ -106,6 +114,8 @@ const StoredService = Type.Object(
         { maxItems: LIMITS.maxEnvVars },
       ),
     ),
+    /** Variables whose value is written with `${VAR}` (stored as written; filled in at launch from the daemon's environment). */
+    envTemplates: Type.Optional(Type.Array(Template, { maxItems: LIMITS.maxEnvVars })),
     /** Where the configuration came from; absent or null: registered by hand. */
     origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin, ImportOrigin])),
     enabled: Type.Boolean(),

@@ -4,10 +4,20 @@ import { WispError } from '../core/index.js';
 import { checkDirectory, openSafe } from '../util/index.js';
 import { moveAside, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import type { SourceFile } from './config-sources.js';
+import { isDaemonOwn } from './env-rules.js';
 
 /** A config file bigger than this is not read. */
 const MAX_SOURCE_BYTES = 1024 * 1024;
 const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** At most this many variables named for one project. */
+const MAX_ALLOWED_ENV = 64;
+
+/** A project directory and the variables of the daemon's environment the user named for it. */
+export interface ProjectSource {
+  readonly directory: string;
+  readonly allowEnv: readonly string[];
+}
 
 export const GLOBAL_SETTINGS = 'settings.json';
 export const PLUGIN_MANIFEST = 'plugin.json';
@@ -43,7 +53,7 @@ async function readJson(file: string): Promise<SourceFile['content'] | undefined
  * `<config>/plugins/<folder>/plugin.json` that settings.json lists in `enabledPlugins`
  * (sorted by name), then each project's `.mcp.json` in the order they were added.
  */
-export async function readSourceFiles(configDir: string, projects: readonly string[]): Promise<SourceFile[]> {
+export async function readSourceFiles(configDir: string, projects: readonly ProjectSource[]): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
   await checkDirectory(configDir);
   const globalFile = path.join(configDir, GLOBAL_SETTINGS);
@@ -73,17 +83,21 @@ export async function readSourceFiles(configDir: string, projects: readonly stri
     plugins.push({ kind: 'plugin', file, plugin: name, directory: path.join(pluginsDir, folder), content });
   }
   files.push(...plugins.sort((a, b) => (a.plugin ?? '').localeCompare(b.plugin ?? '')));
-  for (const directory of projects) {
+  for (const { directory, allowEnv } of projects) {
     const file = path.join(directory, PROJECT_FILE);
-    files.push({ kind: 'project', file, directory, content: (await readJson(file)) ?? { error: `there is no ${PROJECT_FILE} in ${directory}` } });
+    files.push({ kind: 'project', file, directory, allowEnv, content: (await readJson(file)) ?? { error: `there is no ${PROJECT_FILE} in ${directory}` } });
   }
   return files;
 }
 
-/** `<data>/sources.json`: the project directories the user added. Atomic writes. */
+/**
+ * `<data>/sources.json`: the project directories the user added, and for each the variables
+ * of the daemon's environment the user named for it (`allowEnv`). Atomic writes.
+ */
 export class ProjectList {
   readonly file: string;
   private projects: string[] = [];
+  private allowed = new Map<string, readonly string[]>();
 
   constructor(dataDir: string) {
     this.file = path.join(dataDir, 'sources.json');
@@ -103,6 +117,15 @@ export class ProjectList {
     if (!Array.isArray(list)) return this.setAside('has no projects list', [], now);
     const good = list.filter((p): p is string => typeof p === 'string' && path.isAbsolute(p) && !p.includes('\0'));
     const unique = [...new Set(good)];
+    // What the user named for a project; anything not exactly a list of names names nothing (closed).
+    const named: unknown = (doc as { allowEnv?: unknown }).allowEnv;
+    this.allowed = new Map();
+    if (typeof named === 'object' && named !== null && !Array.isArray(named)) {
+      for (const [directory, names] of Object.entries(named as Record<string, unknown>)) {
+        if (!unique.includes(directory) || !Array.isArray(names) || names.length > MAX_ALLOWED_ENV) continue;
+        if (names.every((n) => typeof n === 'string' && ENV_NAME.test(n))) this.allowed.set(directory, [...new Set(names as string[])]);
+      }
+    }
     if (unique.length === list.length) {
       this.projects = unique;
       return null;
@@ -133,27 +156,54 @@ export class ProjectList {
     return this.projects;
   }
 
-  async add(directory: string): Promise<readonly string[]> {
+  /** The projects in order, each with the variables named for it. */
+  sources(): ProjectSource[] {
+    return this.projects.map((directory) => ({ directory, allowEnv: this.allowed.get(directory) ?? [] }));
+  }
+
+  /**
+   * Adds a project (or, already added, leaves it where it is). `allowEnv`, when given,
+   * replaces the variables named for it (an empty list names none); absent, they stay.
+   */
+  async add(directory: string, allowEnv?: readonly string[]): Promise<readonly string[]> {
     if (!path.isAbsolute(directory)) throw new WispError('INVALID_PARAMS', `give the project directory as an absolute path, not ${JSON.stringify(directory)}`);
     const stat = await fs.stat(directory).catch(() => undefined);
     if (stat?.isDirectory() !== true) throw new WispError('INVALID_PARAMS', `${directory} is not a directory`);
-    if (this.projects.includes(directory)) return this.projects;
-    await this.save([...this.projects, path.normalize(directory)]);
+    const bad = (allowEnv ?? []).find((n) => !ENV_NAME.test(n));
+    if (bad !== undefined) throw new WispError('INVALID_PARAMS', `${JSON.stringify(bad)} is not a variable name`);
+    const own = (allowEnv ?? []).filter(isDaemonOwn);
+    if (own.length > 0) {
+      throw new WispError('ENV_NOT_ALLOWED', `${own.join(', ')} ${own.length === 1 ? 'is' : 'are'} the daemon's own (DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*): never given to a server, whatever is named`, { variables: own });
+    }
+    const normalized = this.projects.includes(directory) ? directory : path.normalize(directory);
+    const allowed = new Map(this.allowed);
+    if (allowEnv !== undefined) {
+      if (allowEnv.length === 0) allowed.delete(normalized);
+      else allowed.set(normalized, [...new Set(allowEnv)].sort());
+    }
+    const next = this.projects.includes(normalized) ? this.projects : [...this.projects, normalized];
+    if (next === this.projects && allowEnv === undefined) return this.projects;
+    await this.save(next, allowed);
     return this.projects;
   }
 
   async remove(directory: string): Promise<readonly string[]> {
     if (!this.projects.includes(directory)) throw new WispError('INVALID_PARAMS', `${directory} is not a project source`);
-    await this.save(this.projects.filter((p) => p !== directory));
+    const allowed = new Map(this.allowed);
+    allowed.delete(directory);
+    await this.save(this.projects.filter((p) => p !== directory), allowed);
     return this.projects;
   }
 
-  private async save(next: string[]): Promise<void> {
+  private async save(next: string[], allowed: ReadonlyMap<string, readonly string[]> = this.allowed): Promise<void> {
+    const kept = new Map([...allowed].filter(([directory]) => next.includes(directory)));
+    const doc = { schemaVersion: 1, projects: next, ...(kept.size > 0 ? { allowEnv: Object.fromEntries(kept) } : {}) };
     try {
-      await writeFileAtomic(this.file, `${JSON.stringify({ schemaVersion: 1, projects: next }, null, 2)}\n`);
+      await writeFileAtomic(this.file, `${JSON.stringify(doc, null, 2)}\n`);
     } catch (error) {
       throw new WispError('STORAGE_FAILED', `could not write ${this.file}: ${(error as Error).message}`);
     }
     this.projects = next;
+    this.allowed = kept;
   }
 }

@@ -2,7 +2,7 @@ import { LIMITS, WispError, type SourcesReport } from '../core/index.js';
 import { mergeSources, type SourceEntry } from './config-sources.js';
 import type { RegisterInput, ServiceRegistry } from './service-registry.js';
 import type { SourceOrigin, StoredService } from './service-store.js';
-import { readSourceFiles } from './source-files.js';
+import { readSourceFiles, type ProjectSource } from './source-files.js';
 import { sameName } from './service-names.js';
 
 /** Where a header's value is kept in the secret store (beside the service's variables). */
@@ -16,7 +16,7 @@ export interface SecretValue {
 export interface SourceSyncDeps {
   readonly registry: ServiceRegistry;
   readonly configDir: () => string;
-  readonly projects: () => readonly string[];
+  readonly projects: () => readonly ProjectSource[];
   /** The daemon's environment, for ${VAR} expansion. */
   readonly env: () => Readonly<Record<string, string | undefined>>;
   /** Values from files go to the session store: the file is their source, re-read at every sync. */
@@ -36,7 +36,8 @@ export type SyncedEntry = SourcesReport['entries'][number];
 
 /**
  * What registering an entry takes: the configuration (variable and header NAMES, kept in
- * `storage`) and the values for the secret store (headers under `header:<Name>`).
+ * `storage`; values written with a `${VAR}` as their templates) and the values for the
+ * secret store (headers under `header:<Name>`).
  * Used by the sync and by the one-off import.
  */
 export function entryRegistration(entry: SourceEntry, storage: 'keychain' | 'session'): { input: RegisterInput; values: (SecretValue & { storage: 'keychain' | 'session' })[] } {
@@ -51,6 +52,8 @@ export function entryRegistration(entry: SourceEntry, storage: 'keychain' | 'ses
       cwd: entry.cwd ?? undefined,
       env: Object.keys(entry.env).map((name) => ({ name, storage })),
       headers: Object.keys(entry.headers).map((name) => ({ name, storage })),
+      envTemplates: Object.entries(entry.envTemplates).map(([name, template]) => ({ name, template })),
+      headerTemplates: Object.entries(entry.headerTemplates).map(([name, template]) => ({ name, template })),
       oauth: entry.oauth,
     },
     values: [

@@ -15,12 +15,17 @@ export interface HostActions {
   describe(ref: { id?: string; name?: string }): {
     id: string;
     name: string;
+    transport: string;
     command: string;
     args: string[];
     cwd: string | null;
     env: string[];
-    /** `${VAR}` in command/args taken from the daemon's environment at launch (shown as templates). */
-    fromEnvironment: string[];
+    url: string | null;
+    headers: string[];
+    /** Env and header values written with `${VAR}`: as written. */
+    templates: Record<string, string>;
+    /** Every `${VAR}` a launch reads from the daemon's environment: field, variable, whether a secret, the file it is written in. */
+    fromEnvironment: { field: string; variable: string; secret: boolean; file: string | null }[];
     configVersion: number;
   };
   /** Saves a DISABLED configuration. */
@@ -181,13 +186,11 @@ const activate = defineHostTool({
       binding: { serviceId: shown.id, configVersion: shown.configVersion },
       current: now,
       serviceName: shown.name,
-      title: 'Trust and start this program (it runs with your permissions)',
+      title: shown.transport === 'stdio' ? 'Trust and start this program (it runs with your permissions)' : 'Trust and connect to this remote server (what it answers is untrusted)',
       shown: {
-        command: shown.command,
-        args: shown.args,
-        cwd: shown.cwd,
-        env: shown.env,
-        // The templates are shown as written; their values come from the daemon's environment at launch.
+        ...(shown.transport === 'stdio' ? { command: shown.command, args: shown.args, cwd: shown.cwd, env: shown.env } : { url: shown.url, headers: shown.headers }),
+        // The templates are shown as written; every variable they read is named, field by field.
+        ...(Object.keys(shown.templates).length > 0 ? { templates: shown.templates } : {}),
         ...(shown.fromEnvironment.length > 0 ? { fromDaemonEnvironment: shown.fromEnvironment } : {}),
         configVersion: shown.configVersion,
       },

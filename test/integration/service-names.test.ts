@@ -64,7 +64,7 @@ describe('service names', () => {
     expect(imported.imported.map((s) => s.name)).toEqual(['fine']);
     expect(imported.skipped).toEqual([
       { name: '12345678-1234-1234-1234-123456789abc', reason: expect.stringContaining('form of a service id') },
-      { name: 'DOCS', reason: expect.stringContaining('SERVICE_NAME_TAKEN') },
+      { name: 'DOCS', reason: expect.stringContaining('SERVICE_NAME_TAKEN'), code: 'SERVICE_NAME_TAKEN' },
     ]);
     writeFileSync(
       path.join(project.path, '.mcp.json'),

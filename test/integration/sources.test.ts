@@ -93,9 +93,15 @@ describe('config sources', () => {
     const registryText = readFileSync(path.join(data, 'mcp-servers.json'), 'utf8');
     expect(registryText).not.toContain(SECRET);
     const withSecret = await service('with-secret');
-    expect(withSecret.env).toEqual([
-      { name: 'API_TOKEN', storage: 'session' },
-      { name: 'UNSET_ONE', storage: 'session' },
+    // Written with ${VAR}: kept as written (never the value), filled in at launch.
+    expect(withSecret.env).toEqual([]);
+    expect(withSecret.envTemplates).toEqual([
+      { name: 'API_TOKEN', template: '${FILE_TOKEN}' },
+      { name: 'UNSET_ONE', template: '${NOT_SET_ANYWHERE}' },
+    ]);
+    expect(withSecret.environmentReads).toEqual([
+      { field: 'env.API_TOKEN', variable: 'FILE_TOKEN', secret: true, file: path.join(config, 'settings.json') },
+      { field: 'env.UNSET_ONE', variable: 'NOT_SET_ANYWHERE', secret: true, file: path.join(config, 'settings.json') },
     ]);
     expect(JSON.stringify(await client.call('sources.list'))).not.toContain(SECRET);
     const active = await activate('with-secret');
@@ -191,7 +197,16 @@ describe('one-off import', () => {
       },
     });
     const second = await client.call('services.import', { content: vscode, storage: 'session' });
-    expect(second.imported[0]).toMatchObject({ name: 'imported-b', transport: 'http', url: 'https://example.com/mcp', headers: [{ name: 'Authorization', storage: 'session' }], oauth: null });
+    // A value with ${VAR} is kept as written and filled in at launch; its variable is named, with the file.
+    expect(second.imported[0]).toMatchObject({
+      name: 'imported-b',
+      transport: 'http',
+      url: 'https://example.com/mcp',
+      headers: [],
+      headerTemplates: [{ name: 'Authorization', template: 'Bearer ${FILE_TOKEN}' }],
+      environmentReads: [{ field: 'headers.Authorization', variable: 'FILE_TOKEN', secret: true, file: 'a pasted file' }],
+      oauth: null,
+    });
     expect(second.imported[1]).toMatchObject({ name: 'imported-c', oauth: { enabled: true, clientId: 'cid', scopes: null } });
     expect(JSON.stringify(second)).not.toContain(SECRET);
     await expect(client.call('services.import', { content: 'nope', storage: 'session' })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });

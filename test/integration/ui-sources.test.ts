@@ -101,4 +101,22 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60
     expect(service).toMatchObject({ enabled: false, origin: { kind: 'import' }, env: [{ name: 'API_TOKEN', storage: 'session' }] });
     await s.shot('sources-import');
   });
+
+  it('the trust view names every ${VAR} a launch reads: field, variable, public or secret, and the file', async () => {
+    const { page } = s;
+    writeJson(settingsFile, { config: { mcpServers: { templated: stdio([], { env: { HOME_DIR: '${HOME}', API: 'Bearer ${SOME_TOKEN}' } }) } } });
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByRole('button', { name: 'Reload the sources' }).click();
+    await expect.poll(() => cell('templated', 'action').textContent()).toBe('added');
+    await page.getByRole('link', { name: 'Services' }).click();
+    await page.locator('tr[data-service="templated"]').getByRole('button', { name: 'templated' }).click();
+    const detail = page.locator('section.detail');
+    await detail.getByRole('button', { name: 'Trust and activate…' }).click();
+    const shown = await page.getByRole('region', { name: 'Trust and activate templated' }).innerText();
+    expect(shown).toContain('the minimal inherited set, plus HOME_DIR=${HOME}, API=Bearer ${SOME_TOKEN}');
+    expect(shown).toContain(`2 variables of the daemon's environment at launch, as written in ${settingsFile}:`);
+    expect(shown).toContain('env.HOME_DIR ← ${HOME} (public: shown as it is)');
+    expect(shown).toContain('env.API ← ${SOME_TOKEN} (a secret: redacted wherever it appears)');
+    await s.shot('services-trust-reads');
+  });
 });

@@ -75,7 +75,11 @@ function registerSources(mcp: Command, ctx: CliContext): void {
     .command('add-project')
     .description('read DIR/.mcp.json as a config source (then sync)')
     .argument('<dir>', 'the project directory')
-    .action((dir: string) => ctx.withClient(async (client) => show(await client.call('sources.addProject', { directory: path.resolve(dir) }))));
+    .option('--allow-env <names>', 'variables of the daemon\'s environment its entries may read besides the public ones (comma-separated, repeatable; replaces the ones named before; \'\' names none)', collectNames)
+    .addHelpText('after', ADD_PROJECT_HELP)
+    .action((dir: string, opts: { allowEnv?: string[] }) =>
+      ctx.withClient(async (client) => show(await client.call('sources.addProject', { directory: path.resolve(dir), ...(opts.allowEnv !== undefined ? { allowEnv: opts.allowEnv } : {}) }))),
+    );
 
   sources
     .command('remove-project')
@@ -106,6 +110,17 @@ function registerSources(mcp: Command, ctx: CliContext): void {
     );
 }
 
+/** --allow-env A,B --allow-env C: every name given, in one list ('' adds none). */
+function collectNames(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((n) => n.trim()).filter((n) => n !== '')];
+}
+
+const ADD_PROJECT_HELP = `
+A project's .mcp.json may read, with \${VAR}, only the public variables of the daemon's
+environment (HOME, USER, LOGNAME, PATH, SHELL, TERM, TMPDIR, LANG, XDG_*_HOME, ...) and the
+ones you name with --allow-env; an entry reading any other is skipped (ENV_NOT_ALLOWED).
+The daemon's own (DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*) are never read, whatever is named.`;
+
 const IMPORT_HELP = `
 --from reads the file where the client keeps it:
   claude-desktop  macOS: ~/Library/Application Support/Claude/claude_desktop_config.json
@@ -116,7 +131,8 @@ const IMPORT_HELP = `
   vscode          the user profile's mcp.json: ~/Library/Application Support/Code/User/mcp.json,
                   %APPDATA%\\Code\\User\\mcp.json, $XDG_CONFIG_HOME/Code/User/mcp.json
   cursor          ~/.cursor/mcp.json
-\${env:NAME} becomes \${NAME}, filled in from the daemon's environment.`;
+\${env:NAME} becomes \${NAME}, filled in from the daemon's environment at launch (a value with a
+\${VAR} is kept as written; never the daemon's own DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*).`;
 
 /** What to import: the FILE given, or the client's own file (--from); one of the two. */
 async function importSource(file: string | undefined, from: ImportClient | undefined): Promise<{ content: string; file: string; warnings: string[] }> {

@@ -33,18 +33,43 @@ export function describeConnection(state: ConnectionState): string {
   }
 }
 
+/** A service's own variables: names and storage for values kept secret, `NAME=template` for those written with `${VAR}`. */
+function ownVariables(service: Service): string[] {
+  return [...service.env.map((v) => `${clean(v.name)} (${v.storage})`), ...service.envTemplates.map((t) => `${clean(t.name)}=${showArg(t.template)}`)];
+}
+
+function ownHeaders(service: Service): string {
+  const all = [...service.headers.map((h) => `${clean(h.name)} (${h.storage})`), ...service.headerTemplates.map((t) => `${clean(t.name)}: ${showArg(t.template)}`)];
+  return all.length === 0 ? '(none)' : all.join(', ');
+}
+
+/**
+ * Every `${VAR}` a launch reads from the daemon's environment, one line each: the field, the
+ * variable, whether its value is a secret, and the file it is written in. Empty when none.
+ */
+export function environmentReadLines(service: Service, label: string): string[] {
+  const reads = service.environmentReads;
+  if (reads.length === 0) return [];
+  const files = [...new Set(reads.map((r) => r.file).filter((f): f is string => f !== null))];
+  const pad = ' '.repeat(label.length + 2);
+  return [
+    `${label}${reads.length} ${reads.length === 1 ? 'variable' : 'variables'} of the daemon's environment at launch${files.length > 0 ? `, as written in ${files.map(showArg).join(', ')}` : ''}:`,
+    ...reads.map((r) => `${pad}${clean(r.field)} <- \${${clean(r.variable)}} (${r.secret ? 'a secret: redacted wherever it appears' : 'public: shown as it is'})`),
+  ];
+}
+
 export function describeService(service: Service): string {
   const where =
     service.transport !== 'stdio'
       ? [
           `url:      ${clean(service.url ?? '')} (remote: its output is untrusted)`,
-          `headers:  ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
+          `headers:  ${ownHeaders(service)}`,
         ]
       : [
           `command:  ${showArg(service.command)}`,
           `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
           `cwd:      ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
-          `env:      ${service.env.length === 0 ? '(none)' : service.env.map((v) => `${clean(v.name)} (${v.storage})`).join(', ')}`,
+          `env:      ${ownVariables(service).length === 0 ? '(none)' : ownVariables(service).join(', ')}`,
         ];
   const c = service.connection;
   return [
@@ -54,6 +79,7 @@ export function describeService(service: Service): string {
     ...(c.status === 'active' ? [`server:   ${clip(c.server.name, 100)} ${clip(c.server.version, 100)} (what the server says)`] : []),
     `origin:   ${describeOrigin(service.origin)}`,
     ...where,
+    ...environmentReadLines(service, 'reads:    '),
     `timeout:  ${service.timeoutMs ?? 10000} ms`,
     `version:  ${service.configVersion}`,
     `updated:  ${clean(service.updatedAt)}`,
@@ -92,7 +118,8 @@ export function activationText(service: Service): string {
       ? [
           `${clean(service.name)} is a remote server: the daemon will send it requests, and what it answers is untrusted.`,
           `  url:          ${clean(service.url ?? '')}`,
-          `  headers:      ${service.headers.length === 0 ? '(none)' : service.headers.map((h) => `${clean(h.name)} (${h.storage})`).join(', ')}`,
+          `  headers:      ${ownHeaders(service)}`,
+          ...environmentReadLines(service, '  reads:        '),
           `  origin:       ${describeOrigin(service.origin)}`,
         ]
       : [
@@ -100,7 +127,8 @@ export function activationText(service: Service): string {
           `  command:      ${showArg(service.command)}`,
           `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
           `  cwd:          ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
-          `  environment:  ${service.env.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${service.env.map((v) => `${clean(v.name)} (${v.storage})`).join(', ')}`}`,
+          `  environment:  ${ownVariables(service).length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${ownVariables(service).join(', ')}`}`,
+          ...environmentReadLines(service, '  reads:        '),
           `  origin:       ${describeOrigin(service.origin)}`,
         ]
   ).join('\n');

@@ -8,7 +8,11 @@ function where(origin: { source: string; file: string; plugin: string | null }):
 }
 
 export function sourcesText(view: Result<'sources.list'>): string {
-  const lines = [`config dir: ${showArg(view.configDir)}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.map(showArg).join(', ')}`];
+  const named = (dir: string): string => {
+    const variables = view.allowEnv.find((a) => a.directory === dir)?.variables ?? [];
+    return variables.length === 0 ? showArg(dir) : `${showArg(dir)} (may read ${variables.map((v) => `\${${clean(v)}}`).join(', ')})`;
+  };
+  const lines = [`config dir: ${showArg(view.configDir)}`, `projects:   ${view.projects.length === 0 ? '(none: wispctl mcp sources add-project DIR)' : view.projects.map(named).join(', ')}`];
   const report = view.report;
   if (report === null) return [...lines, 'not synced yet'].join('\n');
   lines.push(`synced:     ${clean(report.at)}`, '');

@@ -7157,7 +7157,7 @@ return errors === 0;
 }
 
 export const check_sources_addProject = validate56;
-const schema57 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"pattern":"^/","type":"string"}}};
+const schema57 = {"additionalProperties":false,"type":"object","required":["directory"],"properties":{"directory":{"minLength":1,"maxLength":4096,"pattern":"^/","type":"string"},"allowEnv":{"maxItems":64,"description":"Never the daemon's own (DEEPSEEK_API_KEY, WISP_*): those are refused whatever is named.","type":"array","items":{"pattern":"^[A-Za-z_][A-Za-z0-9_]*$","maxLength":128,"type":"string"}}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7174,7 +7174,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "directory")){
+if(!((key0 === "directory") || (key0 === "allowEnv"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -7230,14 +7230,75 @@ vErrors.push(err5);
 errors++;
 }
 }
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.allowEnv !== undefined){
+let data1 = data.allowEnv;
+if(Array.isArray(data1)){
+if(data1.length > 64){
+const err6 = {instancePath:instancePath+"/allowEnv",schemaPath:"#/properties/allowEnv/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(func3(data2) > 128){
+const err7 = {instancePath:instancePath+"/allowEnv/" + i0,schemaPath:"#/properties/allowEnv/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern16.test(data2)){
+const err8 = {instancePath:instancePath+"/allowEnv/" + i0,schemaPath:"#/properties/allowEnv/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/allowEnv/" + i0,schemaPath:"#/properties/allowEnv/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/allowEnv",schemaPath:"#/properties/allowEnv/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -7608,7 +7669,7 @@ return errors === 0;
 
 export const check_tools_accept = validate60;
 const schema61 = {"additionalProperties":false,"type":"object","required":["serviceId","toolListVersion","tools"],"properties":{"serviceId":{"minLength":1,"maxLength":128,"type":"string"},"toolListVersion":{"minimum":1,"type":"integer"},"tools":{"minItems":1,"maxItems":64,"description":"The held tools to accept, as reviewed.","type":"array","items":{"additionalProperties":false,"type":"object","required":["name","digest"],"properties":{"name":{"minLength":1,"maxLength":1024,"type":"string"},"digest":{"pattern":"^[0-9a-f]{64}$","description":"The digest tools.review showed for this tool: what the human saw.","type":"string"}}}}}};
-const pattern36 = new RegExp("^[0-9a-f]{64}$", "u");
+const pattern37 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7813,7 +7874,7 @@ errors++;
 if(data3.digest !== undefined){
 let data5 = data3.digest;
 if(typeof data5 === "string"){
-if(!pattern36.test(data5)){
+if(!pattern37.test(data5)){
 const err17 = {instancePath:instancePath+"/tools/" + i0+"/digest",schemaPath:"#/properties/tools/items/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];

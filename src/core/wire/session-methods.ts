@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
 import { method, type MethodDef } from './define.js';
 import { Digest, InstallAttempt, InstallPlanView, InstallSettingsView } from './install-shapes.js';
-import { ModelSettingsView, NoNul, NoParams, Service, SessionInfo, Task, TranscriptMessage } from './shapes.js';
+import { EnvName, ErrorCodeSchema, ModelSettingsView, NoNul, NoParams, Service, SessionInfo, Task, TranscriptMessage } from './shapes.js';
 import { SourcesView } from './status-shapes.js';
 
 export const sessionMethods = {
@@ -158,10 +158,17 @@ export const sessionMethods = {
     result: SourcesView,
   }),
   'sources.addProject': method({
-    summary: 'Add a project directory whose .mcp.json is a config source, then sync.',
-    params: Type.Object({ directory: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' }) }, { additionalProperties: false }),
+    summary:
+      'Add a project directory whose .mcp.json is a config source, then sync. allowEnv names the variables of the daemon\'s environment its entries may read besides the public ones (HOME, USER, PATH, TMPDIR, ...); given for a project already added, it replaces them (empty: none).',
+    params: Type.Object(
+      {
+        directory: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' }),
+        allowEnv: Type.Optional(Type.Array(EnvName, { maxItems: 64, description: 'Never the daemon\'s own (DEEPSEEK_API_KEY, WISP_*): those are refused whatever is named.' })),
+      },
+      { additionalProperties: false },
+    ),
     result: SourcesView,
-    errors: ['INVALID_PARAMS', 'STORAGE_FAILED'],
+    errors: ['INVALID_PARAMS', 'ENV_NOT_ALLOWED', 'STORAGE_FAILED'],
   }),
   'sources.removeProject': method({
     summary: 'Remove a project directory from the config sources, then sync (its services are removed).',
@@ -172,7 +179,7 @@ export const sessionMethods = {
   'services.import': method({
     summary:
       'One-off import of a Claude-Desktop-style (mcpServers) or VS Code-style (servers) file: each entry becomes a service registered by hand (disabled). ' +
-      'Env and header values go to the secret store (storage), never into mcp-servers.json. ${VAR} expands from the daemon\'s environment.',
+      'Env and header values written without ${VAR} go to the secret store (storage), never into mcp-servers.json; values with ${VAR} are kept as written and filled in from the daemon\'s environment at launch (never its own variables: ENV_NOT_ALLOWED).',
     params: Type.Object(
       {
         content: Type.String({ maxLength: 1024 * 1024, description: 'The file\'s text.' }),
@@ -183,7 +190,7 @@ export const sessionMethods = {
     ),
     result: Type.Object({
       imported: Type.Array(Service),
-      skipped: Type.Array(Type.Object({ name: Type.String(), reason: Type.String() })),
+      skipped: Type.Array(Type.Object({ name: Type.String(), reason: Type.String(), code: Type.Optional(ErrorCodeSchema) })),
       warnings: Type.Array(Type.String()),
     }),
     errors: ['INVALID_PARAMS', 'LIMIT_EXCEEDED', 'KEYCHAIN_UNAVAILABLE', 'STORAGE_FAILED'],

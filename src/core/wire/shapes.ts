@@ -114,6 +114,8 @@ export const OAuthFlowProps = {
   idpClientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'cross_app: our client id at the identity provider.' })),
 };
 
+const Template = Type.Object({ name: Type.String(), template: Type.String({ description: 'As written, `${VAR}` kept.' }) });
+
 export const Service = Type.Object({
   id: Type.String({ description: 'Stable UUID assigned at registration.' }),
   name: ServiceName,
@@ -132,8 +134,21 @@ export const Service = Type.Object({
   env: Type.Array(EnvVariable, { description: 'Names and storage only: values are never sent back.' }),
   fromEnvironment: Type.Array(EnvName, {
     description:
-      'Variables of the daemon\'s own environment that `${VAR}` in command, args or url take at launch (config sources). command, args and url are shown as written, templates kept; the values are secrets, never stored or sent.',
+      'Variables of the daemon\'s own environment that `${VAR}` in command, args or url take at launch (config sources and imports). command, args and url are shown as written, templates kept; the values are never stored or sent. environmentReads lists every variable a launch reads, env and header templates included.',
   }),
+  envTemplates: Type.Array(Template, {
+    description: 'stdio: variables whose value is written with `${VAR}` (config sources and imports): shown as written, filled in from the daemon\'s environment at launch.',
+  }),
+  headerTemplates: Type.Array(Template, { description: 'http: headers whose value is written with `${VAR}`: shown as written, filled in at launch.' }),
+  environmentReads: Type.Array(
+    Type.Object({
+      field: Type.String({ description: 'Where the `${VAR}` is written: command, args[N], url, env.NAME or headers.NAME.' }),
+      variable: EnvName,
+      secret: Type.Boolean({ description: 'false: a public variable (HOME, USER, PATH, TMPDIR, ...), shown as it is; true: its value is redacted wherever it appears.' }),
+      file: Type.Union([Type.String(), Type.Null()], { description: 'The file it is written in (the service\'s origin); null when none is known.' }),
+    }),
+    { description: 'Every `${VAR}` a launch reads from the daemon\'s environment, field by field: what a trust prompt shows. Never the daemon\'s own variables (DEEPSEEK_API_KEY, WISP_*): those are refused.' },
+  ),
   origin: Type.Union(
     [
       Type.Object({ kind: Type.Literal('manual') }),

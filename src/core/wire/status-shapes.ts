@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { ErrorCode } from '../errors.js';
-import { Timestamp } from './shapes.js';
+import { EnvName, ErrorCodeSchema, Timestamp } from './shapes.js';
 
 /** Why mcp-servers.json was not loaded at start (it was moved aside, intact). */
 export const RegistryLoadError = Type.Object({
@@ -38,9 +38,18 @@ export const SourcesReport = Type.Object({
       serviceId: Type.Union([Type.String(), Type.Null()]),
     }),
   ),
-  skipped: Type.Array(Type.Object({ name: Type.String(), origin: EntryOriginView, reason: Type.String() }), {
-    description: 'Entries not used: invalid (with why), replaced by a later one, or a plugin duplicate.',
-  }),
+  skipped: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      origin: EntryOriginView,
+      reason: Type.String(),
+      code: Type.Optional(ErrorCodeSchema),
+    }),
+    {
+      description:
+        'Entries not used: invalid (with why), replaced by a later one, a plugin duplicate, or refused with code ENV_NOT_ALLOWED (a ${VAR} it may not read: the daemon\'s own, or one not named for its project).',
+    },
+  ),
   problems: Type.Array(Type.Object({ file: Type.String(), message: Type.String() }), { description: 'Files that could not be used at all.' }),
   removed: Type.Array(Type.String(), { description: 'Services removed because their entry is gone (or no longer valid).' }),
 });
@@ -49,6 +58,9 @@ export type SourcesReport = Static<typeof SourcesReport>;
 export const SourcesView = Type.Object({
   configDir: Type.String({ description: 'Holds settings.json (global mcpServers, enabledPlugins) and plugins/<folder>/plugin.json.' }),
   projects: Type.Array(Type.String(), { description: 'Project directories whose .mcp.json is read, in order.' }),
+  allowEnv: Type.Array(Type.Object({ directory: Type.String(), variables: Type.Array(EnvName) }), {
+    description: 'For each project given any: the variables of the daemon\'s environment you named for it (sources.addProject allowEnv), besides the public ones.',
+  }),
   report: Type.Union([SourcesReport, Type.Null()], { description: 'The last sync (daemon start or reload).' }),
 });
 

@@ -9,7 +9,12 @@ type Deps = Pick<DaemonParts, 'paths' | 'projects' | 'sourceSync' | 'registry' |
 /** Config sources (settings.json, plugins, project files) kept in sync, and a one-off import of such a file. */
 export function sourceHandlers(parts: Deps): Pick<Handlers, SourceMethods> {
   const { projects, sourceSync } = parts;
-  const view = (): Result<'sources.list'> => ({ configDir: parts.paths.configDir, projects: [...projects.list()], report: sourceSync.report });
+  const view = (): Result<'sources.list'> => ({
+    configDir: parts.paths.configDir,
+    projects: [...projects.list()],
+    allowEnv: projects.sources().filter((p) => p.allowEnv.length > 0).map((p) => ({ directory: p.directory, variables: [...p.allowEnv] })),
+    report: sourceSync.report,
+  });
   return {
     'sources.list': () => view(),
     'sources.reload': async () => {
@@ -17,7 +22,7 @@ export function sourceHandlers(parts: Deps): Pick<Handlers, SourceMethods> {
       return view();
     },
     'sources.addProject': async (params) => {
-      await projects.add(params.directory);
+      await projects.add(params.directory, params.allowEnv);
       await sourceSync.sync();
       return view();
     },
@@ -46,7 +51,7 @@ async function importFile(parts: Deps, params: Params<'services.import'>): Promi
   const imported: Service[] = [];
   // Recorded on each service so `mcp get` says where it came from (it is not synced: the file may be edited or gone).
   const origin = { kind: 'import' as const, file: (params.file ?? 'a pasted file').slice(0, 4096) || 'a pasted file', at: new Date().toISOString() };
-  const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason }));
+  const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason, ...(s.code !== undefined ? { code: s.code } : {}) }));
   for (const entry of merged.entries) {
     try {
       const { input, values } = entryRegistration(entry, params.storage);
@@ -60,7 +65,7 @@ async function importFile(parts: Deps, params: Params<'services.import'>): Promi
       imported.push(services.view(config));
     } catch (error) {
       if (error instanceof WispError && error.code === 'KEYCHAIN_UNAVAILABLE') throw error;
-      skipped.push({ name: entry.name, reason: error instanceof WispError ? `${error.code}: ${error.message}` : String(error) });
+      skipped.push({ name: entry.name, reason: error instanceof WispError ? `${error.code}: ${error.message}` : String(error), ...(error instanceof WispError ? { code: error.code } : {}) });
     }
   }
   return { imported, skipped, warnings: merged.entries.flatMap((e) => e.warnings) };

@@ -30,8 +30,8 @@ export class DemoSources {
     };
   }
 
-  view(): { configDir: string; projects: string[]; report: SourcesReport | null } {
-    return { configDir: CONFIG_DIR, projects: [...this.projects], report: this.report };
+  view(): { configDir: string; projects: string[]; allowEnv: { directory: string; variables: string[] }[]; report: SourcesReport | null } {
+    return { configDir: CONFIG_DIR, projects: [...this.projects], allowEnv: [], report: this.report };
   }
 
   addProject(p: Params): ReturnType<DemoSources['view']> {

@@ -15,10 +15,30 @@ function ArgList({ args }) {
   return args.length === 0 ? '(none)' : html`<ol class="arglist">${args.map((a, i) => html`<li key=${i}><code>${a}</code></li>`)}</ol>`;
 }
 
+/** Its own variables: names and storage for values kept secret, NAME=template for those written with ${VAR}. */
+function ownVariables(service) {
+  return [...service.env.map((v) => `${v.name} (${v.storage})`), ...(service.envTemplates ?? []).map((t) => `${t.name}=${t.template}`)];
+}
+
+function ownHeaders(service) {
+  return [...service.headers.map((h) => `${h.name} (${h.storage})`), ...(service.headerTemplates ?? []).map((t) => `${t.name}: ${t.template}`)].join(', ') || '(none)';
+}
+
 function environmentText(service) {
-  return service.env.length === 0
-    ? '(no variables of its own; the minimal inherited set only)'
-    : `the minimal inherited set, plus ${service.env.map((v) => `${v.name} (${v.storage})`).join(', ')}`;
+  const own = ownVariables(service);
+  return own.length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${own.join(', ')}`;
+}
+
+/** Every ${VAR} a launch reads from the daemon's environment: field, variable, secret or public, and the file it is written in. */
+function EnvironmentReads({ reads }) {
+  const files = [...new Set(reads.map((r) => r.file).filter((f) => f !== null))];
+  return html`<div class="env-reads"><p>${reads.length} ${reads.length === 1 ? 'variable' : 'variables'} of the daemon's environment at launch${files.length > 0 ? `, as written in ${files.join(', ')}` : ''}:</p>
+    <ul>${reads.map((r, i) => html`<li key=${i}><code>${r.field}</code> ← <code>\${${r.variable}}</code> (${r.secret ? 'a secret: redacted wherever it appears' : 'public: shown as it is'})</li>`)}</ul></div>`;
+}
+
+function readRows(service) {
+  const reads = service.environmentReads ?? [];
+  return reads.length === 0 ? [] : [['reads', html`<${EnvironmentReads} reads=${reads} />`]];
 }
 
 /**
@@ -57,8 +77,8 @@ function TrustView({ service: live, onClose }) {
     started((await call('services.activate', { id: service.id, configVersion: rebound.configVersion })).service);
   });
   const rows = remote
-    ? [['url', service.url ?? ''], ['headers', service.headers.map((h) => `${h.name} (${h.storage})`).join(', ') || '(none)'], ['origin', describeOrigin(service.origin)]]
-    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['environment', environmentText(service)], ['origin', describeOrigin(service.origin)]];
+    ? [['url', service.url ?? ''], ['headers', ownHeaders(service)], ...readRows(service), ['origin', describeOrigin(service.origin)]]
+    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['environment', environmentText(service)], ...readRows(service), ['origin', describeOrigin(service.origin)]];
   return html`<section class="trust" role="region" aria-labelledby="trust-title">
     <h4 id="trust-title">Trust and activate ${service.name}</h4>
     <p class="warning">${remote ? `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.` : `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`}</p>
@@ -134,8 +154,8 @@ export function ServiceDetail({ service, onRemoved }) {
   const act = (method) => call(method, { id: service.id }).then(() => setError(null), (err) => setError(errorText(err)));
   const remove = () => call('services.delete', { id: service.id }).then(onRemoved, (err) => setError(errorText(err)));
   const where = service.transport !== 'stdio'
-    ? [['url', service.url ?? '']]
-    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', service.env.map((v) => `${v.name} (${v.storage})`).join(', ') || '(none)']];
+    ? [['url', service.url ?? ''], ['headers', ownHeaders(service)], ...readRows(service)]
+    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', ownVariables(service).join(', ') || '(none)'], ...readRows(service)];
   return html`<section class="detail" aria-labelledby="detail-title">
     <h3 id="detail-title">${service.name}</h3>
     <${Fields} rows=${[

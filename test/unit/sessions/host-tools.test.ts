@@ -6,7 +6,7 @@ import { HOST_TOOLS, hostTool, type HostActions, type HostApproval, type HostToo
 function host(options: { deny?: boolean } = {}): { actions: HostActions; asked: HostApproval[]; done: string[]; call: (tool: HostTool, args: Record<string, unknown>) => Promise<unknown> } {
   const asked: HostApproval[] = [];
   const done: string[] = [];
-  const shown = { id: 'svc-1', name: 'files', command: '/usr/bin/files', args: [], cwd: null, env: [], fromEnvironment: [], configVersion: 3 };
+  const shown = { id: 'svc-1', name: 'files', command: '/usr/bin/files', args: [], cwd: null, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], configVersion: 3 };
   const actions: HostActions = {
     listServices: () => [{ id: 'svc-1', name: 'files' }],
     describe: (ref) => {
