@@ -229,6 +229,7 @@ export class ToolCalls {
       approvalId,
       content: result.content,
       structuredContent: result.structuredContent,
+      structuredOmitted: result.structuredOmitted,
       text: result.text,
       truncated: result.truncated,
       originalLength: result.originalLength,

@@ -227,3 +227,48 @@ describe('tool calls with approvals', () => {
     });
   });
 });
+
+describe('structured content', () => {
+  let structured: string;
+  beforeAll(async () => {
+    structured = (await registerScenario(asker, 'structured', ['--structured-tools'])).id;
+    expect((await activate(asker, 'structured')).connection.status).toBe('active');
+  });
+
+  async function callStructured(toolName: string, args: Record<string, unknown> = {}) {
+    const asked = requested(humanLog);
+    const result = asker.call('tools.call', { serviceId: structured, toolName, arguments: args });
+    result.catch(() => undefined);
+    await human.call('approvals.respond', { id: (await asked).approval.id, decision: 'approve' });
+    return result;
+  }
+
+  it('replaces the base64 of an image in structuredContent with a marker, as in content (server-filesystem\'s read_media_file)', async () => {
+    const result = await callStructured('media-structured');
+    const data = Buffer.from(Array.from({ length: 3072 }, (_, i) => (i * 7) % 256)).toString('base64');
+    expect(result.content).toEqual([{ type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 3072, uri: null }]);
+    expect(result.structuredContent).toEqual({
+      content: [{ type: 'image', data: '[omitted by Wisp: data image/png, 3072 bytes]', mimeType: 'image/png' }],
+      preview: '[omitted by Wisp: data URI image/png, 300 bytes]',
+      raw: '[omitted by Wisp: binary, 3072 bytes]',
+      note: 'a picture',
+      // Short base64-looking text is text: a word, an id, a hash.
+      short: 'aGVsbG8=',
+    });
+    expect(result).toMatchObject({ structuredOmitted: null, truncated: false });
+    expect(JSON.stringify(result)).not.toContain(data.slice(0, 64));
+  });
+
+  it('leaves out structuredContent over 32,000 characters of JSON, with the flag and why; the text is kept', async () => {
+    const result = await callStructured('big-structured', { chars: 100_000 });
+    expect(result).toMatchObject({
+      text: 'a big structured answer',
+      structuredContent: null,
+      structuredOmitted: { characters: 100_011, reason: 'its JSON is 100011 characters, over the 32000-character cap' },
+      truncated: true,
+      originalLength: 23,
+    });
+    const small = await callStructured('big-structured', { chars: 1000 });
+    expect(small).toMatchObject({ structuredContent: { rows: 'word '.repeat(200) }, structuredOmitted: null, truncated: false });
+  });
+});

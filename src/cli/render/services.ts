@@ -140,7 +140,10 @@ export function toolResultText(result: Result<'tools.call'>): string {
   // Each part where the server put it: a marker stands where media was left out.
   const parts = result.content.map((c) => (c.type === 'omitted' ? `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]` : cleanBlock(c.text)));
   const structured = result.structuredContent !== null ? [`structured: ${showJson(result.structuredContent)}`] : [];
-  const note = result.truncated ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : [];
+  const note = [
+    ...(result.originalLength > result.text.length ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : []),
+    ...(result.structuredOmitted !== null ? [`[structured content omitted: ${clean(result.structuredOmitted.reason)}]`] : []),
+  ];
   return [...parts, ...structured, ...note].filter((l) => l !== '').join('\n');
 }
 
