@@ -481,7 +481,7 @@ function trackerFor(processes: SupervisorOptions['processes'], config: StoredSer
 /** A service's elicitation requests, to the daemon's Elicitations under the service's current name. */
 function elicitSink(elicitations: Elicitations | undefined, entry: Entry): ElicitSink | undefined {
   if (elicitations === undefined) return undefined;
-  return { available: () => elicitations.available, ask: (request, signal) => elicitations.ask({ id: entry.id, name: entry.name }, request, signal) };
+  return { ask: (request, signal) => elicitations.ask({ id: entry.id, name: entry.name }, request, signal) };
 }
 
 function statusOf(entry: Entry): ConnectionState['status'] {
