@@ -117,6 +117,10 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
     const changed = gateway.nextListChanged();
     const pictures = await activate(admin, 'pictures');
     await changed;
+    // A tool that requires tasks is not offered (every plain call of it would fail).
+    const offered = (await gateway.client.listTools()).tools.map((tool) => tool.name);
+    expect(offered).toContain(await modelName(pictures, 'media-structured'));
+    expect(offered).not.toContain(await modelName(pictures, 'tasks-only'));
     const data = Buffer.from(Array.from({ length: 3072 }, (_, i) => (i * 7) % 256)).toString('base64');
     const media = await gateway.client.callTool({ name: await modelName(pictures, 'media-structured'), arguments: {} });
     expect(media.isError).not.toBe(true);

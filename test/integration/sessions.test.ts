@@ -99,6 +99,24 @@ describe('model sessions', () => {
     expect(JSON.parse(String(third?.body.messages?.at(-1)?.content))).toMatchObject({ error: { code: 'APPROVAL_DENIED' } });
   });
 
+  it('leaves a tool that requires tasks out of the task\'s snapshot and the model\'s tools; a call the model makes of it anyway is refused', async () => {
+    const service = await registerScenario(asker, 'tasks', ['--structured-tools']);
+    await activate(asker, 'tasks');
+    const listed = (await asker.call('tools.list', { serviceId: service.id })).tools;
+    const name = (tool: string) => listed.find((t) => t.name === tool)?.modelName ?? '';
+    const first = mock.requests.length;
+    mock.enqueue({ events: toolCallEvents([{ id: 't', name: name('tasks-only'), arguments: '{}' }]) }, { events: textEvents('no tasks then') });
+    const { session } = await asker.call('sessions.create', {});
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'use the task tool' });
+    expect(task.tools).toContain(name('media-structured'));
+    expect(task.tools).not.toContain(name('tasks-only'));
+    expect((await taskEnd(humanLog, task.id)).state.status).toBe('completed');
+    const [request1, request2] = mock.requests.slice(first);
+    expect(request1?.body.tools?.map((t) => t.function.name)).not.toContain(name('tasks-only'));
+    expect(JSON.parse(String(request2?.body.messages?.at(-1)?.content))).toMatchObject({ error: { code: 'TOOL_NOT_FOUND' } });
+    await asker.call('services.delete', { id: service.id });
+  });
+
   it('keeps a task\'s tool snapshot: a tool activated mid-task appears from the next request', async () => {
     const first = mock.requests.length;
     mock.enqueue({ events: toolCallEvents([{ id: 'c', name: echoName, arguments: '{"text":"x"}' }]) }, { events: textEvents('first done') });

@@ -259,6 +259,22 @@ describe('structured content', () => {
     expect(JSON.stringify(result)).not.toContain(data.slice(0, 64));
   });
 
+  it('lists a tool that requires tasks as unavailable, with why, and refuses a call on it before any approval (TOOL_UNAVAILABLE)', async () => {
+    const { tools } = await asker.call('tools.list', { serviceId: structured });
+    const tasksOnly = tools.find((t) => t.name === 'tasks-only');
+    expect(tasksOnly).toMatchObject({ pin: 'trusted', unavailable: expect.stringContaining('execution.taskSupport "required"') });
+    expect(tools.filter((t) => t.unavailable !== null).map((t) => t.name)).toEqual(['tasks-only']);
+    const seen = humanLog.events.length;
+    for (const target of [{ serviceId: structured, toolName: 'tasks-only' }, { modelName: tasksOnly?.modelName ?? '' }]) {
+      const pending = asker.call('tools.call', { ...target, arguments: {} });
+      pending.catch(() => undefined);
+      // Before, it was put before the human, and the approved call failed with the server's -32601.
+      const outcome = await Promise.race([pending.catch((e: unknown) => e), requested(humanLog).then(() => 'an approval was asked')]);
+      expect(outcome).toMatchObject({ code: 'TOOL_UNAVAILABLE', message: expect.stringContaining('structured/tasks-only cannot be called') });
+    }
+    expect(humanLog.events.slice(seen).filter((e) => e.type === 'approval.requested' || e.type === 'tool.call.started')).toEqual([]);
+  });
+
   it('leaves out structuredContent over 32,000 characters of JSON, with the flag and why; the text is kept', async () => {
     const result = await callStructured('big-structured', { chars: 100_000 });
     expect(result).toMatchObject({

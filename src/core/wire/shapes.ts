@@ -197,6 +197,9 @@ export const ToolInfo = Type.Object({
   generation: Generation,
   toolListVersion: Type.Integer(),
   pin: PinStatus,
+  unavailable: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the tool cannot be called (it requires MCP tasks: execution.taskSupport "required"); null when it can. An unavailable tool is listed here only: models and MCP clients are not offered it, and a call is refused TOOL_UNAVAILABLE before any approval.',
+  }),
 });
 export type ToolInfo = Static<typeof ToolInfo>;
 export type ServiceRef = Static<typeof ServiceRef>;
