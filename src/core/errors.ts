@@ -225,6 +225,12 @@ export const ERROR_CATALOG = {
     description:
       'The tool is held: it changed, or appeared, since the service\'s tools were pinned, and no human has accepted it yet. Nothing was asked or sent. Review it (tools.review, wispctl mcp review) and accept it (tools.accept).',
   },
+  TOOL_UNAVAILABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description:
+      'The tool cannot be called as its server defines it: it requires MCP tasks (execution.taskSupport "required"), which Wisp does not run yet. tools.list shows it with the reason in `unavailable`; models and MCP clients are not offered it. Nothing was asked or sent.',
+  },
   INVALID_ARGUMENTS: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.usage,

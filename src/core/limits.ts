@@ -38,6 +38,19 @@ export const LIMITS = {
    * frame some 5,000 levels deep overflowed the stack in the SDK's error path).
    */
   maxServerMessageNesting: 512,
+  /**
+   * Tool-list refreshes one server's notifications/tools/list_changed may cause in any
+   * toolRefreshWindowMs: one past it waits, with every later one, for a single refresh when
+   * the window allows (calls wait for it too). A manual refresh is never held back.
+   */
+  maxToolRefreshesPerWindow: 10,
+  /** The window of maxToolRefreshesPerWindow, in milliseconds. */
+  toolRefreshWindowMs: 2000,
+  /**
+   * A server whose list_changed keep being held back this long in a row (a loop between
+   * services, say) fails with LIMIT_EXCEEDED and is stopped, in milliseconds.
+   */
+  maxToolRefreshThrottleMs: 6000,
   /** Result text given to the model, in characters. */
   maxResultChars: 32_000,
   /** Discovery and tool-call timeout, in milliseconds. */

@@ -48,7 +48,7 @@ export class Daemon {
     this.parts.events.onRefused((event) =>
       options.logger.warn({ code: 'REPLY_TOO_LARGE', method: 'event', seq: event.seq, type: event.type }, 'an event was not sent to subscribers: it could not be serialised, or is over the frame limit'),
     );
-    // A server is told we can answer elicitations only while a client that would see them is attached.
+    // Servers are always told we can answer elicitations; one is put before a human only while a client that would see it is attached.
     this.parts.elicitations.answerableWhen(() => this.server.subscribersOf('elicitation.requested') > 0);
   }
 

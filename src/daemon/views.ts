@@ -79,6 +79,7 @@ export function toolInfo(tool: CatalogTool): ToolInfo {
     generation: tool.generation,
     toolListVersion: tool.toolListVersion,
     pin: tool.pin,
+    unavailable: tool.unavailable,
   };
 }
 

@@ -18,7 +18,8 @@ export interface Catalog {
 /**
  * The active catalog of the services asked for (all when `services` is null), every page, and
  * the deferred-tools setting. Only trusted tools: tools.list also shows held ones (changed or
- * added since pinned) to humans, and those must not reach a model until a human accepts them.
+ * added since pinned) to humans, and those must not reach a model until a human accepts them;
+ * and only callable ones (a tool that requires MCP tasks is listed with why, and left out here).
  */
 export async function readCatalog(client: WispClient, services: ReadonlySet<string> | null): Promise<Catalog> {
   const settings = client.call('model.getSettings');
@@ -28,7 +29,7 @@ export async function readCatalog(client: WispClient, services: ReadonlySet<stri
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer: { tools: ToolInfo[]; nextCursor: string | null } = await client.call('tools.list', cursor === null ? {} : { cursor });
-    tools.push(...answer.tools.filter((tool) => tool.pin === 'trusted' && (services === null || services.has(tool.serviceName))));
+    tools.push(...answer.tools.filter((tool) => tool.pin === 'trusted' && tool.unavailable === null && (services === null || services.has(tool.serviceName))));
     cursor = answer.nextCursor;
     if (cursor === null) break;
   }

@@ -5,7 +5,8 @@ import { LIMITS, WispError, type ToolCallResult } from '../core/index.js';
  * A daemon's tool result as an MCP client gets it. The daemon already normalised and
  * redacted it as for models (mcp/result.ts: text and text resources kept and capped, every
  * other content type a marker, secrets replaced); this only puts it back in MCP's shapes,
- * with the markers and the truncation as text, like the model reads them
+ * with the markers and the truncation as text, like the model reads them; structured
+ * content as the daemon gave it (binaries as markers, left out over the cap, with a note)
  * (sessions/replies.ts forModel, which is a string for a model API, not MCP content).
  */
 export function toMcpResult(result: ToolCallResult): CallToolResult {
@@ -18,10 +19,10 @@ export function toMcpResult(result: ToolCallResult): CallToolResult {
       content.push({ type: 'text', text: `[omitted by Wisp: ${item.originalType}${item.mimeType !== null ? ` ${item.mimeType}` : ''}${size}]` });
     }
   }
-  if (result.structuredContent !== null && result.text === '') {
-    content.push({ type: 'text', text: JSON.stringify(result.structuredContent).slice(0, LIMITS.maxResultChars) });
-  }
-  if (result.truncated) content.push({ type: 'text', text: `[truncated by Wisp: ${result.originalLength} characters, the first ${LIMITS.maxResultChars} shown]` });
+  // Capped by the daemon already (mcp/result.ts): at most 32,000 characters, binaries as markers.
+  if (result.structuredContent !== null && result.text === '') content.push({ type: 'text', text: JSON.stringify(result.structuredContent) });
+  if (result.structuredOmitted !== null) content.push({ type: 'text', text: `[structured content omitted by Wisp: ${result.structuredOmitted.reason}]` });
+  if (result.originalLength > result.text.length) content.push({ type: 'text', text: `[truncated by Wisp: ${result.originalLength} characters, the first ${LIMITS.maxResultChars} shown]` });
   return { content, ...(result.structuredContent !== null ? { structuredContent: result.structuredContent } : {}) };
 }
 

@@ -1,13 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, isJSONRPCErrorResponse, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
 import { linkedSignal, withOwnSignal, type CallSignal } from '../util/index.js';
 import { CallClock } from './call-clock.js';
 import { CallChannel, ChannelClosed, RemoteCallError } from './call-channel.js';
 import { ListChange } from './list-change.js';
+import { RefreshThrottle, type RefreshLimits } from './refresh-throttle.js';
+import { WireErrors } from './wire-errors.js';
 import { AuthRequired, Failure, failureOf, guardMessages, unhandledMessage, type TransportFailure } from './failure.js';
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
@@ -57,6 +58,8 @@ export interface ConnectionOptions {
   readonly toolListVersionBase?: number | undefined;
   /** Where the server's elicitation requests go (none: the capability is never declared). */
   readonly elicit?: ElicitSink | undefined;
+  /** How often list_changed may cause a refresh (default: LIMITS). */
+  readonly refreshLimits?: RefreshLimits | undefined;
 }
 
 /** A server's own error message is kept to this many characters (after redaction). */
@@ -87,15 +90,10 @@ export class Connection {
   /** The aborts of running calls that brought their own signal (callTool): a stop calls each. */
   private readonly callAborts = new Set<(reason: unknown) => void>();
   private server = { name: 'unknown', version: 'unknown' };
-  /**
-   * JSON-RPC errors the server sent, seen on the wire before the SDK turns them into an
-   * McpError: an McpError is the server's answer only if it is here. The SDK's own errors
-   * (its request timeout, the connection closing) use the same codes but never pass here.
-   */
-  private readonly remoteErrors: string[] = [];
-  /** The transport under the current client closed (what the SDK then rejects with is local). */
-  private transportLost = false;
-  private observed: Transport | undefined;
+  /** The server's JSON-RPC errors seen on the wire, and the transport closing (wire-errors.ts). */
+  private readonly wire = new WireErrors();
+  /** Bounds the refreshes the server's list_changed cause (refresh-throttle.ts); runs one it held back. */
+  private readonly throttle: RefreshThrottle;
   /** What ended this connection by itself (a lost login, a limit): what calls running then hear. */
   private ended: Failure | undefined;
 
@@ -108,6 +106,9 @@ export class Connection {
     // Every running call listens to it (and unhooks when it ends): many at once is normal.
     setMaxListeners(0, this.calls.signal);
     this.toolListVersion = options.toolListVersionBase ?? 0;
+    this.throttle = new RefreshThrottle(() => {
+      if (!this.isClosed()) void this.refresh();
+    }, options.refreshLimits);
   }
 
   get pid(): number | undefined {
@@ -165,7 +166,7 @@ export class Connection {
   /** A new client over `link`, initialized. */
   private async initialize(link: ServiceLink, deadline: number, signal: AbortSignal): Promise<void> {
     const client = this.newClient();
-    this.observe(link.transport);
+    this.wire.observe(link.transport);
     // A signal of its own: the SDK leaves a listener on the one its initialize request is given.
     await withOwnSignal(signal, (own) => client.connect(link.transport, { timeout: remaining(deadline), signal: own }));
     this.channels.set(client, new CallChannel(link.transport));
@@ -192,31 +193,6 @@ export class Connection {
     client.onerror = () => undefined; // surfaced through the failing request or onclose
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
     return client;
-  }
-
-  /** Notes each JSON-RPC error response as it arrives (the SDK calls a handler set before it connects first), and the transport closing. */
-  private observe(transport: Transport): void {
-    this.transportLost = false;
-    this.observed = transport;
-    transport.onmessage = (message) => {
-      // Most messages are results: only a message with an error is checked as one.
-      if (!('error' in message) || !isJSONRPCErrorResponse(message)) return;
-      this.remoteErrors.push(remoteKey(message.error.code, message.error.message));
-      if (this.remoteErrors.length > 64) this.remoteErrors.shift();
-    };
-    transport.onclose = () => {
-      if (this.observed === transport) this.transportLost = true;
-    };
-  }
-
-  /** Whether an McpError is a server's JSON-RPC error (seen on the wire), consuming the note. */
-  private fromServer(error: McpError): boolean {
-    const prefix = `MCP error ${error.code}: `;
-    const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-    const at = this.remoteErrors.indexOf(remoteKey(error.code, message));
-    if (at === -1) return false;
-    this.remoteErrors.splice(at, 1);
-    return true;
   }
 
   /** Runs one request; on a remote 404 (our session is forgotten), opens a new session and sends it once more (never seen before). */
@@ -355,6 +331,7 @@ export class Connection {
   /** Stops the process (the ladder; `force` skips to SIGKILL). Idempotent. */
   async stop(force: boolean): Promise<void> {
     this.closed = true;
+    this.throttle.stop();
     this.change.end(new Failure('SERVICE_NOT_ACTIVE', `${this.config.name} was stopped`));
     // A link still being opened (a process spawning) is stopped once it is there.
     const link = await this.opening?.catch(() => undefined);
@@ -366,9 +343,13 @@ export class Connection {
     return this.closed;
   }
 
+  /** A list_changed: a refresh now, or held back (the list changing meanwhile), or, sustained, the end of the connection. */
   private scheduleRefresh(): void {
     if (this.isClosed()) return;
-    void this.refresh();
+    const heard = this.throttle.heard();
+    if (heard.kind === 'now') void this.refresh();
+    else if (heard.kind === 'later') this.markChanging();
+    else this.failWith({ code: 'LIMIT_EXCEEDED', message: heard.message });
   }
 
   /** From now until the new list is in (or the connection ends), the tool list is changing. */
@@ -401,7 +382,8 @@ export class Connection {
         return;
       }
     }
-    if (!this.isClosed()) this.change.end();
+    // A list_changed held back meanwhile keeps the list changing until its own refresh.
+    if (!this.isClosed() && !this.throttle.waiting) this.change.end();
   }
 
   private async listAllTools(deadline: number, signal: AbortSignal): Promise<Tool[]> {
@@ -465,11 +447,11 @@ export class Connection {
 
   /** An McpError: the server's JSON-RPC answer (as `remoteAs`), or the SDK's own (a timeout, the connection closing). */
   private mcpFailure(error: McpError, timeoutMs: number, remoteAs: WispCode): Failure {
-    if (this.fromServer(error)) {
+    if (this.wire.fromServer(error)) {
       const prefix = `MCP error ${error.code}: `;
       return this.serverFailure(error.code, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, remoteAs);
     }
-    if (this.transportLost || error.code === (ErrorCode.ConnectionClosed as number)) return this.closedFailure();
+    if (this.wire.lost || error.code === (ErrorCode.ConnectionClosed as number)) return this.closedFailure();
     if (error.code === (ErrorCode.RequestTimeout as number)) {
       return new Failure('TIMEOUT', `the server did not answer within ${timeoutMs} ms`);
     }
@@ -488,10 +470,6 @@ export class Connection {
     if (this.link?.kind === 'remote') return new Failure('CONNECTION_CLOSED', 'the connection to the remote server closed');
     return new Failure('SERVER_EXITED', `the server exited (${this.link?.exitInfo || 'pipes closed'})`);
   }
-}
-
-function remoteKey(code: number, message: string): string {
-  return `${code}\u0000${message}`;
 }
 
 function remaining(deadline: number): number {

@@ -73,14 +73,9 @@ export class Elicitations {
     private readonly now: () => Date,
   ) {}
 
-  /** Set by the daemon once its socket server exists: whether some attached client can answer. */
+  /** Set by the daemon once its socket server exists: whether some attached client can answer (a request is put before no one otherwise). */
   answerableWhen(check: () => boolean): void {
     this.canAnswer = check;
-  }
-
-  /** Whether some client could answer now: the capability is declared to a server at initialize only then. */
-  get available(): boolean {
-    return this.canAnswer();
   }
 
   /** A call to `serviceId` runs on behalf of `requester` until the returned function is called; `clock`: its time limit. */

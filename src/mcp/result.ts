@@ -6,10 +6,19 @@ type Content = ToolCallResult['content'][number];
 export interface NormalizedResult {
   readonly content: Content[];
   readonly structuredContent: Record<string, unknown> | null;
+  /** Why the server's structured content is not given (null when it is, or when there was none). */
+  readonly structuredOmitted: { readonly characters: number; readonly reason: string } | null;
   readonly text: string;
+  /** Something was cut: the text (over maxChars), or the structured content (left out). */
   readonly truncated: boolean;
   readonly originalLength: number;
 }
+
+/** A string at least this long, made only of base64 characters (standard or URL-safe), is taken for binary data. */
+export const BINARY_STRING_MIN_CHARS = 256;
+const BASE64_TEXT = /^[A-Za-z0-9+/_-]+={0,2}$/;
+/** A data: URI; its media type is kept (cut) in the marker. */
+const DATA_URI = /^data:([^,;]{0,100})[^,]*,/i;
 
 function base64Bytes(data: unknown): number | null {
   if (typeof data !== 'string') return null;
@@ -17,11 +26,61 @@ function base64Bytes(data: unknown): number | null {
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
+/** The marker that stands where binary data was: its size, never its bytes. */
+function binaryMarker(what: string, data: string): string {
+  return `[omitted by Wisp: ${what}, ${base64Bytes(data.replace(/^data:[^,]*,/i, '')) ?? 0} bytes]`;
+}
+
+function isBinaryText(value: string): boolean {
+  return value.length >= BINARY_STRING_MIN_CHARS && BASE64_TEXT.test(value);
+}
+
+/**
+ * Structured content with its binaries replaced by markers (strings, so a schema's string
+ * stays a string): every data: URI, the `data` or `blob` of an object that has a
+ * `mimeType` (MCP's image, audio and blob shapes), and any other string of 256 or more
+ * characters made only of base64 characters. Keys are kept as they are. Recursion is
+ * bounded: a server's message nests at most LIMITS.maxServerMessageNesting levels.
+ */
+function withoutBinaries(value: unknown): unknown {
+  if (typeof value === 'string') {
+    const uri = DATA_URI.exec(value);
+    if (uri !== null) return binaryMarker(`data URI${uri[1] !== '' ? ` ${uri[1]}` : ''}`, value);
+    return isBinaryText(value) ? binaryMarker('binary', value) : value;
+  }
+  if (Array.isArray(value)) return value.map(withoutBinaries);
+  if (typeof value !== 'object' || value === null) return value;
+  const record = value as Record<string, unknown>;
+  const typed = typeof record.mimeType === 'string';
+  // fromEntries defines each key as an own property: a "__proto__" key stays a key.
+  return Object.fromEntries(
+    Object.entries(record).map(([key, item]) => [
+      key,
+      typed && (key === 'data' || key === 'blob') && typeof item === 'string' && !DATA_URI.test(item) ? binaryMarker(`${key} ${String(record.mimeType).slice(0, 100)}`, item) : withoutBinaries(item),
+    ]),
+  );
+}
+
+/**
+ * The structured content as given: binaries as markers, then capped. Capped means: its JSON
+ * (after the markers) is at most `maxChars` characters, or it is left out whole (a cut JSON
+ * object is no object), with its length and why.
+ */
+function capStructured(structured: Record<string, unknown> | undefined, maxChars: number): Pick<NormalizedResult, 'structuredContent' | 'structuredOmitted'> {
+  if (structured === undefined) return { structuredContent: null, structuredOmitted: null };
+  const kept = withoutBinaries(structured) as Record<string, unknown>;
+  const characters = JSON.stringify(kept).length;
+  if (characters <= maxChars) return { structuredContent: kept, structuredOmitted: null };
+  return { structuredContent: null, structuredOmitted: { characters, reason: `its JSON is ${characters} characters, over the ${maxChars}-character cap` } };
+}
+
 /**
  * What a caller (and the model) is given from a tool result: text, embedded text
  * resources and structured content; images, audio, binary resources and links become a
  * marker with type and size, and are never passed on or opened. The text is capped at
- * 32,000 characters with an explicit flag and the original length.
+ * 32,000 characters with an explicit flag and the original length. Structured content
+ * gets the same two rules (capStructured): binaries become markers, and over 32,000
+ * characters of JSON it is left out, with `structuredOmitted` saying so and the flag set.
  *
  * Every string of the result (texts, URIs, mime types, names, annotations, _meta, keys)
  * is redacted first, before anything is cut: a secret straddling the cut never leaves a
@@ -57,7 +116,7 @@ export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T,
         content.push({ type: 'omitted', originalType: String((item as { type?: unknown }).type), mimeType: null, bytes: null, uri: null });
     }
   }
-  const structured = result.structuredContent ?? null;
+  const structured = capStructured(result.structuredContent, maxChars);
   const full = texts.join('\n');
   const truncated = full.length > maxChars;
   // Each text part is capped too, so the parts never carry more than the joined text does.
@@ -68,5 +127,11 @@ export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T,
       budget = Math.max(0, budget - item.text.length - 1);
     }
   }
-  return { content, structuredContent: structured, text: truncated ? full.slice(0, maxChars) : full, truncated, originalLength: full.length };
+  return {
+    content,
+    ...structured,
+    text: truncated ? full.slice(0, maxChars) : full,
+    truncated: truncated || structured.structuredOmitted !== null,
+    originalLength: full.length,
+  };
 }

@@ -3,10 +3,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, isRemoteTransport } from '../core/index.js';
 import type { Connection, ConnectionHooks } from './connection.js';
 import { transition, type ConnectionEvent } from '../core/index.js';
-import { AuthRequired, Failure } from './failure.js';
+import { Failure } from './failure.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
-import type { ProcessTracker, StopLadder } from './stdio-transport.js';
+import type { StopLadder } from './stdio-transport.js';
 import type { CatalogTool } from './tool-catalog.js';
 import { ToolPins, launchDigest } from './tool-pins.js';
 import { chooseReviewed, heldReview, type HeldReview, type ReviewedTool } from './tool-review.js';
@@ -17,7 +17,7 @@ import type { TransportFactory } from './transports.js';
 import type { OutboundRules } from './outbound.js';
 import type { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
-import type { ElicitSink } from './elicit-handler.js';
+import { elicitSink, failureEvent, trackerFor } from './supervisor-links.js';
 import type { McpEvent } from './events.js';
 
 export interface SupervisorOptions {
@@ -101,8 +101,11 @@ export class Supervisor {
     return registeredAt !== undefined && registeredAt > this.startedAt ? registeredAt : this.startedAt;
   }
 
+  /** The trusted tools that can be called (not unavailable): what models and MCP clients are offered. */
   get activeToolCount(): number {
-    return this.catalog.size;
+    let count = 0;
+    for (const tool of this.catalog.values()) if (tool.unavailable === null) count += 1;
+    return count;
   }
 
   get runningCount(): number {
@@ -111,9 +114,14 @@ export class Supervisor {
     return count;
   }
 
-  /** The trusted tools (of one service, or all): what models are offered and calls may reach. */
+  /** The trusted tools that can be called (of one service, or all): what models are offered and calls may reach. */
   tools(serviceId?: string): CatalogTool[] {
-    return [...this.catalog.values()].filter((tool) => serviceId === undefined || tool.serviceId === serviceId);
+    return [...this.catalog.values()].filter((tool) => tool.unavailable === null && (serviceId === undefined || tool.serviceId === serviceId));
+  }
+
+  /** The trusted tools that cannot be called (a tool that requires MCP tasks): listed for humans with why, offered to no one. */
+  unavailableTools(serviceId?: string): CatalogTool[] {
+    return [...this.catalog.values()].filter((tool) => tool.unavailable !== null && (serviceId === undefined || tool.serviceId === serviceId));
   }
 
   /** The held tools (changed or added since the pins), for humans to review. */
@@ -121,9 +129,18 @@ export class Supervisor {
     return [...this.held.values()].filter((tool) => serviceId === undefined || tool.serviceId === serviceId);
   }
 
-  /** Every tool with its pin status, trusted first: what front-ends list. */
+  /** Every tool with its pin status and availability, trusted first: what front-ends list. */
   listed(serviceId?: string): CatalogTool[] {
-    return [...this.tools(serviceId), ...this.heldTools(serviceId)];
+    return [...this.tools(serviceId), ...this.unavailableTools(serviceId), ...this.heldTools(serviceId)];
+  }
+
+  /** A tool that cannot be called (trusted or held), by model name or by service and own name: only so that a call on it is told why. */
+  unavailableTool(modelName: string | undefined, serviceId?: string, name?: string): CatalogTool | undefined {
+    for (const tool of [...this.catalog.values(), ...this.held.values()]) {
+      if (tool.unavailable === null) continue;
+      if (modelName !== undefined ? tool.modelName === modelName : tool.serviceId === serviceId && tool.name === name) return tool;
+    }
+    return undefined;
   }
 
   /** A held tool by model name, or by service and own name: only so that a call on it is told why it is refused. */
@@ -181,13 +198,15 @@ export class Supervisor {
     return { accepted, stillHeld: this.heldTools(serviceId).length };
   }
 
+  /** A callable tool by model name (trusted, not unavailable). */
   tool(modelName: string): CatalogTool | undefined {
-    return this.catalog.get(modelName);
+    const tool = this.catalog.get(modelName);
+    return tool?.unavailable === null ? tool : undefined;
   }
 
-  /** A service's active tool by its own name (no list is built: this is on every call's path). */
+  /** A service's callable tool by its own name (no list is built: this is on every call's path). */
   toolOf(serviceId: string, name: string): CatalogTool | undefined {
-    for (const tool of this.catalog.values()) if (tool.serviceId === serviceId && tool.name === name) return tool;
+    for (const tool of this.catalog.values()) if (tool.serviceId === serviceId && tool.name === name) return tool.unavailable === null ? tool : undefined;
     return undefined;
   }
 
@@ -476,23 +495,6 @@ export class Supervisor {
   }
 }
 
-function trackerFor(processes: SupervisorOptions['processes'], config: StoredService): ProcessTracker | undefined {
-  if (processes === undefined) return undefined;
-  return { started: (pid) => processes.started(config.id, config.name, pid), ended: (pid) => processes.ended(pid) };
-}
-
-/** A service's elicitation requests, to the daemon's Elicitations under the service's current name. */
-function elicitSink(elicitations: Elicitations | undefined, entry: Entry): ElicitSink | undefined {
-  if (elicitations === undefined) return undefined;
-  return { available: () => elicitations.available, ask: (request, signal) => elicitations.ask({ id: entry.id, name: entry.name }, request, signal) };
-}
-
 function statusOf(entry: Entry): ConnectionState['status'] {
   return entry.state.status;
-}
-
-/** A failure, or (a server that wants a login) the needs_auth state with where to log in. */
-function failureEvent(failure: Failure): ConnectionEvent {
-  if (failure instanceof AuthRequired) return { type: 'needs_auth', authorizationServer: failure.authorizationServer, scope: failure.scope, message: failure.message };
-  return { type: 'failed', code: failure.code, message: failure.message };
 }

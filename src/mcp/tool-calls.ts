@@ -229,6 +229,7 @@ export class ToolCalls {
       approvalId,
       content: result.content,
       structuredContent: result.structuredContent,
+      structuredOmitted: result.structuredOmitted,
       text: result.text,
       truncated: result.truncated,
       originalLength: result.originalLength,
@@ -260,6 +261,8 @@ export class ToolCalls {
     if (request.tool !== undefined) {
       const live = supervisor.tool(request.tool.modelName);
       if (live === undefined) {
+        const unavailable = supervisor.unavailableTool(request.tool.modelName);
+        if (unavailable !== undefined) throw notCallable(unavailable);
         if (supervisor.heldTool(request.tool.modelName) !== undefined) throw notTrusted(request.tool);
         throw new WispError('TOOL_NOT_FOUND', `${request.tool.serviceName}/${request.tool.name} is no longer active`);
       }
@@ -280,6 +283,9 @@ export class ToolCalls {
       throw new WispError('INVALID_PARAMS', 'give modelName, or serviceId and toolName');
     }
     if (tool === undefined) {
+      // A tool that cannot be called (it requires MCP tasks) is refused before anything is asked, held or not.
+      const unavailable = supervisor.unavailableTool(request.modelName, request.serviceId, request.toolName);
+      if (unavailable !== undefined) throw notCallable(unavailable);
       // A held tool is refused before anything is asked: no human is shown a definition nobody accepted.
       const held = supervisor.heldTool(request.modelName, request.serviceId, request.toolName);
       if (held !== undefined) throw notTrusted(held);
@@ -287,6 +293,13 @@ export class ToolCalls {
     }
     return tool;
   }
+}
+
+function notCallable(tool: Pick<CatalogTool, 'serviceName' | 'name' | 'unavailable'>): WispError {
+  return new WispError('TOOL_UNAVAILABLE', `${tool.serviceName}/${tool.name} cannot be called: ${tool.unavailable ?? 'unavailable'}. Nothing was asked or sent.`, {
+    service: tool.serviceName,
+    tool: tool.name,
+  });
 }
 
 function notTrusted(tool: Pick<CatalogTool, 'serviceName' | 'name'>): WispError {

@@ -41,6 +41,20 @@ export interface CatalogTool {
   readonly pinDigest: string;
   /** Against the service's pins: only a trusted tool is offered to models and callable. */
   readonly pin: PinStatus;
+  /**
+   * Why it cannot be called at all (listed for humans with this reason, offered to no model
+   * or MCP client, a call refused TOOL_UNAVAILABLE before anyone is asked); null when it can.
+   */
+  readonly unavailable: string | null;
+}
+
+/** Why Wisp cannot call a tool as the server defines it; null when it can (see CatalogTool.unavailable). */
+export function unavailableReason(tool: Tool): string | null {
+  const execution = (tool as { execution?: { taskSupport?: unknown } }).execution;
+  if (execution?.taskSupport === 'required') {
+    return 'it must be called as an MCP task (execution.taskSupport "required"), and Wisp does not run tasks yet: every plain call would fail';
+  }
+  return null;
 }
 
 /** The canonical pinned definition of a tool: absent fields as null, nothing else the server sent. */
@@ -170,6 +184,7 @@ export function buildCatalog(
       pinDigest: pinDigestOf(definition),
       // Until the supervisor has compared it with the service's pins, a tool is held.
       pin: 'added' as const,
+      unavailable: unavailableReason(tool),
     };
   });
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Type, type ObjectOptions, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ApprovalKind, Binding } from '../approvals/index.js';
 import { WispError, type ConnectionState } from '../core/index.js';
@@ -99,8 +99,22 @@ function defineHostTool<S extends TObject>(spec: HostToolSpec<S>): HostTool {
 }
 
 function describe(errors: readonly ErrorObject[] | null | undefined): string {
-  return (errors ?? []).map((e) => `${e.instancePath === '' ? '/' : e.instancePath} ${e.message ?? 'is invalid'}`).join('; ');
+  return (errors ?? [])
+    .map((e) => {
+      const where = e.instancePath === '' ? '/' : e.instancePath;
+      // Named, so the model can tell which field it added (the name is its own text, quoted).
+      const extra = e.keyword === 'additionalProperties' ? ` (${JSON.stringify(String((e.params as { additionalProperty?: unknown }).additionalProperty).slice(0, 64))})` : '';
+      return `${where} ${e.message ?? 'is invalid'}${extra}`;
+    })
+    .join('; ');
 }
+
+/**
+ * Every host tool's parameters: an object with exactly the properties declared. A property
+ * the tool does not take (an `env` for mcp_register, say) is refused before anything is
+ * shown, never shown to the human and then dropped.
+ */
+const Params = <P extends TProperties>(properties: P, options: ObjectOptions = {}): TObject<P> => Type.Object(properties, { ...options, additionalProperties: false });
 
 /** A host tool's own approval binding: the tool and a digest of exactly the arguments shown. */
 function argumentsBinding(tool: string, args: Record<string, unknown>): Binding {
@@ -117,7 +131,7 @@ const listServices = defineHostTool({
   description:
     'List the MCP services registered with Wisp Host: ids, names, states, tool counts and environment variable names (never values). ' +
     'heldTools counts tools that changed or appeared since the user trusted the service: unusable until the user reviews and accepts them (wispctl mcp review). Needs the user\'s approval.',
-  parameters: Type.Object({}),
+  parameters: Params({}),
   run: async (args, { actions, ask }) => {
     const binding = argumentsBinding('mcp_list_services', args);
     await ask({ kind: 'host_tool', binding, current: () => binding, serviceName: 'wisp host', title: 'List the registered MCP services (names, states, variable names; never values)', shown: args });
@@ -130,7 +144,7 @@ const register = defineHostTool({
   description:
     'Save a DISABLED configuration for an MCP server that is already installed: the absolute path of the program, its arguments and an optional absolute working directory. ' +
     'Shells and package runners (npx...) are refused. It installs and starts nothing. Needs the user\'s approval.',
-  parameters: Type.Object({ name: Type.String(), command: Type.String(), args: Type.Optional(Strings()), cwd: Type.Optional(Type.String()) }),
+  parameters: Params({ name: Type.String(), command: Type.String(), args: Type.Optional(Strings()), cwd: Type.Optional(Type.String()) }),
   run: async (args, { actions, ask }) => {
     const { name, command, args: list, cwd } = args;
     if (!path.isAbsolute(command)) throw new WispError('INVALID_CONFIG', 'the command must be an absolute path to an installed program');
@@ -150,7 +164,7 @@ const installNpm = defineHostTool({
     'Install an MCP server published on the npm registry, pinned to an EXACT version (no ranges or tags), and register it DISABLED. ' +
     'Every locked package is verified and no install script runs. The user sees the source registry, the target directory and what it will do, and must approve. ' +
     'Give only non-sensitive launch args: never secrets (the user sets those).',
-  parameters: Type.Object({
+  parameters: Params({
     package: Type.String({ description: 'Full package name, e.g. @modelcontextprotocol/server-everything' }),
     version: Type.String({ description: 'Exact version, e.g. 2026.8.31' }),
     bin: Type.String({ description: 'The package\'s JavaScript bin name' }),
@@ -174,7 +188,7 @@ const activate = defineHostTool({
   description:
     'Ask the user to trust and start a registered service (by id or name). The user sees its current configuration; if it changes before the answer, the request is stale. ' +
     'New tools appear from the next user request.',
-  parameters: Type.Object({ id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }, { anyOf: [{ required: ['id'] }, { required: ['name'] }] }),
+  parameters: Params({ id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }, { anyOf: [{ required: ['id'] }, { required: ['name'] }] }),
   run: async (args, { actions, ask, signal }) => {
     const shown = actions.describe(args.id !== undefined ? { id: args.id } : { name: args.name ?? '' });
     const now = (): Binding => {

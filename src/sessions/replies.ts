@@ -17,7 +17,10 @@ export function omittedMarker(item: Extract<ToolCallResult['content'][number], {
  */
 export function forModel(result: ToolCallResult): string {
   const parts = result.content.map((item) => (item.type === 'omitted' ? omittedMarker(item) : item.text));
-  if (result.structuredContent !== null && result.text === '') parts.push(JSON.stringify(result.structuredContent).slice(0, LIMITS.maxResultChars));
-  if (result.truncated) parts.push(`[truncated: ${result.originalLength} characters, the first ${LIMITS.maxResultChars} shown]`);
+  if (result.text === '') {
+    if (result.structuredContent !== null) parts.push(JSON.stringify(result.structuredContent));
+    else if (result.structuredOmitted !== null) parts.push(`[structured content omitted: ${result.structuredOmitted.reason}]`);
+  }
+  if (result.originalLength > result.text.length) parts.push(`[truncated: ${result.originalLength} characters, the first ${LIMITS.maxResultChars} shown]`);
   return parts.filter((p) => p !== '').join('\n');
 }

@@ -24,7 +24,7 @@ beforeAll(async () => {
   const url = await mock.start();
   daemon = await startWispd(home.path, { env: daemonEnv({ DEEPSEEK_API_KEY: 'sk-elicit' }) });
   client = await daemon.connect();
-  // Subscribed while the service starts: the daemon declares the capability to it.
+  // Subscribed: a request of the server is put before this client (else it is answered cancel).
   log = await EventLog.follow(client);
   await client.call('model.setSettings', { baseUrl: url, maxRetries: 0 });
   const { service } = await client.call('services.register', { name: 'asker', command: process.execPath, args: [elicitServer], timeoutMs: 120_000 });

@@ -25,7 +25,7 @@ beforeAll(async () => {
   daemon = await startWispd(home.path);
   caller = await daemon.connect();
   callerId = (await caller.call('daemon.status')).you.clientId;
-  // Subscribed to everything while the service starts: the daemon declares the capability.
+  // Subscribed to everything: requests of the server are put before this client (else answered cancel).
   watcher = await daemon.connect();
   log = await EventLog.follow(watcher);
   // The caller's approvals are answered here; those of wispctl mcp call are answered in its terminal.

@@ -8,6 +8,7 @@ import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from
 /** Servers asking the user for input: a real stdio fixture, a real daemon, a caller and a second (human) client that answers. */
 const home = tempDir();
 const elicitServer = path.join(repoRoot, 'fixtures', 'servers', 'elicit-server.mjs');
+const hostileServer = path.join(repoRoot, 'fixtures', 'servers', 'hostile-server.mjs');
 let daemon: RunningDaemon;
 let caller: WispClient;
 let human: WispClient;
@@ -122,7 +123,7 @@ describe('elicitation', () => {
     expect((await human.call('elicitations.list')).elicitations).toEqual([]);
   });
 
-  it('declares the capability only when a client that can answer is attached at initialize', async () => {
+  it('declares the capability whether or not a client that can answer is attached; with none, a request is answered cancel at once', async () => {
     // The human unsubscribes: no attached client receives elicitation.requested.
     await human.call('events.unsubscribe');
     const { service: config } = await caller.call('services.register', { name: 'asker-alone', command: process.execPath, args: [elicitServer] });
@@ -133,7 +134,22 @@ describe('elicitation', () => {
     await caller.call('events.subscribe', { types: ['approval.requested'] });
     caller.onEvent((e) => (e.type === 'approval.requested' ? void caller.call('approvals.respond', { id: e.approval.id, decision: 'approve' }) : undefined));
     const result = await caller.call('tools.call', { serviceId: alone.id, toolName: 'ask_form', arguments: {} });
-    expect(answer(result.text)).toEqual({ capability: false });
+    expect(answer(result.text)).toEqual({ action: 'cancel', content: null });
     expect(asked).toEqual([]);
+  });
+
+  it('offers the same tools whether or not a UI was attached at activation, so none is held when one attaches later (server-everything: 13 or 15)', async () => {
+    // Still unsubscribed (above): nobody could answer an elicitation now.
+    const { service: config } = await caller.call('services.register', { name: 'by-capability', command: process.execPath, args: [hostileServer, 'capability-tools'] });
+    const { service: first } = await caller.call('services.activate', { id: config.id, configVersion: config.configVersion });
+    expect(first.connection.status).toBe('active');
+    const names = async () => (await caller.call('tools.list', { serviceId: config.id })).tools.map((t) => `${t.name}:${t.pin}`).sort();
+    expect(await names()).toEqual(['ask-user:trusted', 'plain:trusted']);
+    // A UI attaches; the service is restarted: the same tools, none held for review.
+    await human.call('events.subscribe', {});
+    await caller.call('services.disable', { id: config.id });
+    const { service: again } = await caller.call('services.get', { id: config.id });
+    await caller.call('services.activate', { id: again.id, configVersion: again.configVersion });
+    expect(await names()).toEqual(['ask-user:trusted', 'plain:trusted']);
   });
 });

@@ -111,6 +111,29 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
     expect(JSON.stringify(result.structuredContent)).toContain('[REDACTED:CANARY]');
   });
 
+  it('gives structuredContent as the daemon capped it: binaries as markers, left out over 32,000 characters with a note', async () => {
+    policy = () => 'approve';
+    await registerScenario(admin, 'pictures', ['--structured-tools']);
+    const changed = gateway.nextListChanged();
+    const pictures = await activate(admin, 'pictures');
+    await changed;
+    // A tool that requires tasks is not offered (every plain call of it would fail).
+    const offered = (await gateway.client.listTools()).tools.map((tool) => tool.name);
+    expect(offered).toContain(await modelName(pictures, 'media-structured'));
+    expect(offered).not.toContain(await modelName(pictures, 'tasks-only'));
+    const data = Buffer.from(Array.from({ length: 3072 }, (_, i) => (i * 7) % 256)).toString('base64');
+    const media = await gateway.client.callTool({ name: await modelName(pictures, 'media-structured'), arguments: {} });
+    expect(media.isError).not.toBe(true);
+    expect(JSON.stringify(media)).not.toContain(data.slice(0, 64));
+    expect(media.structuredContent).toMatchObject({ raw: '[omitted by Wisp: binary, 3072 bytes]', note: 'a picture' });
+    const big = await gateway.client.callTool({ name: await modelName(pictures, 'big-structured'), arguments: { chars: 100_000 } });
+    expect(big.structuredContent).toBeUndefined();
+    expect(text(big)).toBe('a big structured answer\n[structured content omitted by Wisp: its JSON is 100011 characters, over the 32000-character cap]');
+    const gone = gateway.nextListChanged();
+    await admin.call('services.delete', { id: pictures.id });
+    await gone;
+  });
+
   it('sends tools/list_changed when a service is activated, and lists its tools', async () => {
     await registerScenario(admin, 'more', ['--tools', '2']);
     const changed = gateway.nextListChanged();

@@ -99,6 +99,24 @@ describe('model sessions', () => {
     expect(JSON.parse(String(third?.body.messages?.at(-1)?.content))).toMatchObject({ error: { code: 'APPROVAL_DENIED' } });
   });
 
+  it('leaves a tool that requires tasks out of the task\'s snapshot and the model\'s tools; a call the model makes of it anyway is refused', async () => {
+    const service = await registerScenario(asker, 'tasks', ['--structured-tools']);
+    await activate(asker, 'tasks');
+    const listed = (await asker.call('tools.list', { serviceId: service.id })).tools;
+    const name = (tool: string) => listed.find((t) => t.name === tool)?.modelName ?? '';
+    const first = mock.requests.length;
+    mock.enqueue({ events: toolCallEvents([{ id: 't', name: name('tasks-only'), arguments: '{}' }]) }, { events: textEvents('no tasks then') });
+    const { session } = await asker.call('sessions.create', {});
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'use the task tool' });
+    expect(task.tools).toContain(name('media-structured'));
+    expect(task.tools).not.toContain(name('tasks-only'));
+    expect((await taskEnd(humanLog, task.id)).state.status).toBe('completed');
+    const [request1, request2] = mock.requests.slice(first);
+    expect(request1?.body.tools?.map((t) => t.function.name)).not.toContain(name('tasks-only'));
+    expect(JSON.parse(String(request2?.body.messages?.at(-1)?.content))).toMatchObject({ error: { code: 'TOOL_NOT_FOUND' } });
+    await asker.call('services.delete', { id: service.id });
+  });
+
   it('keeps a task\'s tool snapshot: a tool activated mid-task appears from the next request', async () => {
     const first = mock.requests.length;
     mock.enqueue({ events: toolCallEvents([{ id: 'c', name: echoName, arguments: '{"text":"x"}' }]) }, { events: textEvents('first done') });
@@ -212,6 +230,27 @@ describe('host tools', () => {
     expect(replies[5]).toMatchObject({ service: 'model-made', state: { status: 'active' } });
     expect(mock.requests[first]?.body.tools?.map((t) => t.function.name)).toEqual(expect.arrayContaining(['mcp_list_services', 'mcp_register', 'mcp_activate_service']));
     await asker.call('services.delete', { name: 'model-made' });
+  });
+
+  it('refuses a host tool argument it does not take (mcp_register with env) as a tool error the model reads, before any approval is shown', async () => {
+    const first = mock.requests.length;
+    const arguments_ = { name: 'with-env', command: process.execPath, args: ['server.js'], env: { API_TOKEN: 'from-the-model' } };
+    mock.enqueue({ events: toolCallEvents([{ id: 'e', name: 'mcp_register', arguments: JSON.stringify(arguments_) }]) }, { events: textEvents('I could not register it.') });
+    const seen = humanLog.events.length;
+    const shown = humanLog.next((e) => e.type === 'approval.requested').then((e) => e);
+    const { session } = await asker.call('sessions.create', {});
+    const { task } = await asker.call('sessions.send', { id: session.id, text: 'register a server with a token' });
+    // The task ends without asking anyone (before, the human was shown the env, and it was then dropped).
+    const ended = await Promise.race([taskEnd(humanLog, task.id), shown]);
+    expect(ended).toMatchObject({ id: task.id, state: { status: 'completed' } });
+    const reply = mock.requests[first + 1]?.body.messages?.at(-1);
+    expect(reply).toMatchObject({ role: 'tool', tool_call_id: 'e' });
+    expect(JSON.parse(String(reply?.content))).toEqual({
+      error: { code: 'INVALID_ARGUMENTS', message: 'the arguments do not match the parameters of mcp_register: / must NOT have additional properties ("env"); nothing was run' },
+    });
+    // Nothing was put before the human, and nothing was saved.
+    expect(humanLog.events.slice(seen).filter((e) => e.type === 'approval.requested')).toEqual([]);
+    expect((await asker.call('services.list')).services.map((x) => x.name)).not.toContain('with-env');
   });
 });
 

@@ -227,3 +227,64 @@ describe('tool calls with approvals', () => {
     });
   });
 });
+
+describe('structured content', () => {
+  let structured: string;
+  beforeAll(async () => {
+    structured = (await registerScenario(asker, 'structured', ['--structured-tools'])).id;
+    expect((await activate(asker, 'structured')).connection.status).toBe('active');
+  });
+
+  async function callStructured(toolName: string, args: Record<string, unknown> = {}) {
+    const asked = requested(humanLog);
+    const result = asker.call('tools.call', { serviceId: structured, toolName, arguments: args });
+    result.catch(() => undefined);
+    await human.call('approvals.respond', { id: (await asked).approval.id, decision: 'approve' });
+    return result;
+  }
+
+  it('replaces the base64 of an image in structuredContent with a marker, as in content (server-filesystem\'s read_media_file)', async () => {
+    const result = await callStructured('media-structured');
+    const data = Buffer.from(Array.from({ length: 3072 }, (_, i) => (i * 7) % 256)).toString('base64');
+    expect(result.content).toEqual([{ type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 3072, uri: null }]);
+    expect(result.structuredContent).toEqual({
+      content: [{ type: 'image', data: '[omitted by Wisp: data image/png, 3072 bytes]', mimeType: 'image/png' }],
+      preview: '[omitted by Wisp: data URI image/png, 300 bytes]',
+      raw: '[omitted by Wisp: binary, 3072 bytes]',
+      note: 'a picture',
+      // Short base64-looking text is text: a word, an id, a hash.
+      short: 'aGVsbG8=',
+    });
+    expect(result).toMatchObject({ structuredOmitted: null, truncated: false });
+    expect(JSON.stringify(result)).not.toContain(data.slice(0, 64));
+  });
+
+  it('lists a tool that requires tasks as unavailable, with why, and refuses a call on it before any approval (TOOL_UNAVAILABLE)', async () => {
+    const { tools } = await asker.call('tools.list', { serviceId: structured });
+    const tasksOnly = tools.find((t) => t.name === 'tasks-only');
+    expect(tasksOnly).toMatchObject({ pin: 'trusted', unavailable: expect.stringContaining('execution.taskSupport "required"') });
+    expect(tools.filter((t) => t.unavailable !== null).map((t) => t.name)).toEqual(['tasks-only']);
+    const seen = humanLog.events.length;
+    for (const target of [{ serviceId: structured, toolName: 'tasks-only' }, { modelName: tasksOnly?.modelName ?? '' }]) {
+      const pending = asker.call('tools.call', { ...target, arguments: {} });
+      pending.catch(() => undefined);
+      // Before, it was put before the human, and the approved call failed with the server's -32601.
+      const outcome = await Promise.race([pending.catch((e: unknown) => e), requested(humanLog).then(() => 'an approval was asked')]);
+      expect(outcome).toMatchObject({ code: 'TOOL_UNAVAILABLE', message: expect.stringContaining('structured/tasks-only cannot be called') });
+    }
+    expect(humanLog.events.slice(seen).filter((e) => e.type === 'approval.requested' || e.type === 'tool.call.started')).toEqual([]);
+  });
+
+  it('leaves out structuredContent over 32,000 characters of JSON, with the flag and why; the text is kept', async () => {
+    const result = await callStructured('big-structured', { chars: 100_000 });
+    expect(result).toMatchObject({
+      text: 'a big structured answer',
+      structuredContent: null,
+      structuredOmitted: { characters: 100_011, reason: 'its JSON is 100011 characters, over the 32000-character cap' },
+      truncated: true,
+      originalLength: 23,
+    });
+    const small = await callStructured('big-structured', { chars: 1000 });
+    expect(small).toMatchObject({ structuredContent: { rows: 'word '.repeat(200) }, structuredOmitted: null, truncated: false });
+  });
+});

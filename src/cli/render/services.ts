@@ -145,8 +145,8 @@ export function toolsTable(tools: readonly ToolInfo[]): string {
     ['SERVICE', 'TOOL', 'MODEL NAME', 'HINTS', 'DESCRIPTION (from the server, untrusted)'],
     tools.map((t) => [
       t.serviceName,
-      // A held tool is marked where its name is: not callable, not offered to models.
-      t.pin === 'trusted' ? showArg(t.name) : `${showArg(t.name)} [HELD: ${t.pin}]`, // table() cleans every cell
+      // A held or unavailable tool is marked where its name is: not callable, not offered to models.
+      `${showArg(t.name)}${t.pin === 'trusted' ? '' : ` [HELD: ${t.pin}]`}${t.unavailable !== null ? ' [UNAVAILABLE]' : ''}`, // table() cleans every cell
       t.modelName,
       Object.entries(t.annotations ?? {})
         .filter(([k, v]) => k.endsWith('Hint') && v === true)
@@ -155,7 +155,8 @@ export function toolsTable(tools: readonly ToolInfo[]): string {
       oneLine(t.description, 60),
     ]),
   );
-  return held.length === 0 ? listed : `${listed}\n\n${heldNote(held)}`;
+  const unavailable = tools.filter((t) => t.unavailable !== null).map((t) => `${showArg(t.name)} (${clean(t.serviceName)}) cannot be called: ${clean(t.unavailable ?? '')}`);
+  return [listed, ...(held.length > 0 ? [heldNote(held)] : []), ...(unavailable.length > 0 ? [unavailable.join('\n')] : [])].join('\n\n');
 }
 
 /** How many of these tools are held, and the command that reviews them. */
@@ -168,7 +169,10 @@ export function toolResultText(result: Result<'tools.call'>): string {
   // Each part where the server put it: a marker stands where media was left out.
   const parts = result.content.map((c) => (c.type === 'omitted' ? `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]` : cleanBlock(c.text)));
   const structured = result.structuredContent !== null ? [`structured: ${showJson(result.structuredContent)}`] : [];
-  const note = result.truncated ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : [];
+  const note = [
+    ...(result.originalLength > result.text.length ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : []),
+    ...(result.structuredOmitted !== null ? [`[structured content omitted: ${clean(result.structuredOmitted.reason)}]`] : []),
+  ];
   return [...parts, ...structured, ...note].filter((l) => l !== '').join('\n');
 }
 

@@ -212,6 +212,9 @@ export const ToolInfo = Type.Object({
   generation: Generation,
   toolListVersion: Type.Integer(),
   pin: PinStatus,
+  unavailable: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the tool cannot be called (it requires MCP tasks: execution.taskSupport "required"); null when it can. An unavailable tool is listed here only: models and MCP clients are not offered it, and a call is refused TOOL_UNAVAILABLE before any approval.',
+  }),
 });
 export type ToolInfo = Static<typeof ToolInfo>;
 export type ServiceRef = Static<typeof ServiceRef>;
@@ -295,9 +298,15 @@ export const ToolCallResult = Type.Object({
   callId: Type.String(),
   approvalId: Type.String(),
   content: Type.Array(ResultContent),
-  structuredContent: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  structuredContent: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+    description:
+      'The server\'s structured content, its binaries replaced by markers ("[omitted by Wisp: binary, N bytes]": data: URIs, the data or blob beside a mimeType, and strings of 256+ base64 characters). Null when there was none, or when its JSON is over 32,000 characters (see structuredOmitted).',
+  }),
+  structuredOmitted: Type.Union([Type.Object({ characters: Type.Integer({ description: 'Characters of its JSON (binaries already replaced).' }), reason: Type.String() }), Type.Null()], {
+    description: 'Why the structured content was left out (over the 32,000-character cap: a cut JSON object is no object); null when it is given or there was none.',
+  }),
   text: Type.String({ description: 'The text parts joined, capped at 32,000 characters.' }),
-  truncated: Type.Boolean(),
+  truncated: Type.Boolean({ description: 'Something was cut: the text (originalLength is over text\'s length), or the structured content (structuredOmitted).' }),
   originalLength: Type.Integer({ description: 'Characters of text before the cap.' }),
   durationMs: Type.Integer({ description: 'Milliseconds from sending the call to its server until its answer (0 when it was never sent).' }),
   waitedMs: Type.Integer({ description: 'Milliseconds from the request until the call was sent (or ended unsent): mostly the wait for a human\'s approval.' }),

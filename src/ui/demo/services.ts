@@ -106,6 +106,7 @@ function toolInfos(service: Service, generation: number, version: number): ToolI
     toolListVersion: version,
     // The demo's tools are the ones shown at its (pretend) trust: pinned, nothing held.
     pin: 'trusted' as const,
+    unavailable: null,
   }));
 }
 

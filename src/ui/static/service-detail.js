@@ -135,7 +135,8 @@ function Tools({ service }) {
   <section aria-labelledby="tools-title"><h4 id="tools-title">Tools (${tools.length})</h4>
     ${tools.map((t) => html`<details class="tool" key=${t.modelName} data-tool=${t.name}>
       <summary><code>${t.name}</code> <span class="model-name">${t.modelName}</span>${t.pin !== undefined && t.pin !== 'trusted'
-        ? html` <strong class="held">held (${t.pin} since it was trusted): not callable until reviewed (Review the held tools, above; or wispctl mcp review ${service.name})</strong>` : ''}</summary>
+        ? html` <strong class="held">held (${t.pin} since it was trusted): not callable until reviewed (Review the held tools, above; or wispctl mcp review ${service.name})</strong>` : ''}${typeof t.unavailable === 'string'
+        ? html` <strong class="held">unavailable: ${t.unavailable}</strong>` : ''}</summary>
       <div class="claims" role="group" aria-label="from the server, not verified">
         <p class="claims-label">from the server, not verified:</p>
         <${Fields} rows=${[['title', t.title ?? '(none)'], ['description', t.description], ['hints', hintsOf(t.annotations)]]} />

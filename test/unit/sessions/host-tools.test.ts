@@ -98,12 +98,23 @@ describe('host tools', () => {
     expect(reply).toMatchObject({ registered: { id: 'svc-2', name: 'made' }, state: 'disabled' });
   });
 
-  it('fills in what the schema leaves optional and keeps extra properties out of the implementation call', async () => {
+  it('fills in what the schema leaves optional', async () => {
     const { done, call } = host();
-    await call(tool('mcp_register'), { name: 'bare', command: '/usr/bin/bare', note: 'ignored' });
+    await call(tool('mcp_register'), { name: 'bare', command: '/usr/bin/bare' });
     expect(done).toEqual([`register ${JSON.stringify({ name: 'bare', command: '/usr/bin/bare', args: [] })}`]);
     await call(tool('mcp_install_npm'), { package: 'p', version: '1.0.0', bin: 'b' });
     expect(done.slice(1)).toEqual([`plan ${JSON.stringify({ package: 'p', version: '1.0.0', bin: 'b', args: [] })}`, 'install d1']);
+  });
+
+  it('offers every host tool with additionalProperties false, and refuses a property it does not take before any approval, naming it', async () => {
+    for (const t of HOST_TOOLS) {
+      expect(t.definition.function.parameters).toMatchObject({ additionalProperties: false });
+      const { asked, done, call } = host();
+      expect(await call(t, { ...(GOOD[t.name] ?? {}), env: { TOKEN: 'x' } })).toEqual({
+        error: { code: 'INVALID_ARGUMENTS', message: `the arguments do not match the parameters of ${t.name}: / must NOT have additional properties ("env"); nothing was run` },
+      });
+      expect([asked, done]).toEqual([[], []]);
+    }
   });
 
   it('activates by id before name, bound to the configuration shown', async () => {
