@@ -29,11 +29,25 @@ export const LAYERS = {
 
 /** @type {Record<string, readonly string[]>} area -> the files of it that other areas may import */
 export const DOORS = {
-  // The params checks generated from the wire schemas (scripts/validators.mjs): no TypeBox, no ajv compiler.
-  core: ['index.js', 'wire/index.js', 'wire/params-checks.generated.js'],
+  core: ['index.js', 'wire/index.js'],
   // Two leaf modules the socket client needs, without the rest of util (files, processes,
   // settings): wispctl loads the client, and every file it loads costs its start.
   util: ['index.js', 'line-splitter.js', 'version.js'],
+};
+
+/**
+ * The checks generated at build time from our schemas (scripts/validators.mjs) are not in
+ * src/: they are build output (dist/generated/), imported as `#generated/<name>.js`
+ * (package.json "imports"). Each is imported by the one area whose records it checks; core
+ * imports none (it stays pure). test/unit/layering.test.ts checks every such import.
+ * @type {Record<string, readonly string[]>} area -> the generated modules it may import
+ */
+export const GENERATED = {
+  daemon: ['params-checks'],
+  mcp: ['registry-check', 'pins-check', 'call-result-check'],
+  model: ['model-settings-check'],
+  install: ['install-settings-check', 'install-attempt-check'],
+  sessions: ['transcript-checks'],
 };
 
 /** @type {Record<string, Record<string, readonly string[]>>} importer -> area -> the doors it may use (narrower than DOORS) */
@@ -66,7 +80,7 @@ export const BROWSER_APP = { dir: 'ui/static', imports: ['core/index.js'], packa
 export const CLIENT_AREAS = ['cli', 'ui'];
 
 /** Packages wispctl (cli, and the web panel it starts: ui) must never load: they belong to the daemon. */
-export const CLI_FORBIDDEN_PACKAGES = ['ajv', 'pino', 'pino-pretty', '@modelcontextprotocol/sdk', '@sinclair/typebox', 're2js', 'undici'];
+export const CLI_FORBIDDEN_PACKAGES = ['ajv', 'pino', 'pino-pretty', '@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@sinclair/typebox', 're2js', 'undici'];
 
 /**
  * The relative specifiers `area` may use to reach other areas (from a file directly in

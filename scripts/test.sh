@@ -4,6 +4,28 @@
 # user's own keyring is never touched), so the Secret Service tests run against the real
 # thing. Both daemons get no access to our stdout/stderr and are stopped at the end.
 set -uo pipefail
+
+# The suite on this machine's node; then, for a whole run (no arguments), the unit and
+# gateway tests again on each newer LTS line (scripts/npm12-runtime.mjs OTHER_NODE_VERSIONS,
+# fetched from the npm registry into .cache/), each with a report of its own
+# (test-results/vitest-node<version>.json; .ci/run adds them up). WISP_TEST_OTHER_NODES=0 skips those.
+run_suite() {
+  npx vitest run "$@"
+  local status=$?
+  [ "$#" -gt 0 ] && return "$status"
+  [ "${WISP_TEST_OTHER_NODES:-1}" = 0 ] && return "$status"
+  local versions
+  if ! versions=$(node scripts/npm12-runtime.mjs --node); then
+    echo "test.sh: could not fetch the other Node.js releases from the npm registry" >&2
+    return 1
+  fi
+  while read -r version bin; do
+    echo "== the unit and gateway tests on node $version" >&2
+    WISP_TEST_REPORT="test-results/vitest-node$version.json" PATH="$bin:$PATH" "$bin/node" node_modules/vitest/vitest.mjs run test/unit test/integration/gateway || status=1
+  done <<<"$versions"
+  return "$status"
+}
+
 if command -v dbus-daemon >/dev/null && command -v gnome-keyring-daemon >/dev/null; then
   sandbox=$(mktemp -d)
   bus_pid=""
@@ -22,7 +44,7 @@ if command -v dbus-daemon >/dev/null && command -v gnome-keyring-daemon >/dev/nu
   # --unlock reads the new keyring's password from stdin; the daemon forks once it is ready.
   printf wisp-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1
   keyring_pid=$(pgrep -n -u "$(id -u)" gnome-keyring-d || true)
-  WISP_TEST_KEYRING=1 npx vitest run "$@"
+  WISP_TEST_KEYRING=1 run_suite "$@"
   exit $?
 fi
 if [ "${WISP_REQUIRE_KEYRING:-}" = 1 ]; then
@@ -30,4 +52,5 @@ if [ "${WISP_REQUIRE_KEYRING:-}" = 1 ]; then
   exit 1
 fi
 echo "test.sh: gnome-keyring/D-Bus not installed: the Secret Service tests are skipped (apt-get install gnome-keyring dbus-daemon)" >&2
-exec npx vitest run "$@"
+run_suite "$@"
+exit $?
