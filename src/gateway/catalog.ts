@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
 import type { ToolInfo } from '../core/index.js';
+import { offeredNames } from './names.js';
 
 /** The two tools offered instead of the catalog above the deferred-tools threshold (the names model sessions use). */
 export const SEARCH_TOOL = 'mcp_search_tools';
@@ -9,10 +10,19 @@ export const EXECUTE_TOOL = 'mcp_execute_tool';
 /** At most this many pages of tools.list are read (the daemon holds at most 96 tools; a page is up to 512 KB). */
 const MAX_PAGES = 64;
 
-/** What the gateway offers now: the tools (of the services asked for), and whether only search/execute are shown. */
+/** What the gateway offers now: the tools (of the services asked for), their names here, and whether only search/execute are shown. */
 export interface Catalog {
   readonly tools: readonly ToolInfo[];
+  /** Each tool's name for this client (names.ts offeredNames), and back. */
+  readonly names: ReadonlyMap<ToolInfo, string>;
+  readonly byName: ReadonlyMap<string, ToolInfo>;
   readonly deferred: boolean;
+}
+
+/** Which tools a gateway offers: of these services (null: all), under their own names (one service, as if connected to it) or `<service>__<tool>`. */
+export interface Scope {
+  readonly services: ReadonlySet<string> | null;
+  readonly ownNames: boolean;
 }
 
 /**
@@ -21,7 +31,7 @@ export interface Catalog {
  * added since pinned) to humans, and those must not reach a model until a human accepts them;
  * and only callable ones (a tool that requires MCP tasks is listed with why, and left out here).
  */
-export async function readCatalog(client: WispClient, services: ReadonlySet<string> | null): Promise<Catalog> {
+export async function readCatalog(client: WispClient, { services, ownNames }: Scope): Promise<Catalog> {
   const settings = client.call('model.getSettings');
   // Read below, after the pages; a page that fails first must not leave this one unhandled (the daemon stopping answers both with DAEMON_STOPPING).
   settings.catch(() => undefined);
@@ -34,12 +44,13 @@ export async function readCatalog(client: WispClient, services: ReadonlySet<stri
     if (cursor === null) break;
   }
   const { deferToolsAbove } = (await settings).settings;
-  return { tools, deferred: tools.length > deferToolsAbove };
+  const names = offeredNames(tools, ownNames);
+  return { tools, names, byName: new Map([...names].map(([tool, name]) => [name, tool])), deferred: tools.length > deferToolsAbove };
 }
 
 /** What changes the list a client sees: names, versions, and the mode. */
 export function fingerprint(catalog: Catalog): string {
-  return JSON.stringify([catalog.deferred, catalog.tools.map((tool) => [tool.modelName, tool.serviceId, tool.generation, tool.toolListVersion])]);
+  return JSON.stringify([catalog.deferred, catalog.tools.map((tool) => [catalog.names.get(tool), tool.modelName, tool.serviceId, tool.generation, tool.toolListVersion])]);
 }
 
 /** Marks text from a third-party server as such, for the model and the human reading it in their client. */
@@ -47,25 +58,68 @@ function fromServer(service: string, text: string): string {
   return `[from server ${service}] ${text}`;
 }
 
+/** The hints of MCP's ToolAnnotations that are passed on: booleans only. */
+const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
 /**
- * A catalog tool as an MCP client is offered it: the stable model-facing name, title and
- * description marked as the server's, the input schema. The server's annotations are left
- * out: they are untrusted hints (readOnlyHint...) that a client could act on, such as
- * skipping its own confirmation.
+ * The server's annotations as a client is offered them: the four hints when they are
+ * booleans, and the title (labelled as the server's, cut to 200 characters); nothing else.
+ * They are the server's claims, untrusted: a client may show them or act on them (skip its
+ * own confirmation of a "read-only" tool), but no hint skips Wisp's approval: every call
+ * waits for a human in Wisp whatever the hints say.
  */
-export function mcpTool(tool: ToolInfo): Tool {
+function annotationsOf(tool: ToolInfo): Tool['annotations'] {
+  const raw = tool.annotations as Record<string, unknown> | null;
+  if (raw === null) return undefined;
+  const kept: Record<string, unknown> = {};
+  for (const hint of HINTS) if (typeof raw[hint] === 'boolean') kept[hint] = raw[hint];
+  if (typeof raw.title === 'string') kept.title = fromServer(tool.serviceName, raw.title.slice(0, 200));
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
+/**
+ * A catalog tool as an MCP client is offered it: its name here (names.ts), title and
+ * description marked as the server's, the input schema; and what else the server said of
+ * it, as the daemon checked it: the output schema (the daemon checks every result against
+ * it), the annotations (annotationsOf), the icons (https: or data: images only) and _meta
+ * (at most 4 KB).
+ */
+export function mcpTool(tool: ToolInfo, name: string): Tool {
+  const annotations = annotationsOf(tool);
   return {
-    name: tool.modelName,
+    name,
     title: fromServer(tool.serviceName, tool.title ?? tool.name),
     description: fromServer(tool.serviceName, `tool "${tool.name}": ${tool.description}`),
     // MCP requires an object schema at the top; a tool whose schema is not one cannot be called with arguments anyway.
     inputSchema: { ...tool.inputSchema, type: 'object' },
+    ...(tool.outputSchema !== null ? { outputSchema: { ...tool.outputSchema, type: 'object' as const } } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
+    ...(tool.icons.length > 0
+      ? {
+          icons: tool.icons.map((icon) => ({
+            src: icon.src,
+            ...(icon.mimeType !== null ? { mimeType: icon.mimeType } : {}),
+            ...(icon.sizes !== null ? { sizes: icon.sizes } : {}),
+            ...(icon.theme !== null ? { theme: icon.theme } : {}),
+          })),
+        }
+      : {}),
+    ...(tool.meta !== null ? { _meta: tool.meta } : {}),
   };
+}
+
+function nameOf(catalog: Catalog, tool: ToolInfo): string {
+  return catalog.names.get(tool) ?? tool.modelName;
+}
+
+/** The tool a client means by `name`: by its name here, or by its model-facing name (what gateways offered before readable names, kept working). */
+export function toolNamed(catalog: Catalog, name: string): ToolInfo | undefined {
+  return catalog.byName.get(name) ?? catalog.tools.find((tool) => tool.modelName === name);
 }
 
 /** The tools/list answer: every tool, or the search/execute pair above the threshold. */
 export function listed(catalog: Catalog): Tool[] {
-  if (!catalog.deferred) return catalog.tools.map(mcpTool);
+  if (!catalog.deferred) return catalog.tools.map((tool) => mcpTool(tool, nameOf(catalog, tool)));
   return [
     {
       name: SEARCH_TOOL,
@@ -96,11 +150,11 @@ export function search(catalog: Catalog, args: Record<string, unknown>): string 
   const ranked = catalog.tools
     .map((tool) => ({ tool, score: words.filter((w) => `${tool.name} ${tool.title ?? ''} ${tool.description} ${tool.serviceName}`.toLowerCase().includes(w)).length }))
     .filter((r) => r.score > 0)
-    .sort((a, b) => b.score - a.score || a.tool.modelName.localeCompare(b.tool.modelName))
+    .sort((a, b) => b.score - a.score || nameOf(catalog, a.tool).localeCompare(nameOf(catalog, b.tool)))
     .slice(0, limit);
   return JSON.stringify({
     tools: ranked.map(({ tool }) => ({
-      name: tool.modelName,
+      name: nameOf(catalog, tool),
       service: tool.serviceName,
       tool: tool.name,
       description: fromServer(tool.serviceName, tool.description),

@@ -4,11 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { hostRefusal, newSecret, plain, sameSecret } from '../ui/guard.js';
-import { DaemonLink } from './link.js';
+import { LIMITS, textNestsDeeperThan } from '../core/index.js';
+import { MAX_CLIENT_MESSAGE_BYTES, tooDeep } from './frame-guard.js';
+import { DaemonLink, newGatewayId, type SocketLocator } from './link.js';
 import { gatewayServer, type GatewayOptions } from './server.js';
 
 /** A request body larger than this is refused (the daemon takes at most 1 MB per frame anyway). */
-export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_CLIENT_MESSAGE_BYTES;
 /** MCP sessions open at once; each is one connection to the daemon. */
 export const MAX_SESSIONS = 32;
 /**
@@ -79,8 +81,10 @@ function makeRoom(sessions: Map<string, Session>, now: number, idleMs: number): 
  * when sent, must be ours too, and it must carry the bearer token made at start. Each MCP
  * session is its own connection to the daemon (its own client in events and the audit log).
  */
-export async function serveHttp(socket: string, options: GatewayOptions, { port, idleSessionMs = IDLE_SESSION_MS }: HttpOptions): Promise<HttpGateway> {
+export async function serveHttp(socket: SocketLocator, options: GatewayOptions, { port, idleSessionMs = IDLE_SESSION_MS }: HttpOptions): Promise<HttpGateway> {
   const token = newSecret();
+  // One token, one gateway: every session counts against the same client caps at the daemon (64 waiting calls, 40 connections).
+  const gateway = newGatewayId();
   const sessions = new Map<string, Session>();
   let opening = 0; // sessions between initialize and their id
   let hosts: ReadonlySet<string> = new Set();
@@ -118,7 +122,7 @@ export async function serveHttp(socket: string, options: GatewayOptions, { port,
   };
 
   const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    const link = new DaemonLink(socket);
+    const link = new DaemonLink(socket, gateway);
     await link.connect();
     const mcp = gatewayServer(link, options);
     const transport = new StreamableHTTPServerTransport({
@@ -172,8 +176,15 @@ async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unkn
     }
     chunks.push(chunk);
   }
+  const body = Buffer.concat(chunks);
+  // Measured on its text before it is parsed, as stdio lines are (frame-guard.ts).
+  if (textNestsDeeperThan(body, LIMITS.maxFrameNesting)) {
+    const refusal = tooDeep();
+    jsonRpcError(res, 400, refusal.code, refusal.message);
+    return REFUSED;
+  }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
     jsonRpcError(res, 400, -32700, 'the body is not JSON');
     return REFUSED;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { WispClient } from '../control/client.js';
 import { WispError, type WispEvent } from '../core/index.js';
 
@@ -13,9 +14,28 @@ export const RECONNECT_MAX_MS = 1000;
 export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'model.settings']);
 const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'model.settings', 'approval.requested', 'approval.resolved', 'daemon.stopping'] as const;
 
+/**
+ * Where the daemon's socket is: a path, or a lookup run again before each connection attempt
+ * (`wispctl mcp serve` without --socket: the default socket, else the daemon's pointer in the
+ * data dir, control/paths.ts locatePaths), so a daemon restarted on another socket is found.
+ * A lookup may throw (UNSAFE_FILE: a pointer that fails its checks); that attempt then fails.
+ */
+export type SocketLocator = string | (() => string);
+
 /** The codes that mean "no daemon to ask now" (not running, stopping, or the connection went away): the daemon is away, not broken. */
 export function daemonAway(error: unknown): boolean {
   return error instanceof WispError && (error.code === 'DAEMON_NOT_RUNNING' || error.code === 'DAEMON_STOPPING');
+}
+
+/**
+ * A gateway's id (client.identify's `gateway`): 128 random bits, made once per `wispctl mcp
+ * serve` process (with --http, with its one token) and given on each of its connections, so
+ * the daemon counts all of them as one client (its 64 waiting calls, its 40 connections).
+ * Random and kept in memory only (no argv, no environment, never logged; the daemon never
+ * sends it back): no other program can learn it to count against this gateway.
+ */
+export function newGatewayId(): string {
+  return randomBytes(16).toString('base64url');
 }
 
 /**
@@ -40,8 +60,27 @@ export class DaemonLink {
   private readonly listeners = new Set<(event: WispEvent) => void>();
 
   private onChange: () => void = () => undefined;
+  private readonly locate: () => string;
+  /** The socket last tried (or found): what "no daemon answers on ..." names. */
+  private lastSocket: string;
+  /** Why the last lookup of the socket failed (a pointer refused as unsafe), until one succeeds. */
+  private lookupError: WispError | null = null;
+  /** The daemon's last refusal of a connection (LIMIT_EXCEEDED: this gateway or all of them have their connections): what a call is told while it lasts. */
+  private refused: WispError | null = null;
 
-  constructor(readonly socket: string) {}
+  /** `gateway`: the id every link of this gateway gives (newGatewayId); a link alone is a gateway of its own. */
+  constructor(
+    socket: SocketLocator,
+    private readonly gateway: string = newGatewayId(),
+  ) {
+    this.locate = typeof socket === 'string' ? () => socket : socket;
+    this.lastSocket = typeof socket === 'string' ? socket : '(not looked up yet)';
+  }
+
+  /** The daemon's socket as last looked up. */
+  get socket(): string {
+    return this.lastSocket;
+  }
 
   /** What to do when the daemon went away, or a connection is made after none could be or after one was lost: look at the catalog again. */
   setChangeHandler(handler: () => void): void {
@@ -77,7 +116,8 @@ export class DaemonLink {
   /** The connected client, or DAEMON_NOT_RUNNING (after one more attempt to connect). */
   async current(): Promise<WispClient> {
     await this.connect();
-    if (this.client === null) throw new WispError('DAEMON_NOT_RUNNING', `no daemon answers on ${this.socket} (start it with: wispctl daemon start)`);
+    if (this.client === null && this.lookupError !== null) throw this.lookupError;
+    if (this.client === null) throw this.refused ?? new WispError('DAEMON_NOT_RUNNING', `no daemon answers on ${this.socket} (start it with: wispctl daemon start)`);
     return this.client;
   }
 
@@ -98,8 +138,10 @@ export class DaemonLink {
   private async attempt(): Promise<void> {
     let client: WispClient;
     try {
-      client = await WispClient.connect(this.socket);
+      this.lastSocket = this.lookUp();
+      client = await WispClient.connect(this.lastSocket);
     } catch {
+      this.refused = null;
       this.missed = true;
       this.retryLater();
       return;
@@ -124,15 +166,16 @@ export class DaemonLink {
     client.onClose(() => this.drop(client));
     this.client = client;
     try {
-      // In this order on the socket, so no call of this connection goes unnamed.
-      const named = this.name !== null ? this.sendName(client) : client.call('daemon.status').then((status) => (this.clientId = status.you.clientId));
-      await Promise.all([named, client.call('events.subscribe', { types: [...EVENT_TYPES] })]);
-    } catch {
-      // The connection went away meanwhile, or the daemon refused (it is stopping): try again later.
+      // In this order on the socket, so no call of this connection goes unnamed or uncounted as this gateway's.
+      await Promise.all([this.identifyConnection(client), client.call('events.subscribe', { types: [...EVENT_TYPES] })]);
+    } catch (error) {
+      // The connection went away meanwhile, or the daemon refused (it is stopping; this gateway has its connections): try again later.
+      if (error instanceof WispError && error.code === 'LIMIT_EXCEEDED') this.refused = error;
       this.drop(client);
       return;
     }
     if (this.client !== client) return;
+    this.refused = null;
     this.delay = RECONNECT_FIRST_MS;
     if (this.missed) this.onChange();
     this.missed = false;
@@ -156,6 +199,29 @@ export class DaemonLink {
     if (this.closed) return;
     this.retryLater();
     this.onChange();
+  }
+
+  /** The socket to try now; a lookup that throws is kept (current() reports it) and fails this attempt. */
+  private lookUp(): string {
+    try {
+      const socket = this.locate();
+      this.lookupError = null;
+      return socket;
+    } catch (error) {
+      this.lookupError = error instanceof WispError ? error : new WispError('DAEMON_NOT_RUNNING', `the daemon's socket could not be looked up: ${error instanceof Error ? error.message : String(error)}`);
+      throw error;
+    }
+  }
+
+  /** Gives the daemon this gateway's id (and the name, when known) on a new connection. */
+  private async identifyConnection(client: WispClient): Promise<void> {
+    try {
+      this.clientId = (await client.call('client.identify', { gateway: this.gateway, ...(this.name !== null ? { name: this.name } : {}) })).clientId;
+    } catch (error) {
+      // A daemon older than gateway ids refuses the field: it has no gateway caps to count against either, so this connection is a client alone there.
+      if (!(error instanceof WispError && error.code === 'INVALID_PARAMS')) throw error;
+      this.clientId = this.name !== null ? (await client.call('client.identify', { name: this.name })).clientId : (await client.call('daemon.status')).you.clientId;
+    }
   }
 
   private async sendName(client: WispClient): Promise<void> {

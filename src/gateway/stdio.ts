@@ -1,17 +1,26 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { DaemonLink } from './link.js';
+import { FrameGuard, refusalLine } from './frame-guard.js';
+import { DaemonLink, newGatewayId, type SocketLocator } from './link.js';
 import { gatewayServer, type GatewayOptions } from './server.js';
 
 /**
  * `wispctl mcp serve`: one MCP connection on stdin/stdout, for as long as the client keeps
  * stdin open. Resolves when it closes. Nothing but MCP may be written to stdout.
+ *
+ * `socket`: the daemon's socket, or a way to look it up before each connection attempt (a
+ * gateway started without --socket finds a daemon restarted on another socket).
  */
-export async function serveStdio(socket: string, options: GatewayOptions): Promise<void> {
-  const link = new DaemonLink(socket);
+export async function serveStdio(socket: SocketLocator, options: GatewayOptions): Promise<void> {
+  // One process, one gateway: its connection counts as one client whatever it reconnects as.
+  const link = new DaemonLink(socket, newGatewayId());
   // Tried before initialize is answered, so its instructions can say whether the daemon runs.
   await link.connect();
   const server = gatewayServer(link, options);
-  const transport = new StdioServerTransport();
+  // Every line from the client is measured before the SDK parses it; a refused one is answered
+  // here, in one write (the SDK writes whole lines too, so the two never interleave within a line).
+  const guard = new FrameGuard((refusal) => void process.stdout.write(refusalLine(refusal)));
+  process.stdin.pipe(guard);
+  const transport = new StdioServerTransport(guard, process.stdout);
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
@@ -19,5 +28,6 @@ export async function serveStdio(socket: string, options: GatewayOptions): Promi
   await server.connect(transport);
   await closed;
   await server.close().catch(() => undefined);
+  process.stdin.unpipe(guard);
   await link.close();
 }

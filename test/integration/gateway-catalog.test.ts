@@ -5,6 +5,7 @@ import type { Service, WispEvent } from '../../src/core/index.js';
 import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
 import { EventLog, activate } from '../helpers/services.js';
 import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /**
  * What `wispctl mcp serve` offers follows the daemon: a tool held by its pin (its server
@@ -26,7 +27,7 @@ async function listed(): Promise<string[]> {
 
 async function modelNames(): Promise<Record<string, string>> {
   const { tools } = await admin.call('tools.list', { serviceId: rug.id });
-  return Object.fromEntries(tools.map((tool) => [tool.name, tool.modelName]));
+  return Object.fromEntries(tools.map((tool) => [tool.name, `${tool.serviceName}__${tool.name}`]));
 }
 
 /** The tools the search tool finds for `query`, in a gateway started above the deferred-tools threshold. */
@@ -49,7 +50,8 @@ beforeAll(async () => {
   admin = await daemon.connect();
   log = await EventLog.follow(admin);
   await human(await daemon.connect(), () => 'approve');
-  await admin.call('services.register', { name: 'rug', command: process.execPath, args: [rugServer, '--change', 'description', '--state', path.join(home.path, 'rug.state')] });
+  // Its state file is the test's: unsandboxed, as the sandbox is not what this tests.
+  await admin.call('services.register', { name: 'rug', command: process.execPath, args: [rugServer, '--change', 'description', '--state', path.join(home.path, 'rug.state')], sandbox: NO_SANDBOX });
   rug = await activate(admin, 'rug');
   gateway = await stdioGateway(daemon.socket, [], { name: 'catalog-test' });
 });

@@ -46,7 +46,7 @@ class World {
     homes.push(this.home);
   }
 
-  /** Starts the daemon (again) and activates "files"; its echo tool's model-facing name. */
+  /** Starts the daemon (again) and activates "files"; its echo tool's name at the gateway. */
   async up(): Promise<string> {
     this.daemon = await startWispd(this.home.path, { args: ['--socket', this.socket, '--stop-grace-ms', '300'] });
     this.admin = await this.daemon.connect();
@@ -56,8 +56,8 @@ class World {
     this.registered = true;
     const files = await activate(this.admin, 'files');
     expect(files.connection.status).toBe('active');
-    const echo = (await this.admin.call('tools.list', { serviceId: files.id })).tools.find((tool) => tool.name === 'echo');
-    return echo?.modelName ?? '';
+    expect((await this.admin.call('tools.list', { serviceId: files.id })).tools.map((tool) => tool.name)).toContain('echo');
+    return 'files__echo';
   }
 
   /** `wispctl daemon stop`, or SIGKILL. */
@@ -124,7 +124,7 @@ async function story(world: World, through: Through, echo: string): Promise<void
 
   // A call waiting for its approval when the daemon stops: an error result, not a crash.
   policy = () => null;
-  const requested = world.log?.next((e) => e.type === 'approval.requested' && e.approval.summary.modelName === echo);
+  const requested = world.log?.next((e) => e.type === 'approval.requested' && e.approval.summary.serviceName === 'files' && e.approval.summary.toolName === 'echo');
   const waiting = through.client.callTool({ name: echo, arguments: { text: 'waits' } });
   expect(((await requested) as Requested).approval.requester.clientId).toMatch(/\(mcp:/);
   const gone = through.nextListChanged();

@@ -83,7 +83,7 @@ describe('wispctl mcp serve --http', () => {
       expect(echo).toBeDefined();
       const name = echo?.name ?? '';
       policy = () => 'approve';
-      const requested = log.next((e) => e.type === 'approval.requested' && e.approval.summary.modelName === name);
+      const requested = log.next((e) => e.type === 'approval.requested' && e.approval.summary.serviceName === 'files' && e.approval.summary.toolName === 'echo');
       const result = await client.callTool({ name, arguments: { text: 'over http' } });
       expect(text(result)).toBe('over http');
       expect(((await requested) as Requested).approval.requester.clientId).toMatch(/^client-\d+ \(mcp:http-client\)$/);

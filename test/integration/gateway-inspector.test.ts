@@ -31,7 +31,7 @@ beforeAll(async () => {
   events = await EventLog.follow(client);
   await registerScenario(client, 'tools');
   await activate(client, 'tools');
-  echoName = (await client.call('tools.list')).tools.find((t) => t.name === 'echo')?.modelName ?? '';
+  echoName = 'tools__echo';
 }, NPM12_SETUP_MS + 300_000);
 afterAll(async () => {
   await client.call('daemon.shutdown');
@@ -67,7 +67,7 @@ async function answerNextEcho(text: string, decision: 'approve' | 'deny'): Promi
 }
 
 describe('the MCP Inspector (CLI mode) through wispctl mcp serve', () => {
-  it('tools/list: the active tools under their model-facing names, marked as the server\'s, with input schemas', async () => {
+  it('tools/list: the active tools as SERVICE__TOOL, marked as the server\'s, with input schemas', async () => {
     const run = await inspector('--method', 'tools/list');
     expect(run.code, run.stderr).toBe(0);
     const { result } = JSON.parse(run.stdout) as { result: { tools: { name: string; description: string; inputSchema: unknown }[] } };

@@ -64,7 +64,7 @@ beforeAll(async () => {
   admin = await daemon.connect();
   await registerScenario(admin, 'files', ['--tools', '2']);
   expect((await activate(admin, 'files')).connection.status).toBe('active');
-  active = (await admin.call('tools.list', {})).tools.map((tool) => tool.modelName);
+  active = (await admin.call('tools.list', {})).tools.map((tool) => `${tool.serviceName}__${tool.name}`);
   expect(active.length).toBeGreaterThanOrEqual(3);
 });
 

@@ -82,7 +82,7 @@ describe('the gateway in front of a daemon that is stopping', () => {
     const link = new DaemonLink(daemon.socket);
     await link.connect();
     cleanups.push(() => link.close());
-    const mcp = gatewayServer(link, { services: null, approveInClient: false });
+    const mcp = gatewayServer(link, { services: null, ownNames: false, approveInClient: false });
     const client = new Client({ name: 'test', version: '1' });
     let changes = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
