@@ -1,8 +1,16 @@
+import { formsOf, upperPercent } from './encoded-forms.js';
+import { FormMatcher, WINDOW, type FormPattern, type Span } from './form-matcher.js';
+
 /**
  * Replaces known secret values with `[REDACTED:NAME]`. Fed by the secret store (and the
  * model key, OAuth secrets, values `${VAR}` takes from the daemon's environment) as values
  * become known; applied where strings leave the daemon: socket replies and events, log
  * lines, audit records, transcripts, model requests, tool results and stderr tails.
+ *
+ * Each value is looked for in every form encoded-forms.ts lists: itself, JSON-escaped,
+ * percent-encoded in any case, and base64 (alone or inside a larger blob). One pass over the
+ * text finds every form of every value (form-matcher.ts); where copies overlap, their union is
+ * redacted, so no piece of either is left.
  *
  * Values are counted by holder (`service:<id>/<variable>`, `model`, ...): a value stays
  * redacted while any holder still holds it, so deleting one service's copy never
@@ -12,15 +20,27 @@
  * keys included, so a variable such as `DEBUG=1` or `LEVEL=info` would otherwise rewrite
  * every reply; a value that short cannot be told from ordinary text and is no secret.
  */
-export const MIN_SECRET_CHARS = 6;
+export const MIN_SECRET_CHARS = WINDOW;
+
+interface HeldValue {
+  readonly marker: string;
+  readonly value: string;
+}
+
+/** What the held values compile to; rebuilt when they change. */
+interface Compiled {
+  /** The distinct values, longest first; a span's owner is an index here. */
+  readonly values: readonly HeldValue[];
+  /** Every form, for text as it is. */
+  readonly text: FormMatcher;
+  /** Every form as it appears inside a JSON string; null when some form holds a surrogate (escaped differently alone). */
+  readonly json: FormMatcher | null;
+}
 
 export class Redactor {
   /** holder -> what it holds. */
   private readonly holders = new Map<string, { readonly name: string; readonly value: string }>();
-  /** The distinct values, longest first, each with every form it is looked for in; rebuilt on change. */
-  private ordered: { readonly marker: string; readonly forms: readonly string[]; readonly value: string }[] | undefined = [];
-  /** The forms as JSON escapes them (see absentFrom); rebuilt with `ordered`. */
-  private escaped: readonly string[] | null | undefined;
+  private compiled: Compiled | undefined;
   private readonly releasing: (() => void)[] = [];
 
   /**
@@ -41,8 +61,7 @@ export class Redactor {
     if (before?.value === value && before.name === name) return;
     if (before !== undefined) this.notifyRelease();
     this.holders.set(holder, { name, value });
-    this.ordered = undefined;
-    this.escaped = undefined;
+    this.compiled = undefined;
   }
 
   /** `holder` no longer holds a value; the value stays redacted while another holder has it. */
@@ -50,8 +69,7 @@ export class Redactor {
     if (!this.holders.has(holder)) return;
     this.notifyRelease();
     this.holders.delete(holder);
-    this.ordered = undefined;
-    this.escaped = undefined;
+    this.compiled = undefined;
   }
 
   /** `holder` and every holder under it (`holder/...`) let go. */
@@ -69,13 +87,10 @@ export class Redactor {
   }
 
   redact(text: string): string {
-    const values = this.values();
-    if (values.length === 0 || text === '') return text;
-    let out = text;
-    for (const { marker, forms } of values) {
-      for (const form of forms) if (out.includes(form)) out = out.split(form).join(marker);
-    }
-    return out;
+    const compiled = this.compile();
+    if (compiled.values.length === 0 || text.length < MIN_SECRET_CHARS) return text;
+    const spans = spansIn(text, compiled.text, false);
+    return spans.length === 0 ? text : replaceSpans(text, spans, compiled.values);
   }
 
   /**
@@ -139,11 +154,10 @@ export class Redactor {
    * in the text). False means unsure: walk the value.
    */
   clean(text: string): boolean {
-    if (this.values().length === 0) return true;
-    const escaped = this.escapedForms();
-    if (escaped === null) return false;
-    for (const form of escaped) if (text.includes(form)) return false;
-    return true;
+    const { values, json } = this.compile();
+    if (values.length === 0) return true;
+    if (json === null) return false;
+    return spansIn(text, json, true).length === 0;
   }
 
   /**
@@ -154,8 +168,7 @@ export class Redactor {
    * a form with a surrogate) means walk.
    */
   private absentFrom(value: unknown): boolean {
-    const escaped = this.escapedForms();
-    if (escaped === null) return false;
+    if (this.compile().json === null) return false;
     let text: string | undefined;
     try {
       text = JSON.stringify(value);
@@ -164,14 +177,6 @@ export class Redactor {
     }
     if (typeof text !== 'string') return typeof value !== 'object' || value === null;
     return this.clean(text);
-  }
-
-  /** Every form, as it appears inside a JSON string; null when some form holds a surrogate (escaped differently alone). */
-  private escapedForms(): readonly string[] | null {
-    if (this.escaped !== undefined) return this.escaped;
-    const forms = this.values().flatMap((v) => v.forms);
-    this.escaped = forms.some((form) => /[\uD800-\uDFFF]/.test(form)) ? null : forms.map((form) => JSON.stringify(form).slice(1, -1));
-    return this.escaped;
   }
 
   private walk<T>(value: T): T {
@@ -198,29 +203,63 @@ export class Redactor {
     return root as T;
   }
 
-  private values(): readonly { readonly marker: string; readonly forms: readonly string[]; readonly value: string }[] {
-    if (this.ordered !== undefined) return this.ordered;
+  private values(): readonly HeldValue[] {
+    return this.compile().values;
+  }
+
+  private compile(): Compiled {
+    if (this.compiled !== undefined) return this.compiled;
     const byValue = new Map<string, string>();
     for (const { name, value } of this.holders.values()) if (value.length >= MIN_SECRET_CHARS && !byValue.has(value)) byValue.set(value, name);
-    // Longest first, so a value that contains another is replaced whole.
-    this.ordered = [...byValue.entries()]
-      .sort((a, b) => b[0].length - a[0].length)
-      .map(([value, name]) => {
-        // In JSON text (log lines, messages) the value may appear escaped; in a URI, percent-encoded.
-        const forms = new Set([value, JSON.stringify(value).slice(1, -1), uriForm(value)]);
-        return { marker: `[REDACTED:${name}]`, forms: [...forms].filter((f) => f !== ''), value };
-      });
-    return this.ordered;
+    const values = [...byValue.entries()].sort((a, b) => b[0].length - a[0].length).map(([value, name]) => ({ marker: `[REDACTED:${name}]`, value }));
+    const text: FormPattern[] = [];
+    const json: FormPattern[] = [];
+    values.forEach(({ value }, owner) => {
+      const { exact, percent } = formsOf(value);
+      for (const form of exact) {
+        text.push({ text: form, owner, kind: 'exact' });
+        // JSON escapes each character on its own, so a string holding a form holds it escaped in JSON text.
+        json.push({ text: JSON.stringify(form).slice(1, -1), owner, kind: 'exact' });
+      }
+      // Percent forms hold only characters JSON leaves as they are.
+      for (const form of percent) for (const into of [text, json]) into.push({ text: form, owner, kind: 'percent' });
+    });
+    const surrogate = text.some((p) => /[\uD800-\uDFFF]/.test(p.text));
+    this.compiled = { values, text: new FormMatcher(text), json: surrogate ? null : new FormMatcher(json) };
+    return this.compiled;
   }
 }
 
-/** The value percent-encoded as in a URI; '' (no such form) for one that cannot be (a lone surrogate: encodeURIComponent throws). */
-function uriForm(value: string): string {
-  try {
-    return encodeURIComponent(value);
-  } catch {
-    return '';
+/**
+ * Where the forms occur in `text`: the exact ones as it is, the percent ones with its `%xx`
+ * upper-cased (one search when that changes nothing). `first`: any one will do.
+ */
+function spansIn(text: string, matcher: FormMatcher, first: boolean): Span[] {
+  const upper = matcher.hasPercent ? upperPercent(text) : text;
+  if (upper === text) return matcher.find(text, 'all', first);
+  const exact = matcher.find(text, 'exact', first);
+  if (first && exact.length > 0) return exact;
+  return [...exact, ...matcher.find(upper, 'percent', first)].sort((a, b) => a.start - b.start || b.end - a.end);
+}
+
+/**
+ * `text` with each span replaced by its value's marker. Overlapping spans are redacted as
+ * their union: one inside another adds nothing, one that reaches further adds its marker
+ * (unless it is the same).
+ */
+function replaceSpans(text: string, spans: readonly Span[], values: readonly HeldValue[]): string {
+  let out = '';
+  let at = 0;
+  let marker = '';
+  for (const span of spans) {
+    if (span.end <= at) continue;
+    const next = values[span.owner]?.marker ?? '[REDACTED]';
+    if (span.start >= at) out += text.slice(at, span.start) + next;
+    else if (next !== marker) out += next;
+    marker = next;
+    at = span.end;
   }
+  return out + text.slice(at);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
