@@ -54,8 +54,10 @@ export async function installs(dataDir) {
     await runNode(node, [npmCli, 'ci', ...flags(path.join(byHandRoot, 'cache'))], cwd);
     return performance.now() - t;
   };
-  const pipeline = async (i) => {
-    const { plan } = await client.call('installs.plan', { package: 'hello-mcp', version: '1.0.0', bin: 'hello-mcp', args: ['--run', String(i)] });
+  // sandbox: every npm in bubblewrap behind its egress proxy (the default), or as you (install settings --no-sandbox).
+  const pipeline = async (i, sandbox = true) => {
+    await client.call('installs.setSettings', { sandbox });
+    const { plan } = await client.call('installs.plan', { package: 'hello-mcp', version: '1.0.0', bin: 'hello-mcp', args: ['--run', String(i), ...(sandbox ? [] : ['--open'])] });
     const t = performance.now();
     const result = await client.call('installs.start', { planDigest: plan.digest });
     const ms = performance.now() - t;
@@ -65,20 +67,32 @@ export async function installs(dataDir) {
   // Warm both caches once, then interleave.
   await byHand(-1);
   await pipeline(-1);
+  await pipeline(-1, false);
   const subject = [];
   const baseline = [];
+  const open = [];
   for (let i = 0; i < runs; i++) {
     subject.push(await pipeline(i));
     baseline.push(await byHand(i));
+    open.push(await pipeline(i, false));
   }
   await client.call('daemon.shutdown');
   await exited(daemon.child);
   await registry.close();
-  return compare(
-    'install pipeline (3 packages)',
-    subject,
-    baseline,
-    `installs.start (approval answered at once, lock, verify, npm ci, bin check, registration) vs \`npm install --package-lock-only\` + \`npm ci\` by hand, same npm ${JSON.parse(readFileSync(path.join(path.dirname(npmCli), '..', 'package.json'), 'utf8')).version}, same local registry, warm caches; ${runs} runs`,
-  );
+  const npmVersion = JSON.parse(readFileSync(path.join(path.dirname(npmCli), '..', 'package.json'), 'utf8')).version;
+  return [
+    compare(
+      'install pipeline (3 packages)',
+      subject,
+      baseline,
+      `installs.start sandboxed (approval answered at once, lock, verify, npm ci, bin check, registration) vs \`npm install --package-lock-only\` + \`npm ci\` by hand, same npm ${npmVersion}, same local registry, warm caches; ${runs} runs`,
+    ),
+    compare(
+      'install pipeline, npm sandboxed vs not',
+      subject,
+      open,
+      `the same installs.start with every npm in bubblewrap behind its egress proxy (the default) vs install settings --no-sandbox, interleaved; ${runs} runs`,
+    ),
+  ];
 }
 

@@ -49,6 +49,14 @@ export function targets(report) {
     });
     rows.push({ figure: 'heap flat (after a full GC, block to block)', target: 'flat', measured: `${(memory.heap.growthAfterFirstBlock / 1048576).toFixed(2)} MB growth after the first block`, met: memory.heap.flat });
   }
+  const box = report.sandbox;
+  if (box) {
+    // Issue 34's targets.
+    ratioRow('activation sandboxed / unsandboxed (issue 34)', box.activation.ratio, 'max', 1.3);
+    ratioRow('tool call seq p50 sandboxed / unsandboxed (issue 34)', box.calls.ratio.p50, 'max', 1.05);
+    ratioRow('request p50 through the egress proxy (forward) / direct, loopback (issue 34)', box.egress.ratio.forward, 'max', 1.5);
+    ratioRow('the same as a CONNECT tunnel / direct (issue 34)', box.egress.ratio.connect, 'max', 1.5);
+  }
   return rows;
 }
 
@@ -96,6 +104,27 @@ function gatewayTable(g) {
     '',
     `- ${g.note}.`,
     ...separately(g),
+    '',
+  ];
+}
+
+/** Issue 34: what the sandbox and the egress proxy cost, each against its baseline in the same run. */
+function sandboxTable(box) {
+  const r = (s) => spread(s, 2);
+  const { activation: a, calls: c, egress: e } = box;
+  return [
+    '## The sandbox and the egress proxy',
+    '',
+    '| measurement | subject median (p25-p75) ms | baseline median (p25-p75) ms | ratio median (p25-p75) |',
+    '|---|---|---|---|',
+    `| activation (64 tools), sandboxed / unsandboxed | ${spread(a.subject, 1)} | ${spread(a.baseline, 1)} | ${r(a.ratio)} |`,
+    `| tool call seq p50, sandboxed / unsandboxed | ${ms(c.subjects.sandboxed.p50)} | ${ms(c.subjects.unsandboxed.p50)} | ${r(c.ratio.p50)} |`,
+    `| tool call seq p99, sandboxed / unsandboxed | ${ms(c.subjects.sandboxed.p99)} | ${ms(c.subjects.unsandboxed.p99)} | ${r(c.ratio.p99)} |`,
+    `| GET p50 via the egress proxy (forward) / direct | ${ms(e.subjects.forward.p50)} | ${ms(e.subjects.direct.p50)} | ${r(e.ratio.forward)} |`,
+    `| GET p50 via a CONNECT tunnel / direct | ${ms(e.subjects.connect.p50)} | ${ms(e.subjects.direct.p50)} | ${r(e.ratio.connect)} |`,
+    '',
+    `- ${box.note}.`,
+    ...separately(box),
     '',
   ];
 }
@@ -157,6 +186,7 @@ export function markdown(report) {
       '',
     );
   }
+  if (report.sandbox) lines.push(...sandboxTable(report.sandbox));
   if (report.stream) {
     const s = report.stream;
     lines.push(

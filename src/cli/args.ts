@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { WispError } from '../core/index.js';
 
 /** Parsing what the command line gives: service references, JSON, numbers. */
@@ -7,6 +8,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A service given by id (a UUID) or by name. */
 export function ref(nameOrId: string): { id: string } | { name: string } {
   return UUID.test(nameOrId) ? { id: nameOrId } : { name: nameOrId };
+}
+
+/** A directory given on the command line, made absolute against the current directory (as `mcp sources add-project DIR` does); '' stays '' for the daemon to refuse. */
+export function absoluteDir(given: string): string {
+  return given === '' ? given : path.resolve(given);
 }
 
 export function parseJson(text: string, what: string): unknown {

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
-import { WispClient, locatePaths, type WispPaths } from '../control/client.js';
+import { locatePaths, type WispClient, type WispPaths } from '../control/client.js';
+import { WispError } from '../core/index.js';
+import { connectClient } from './connect.js';
 import { jsonForTerminal } from './render.js';
+import { closest } from './suggest.js';
 
 /** Where wispctl writes: one line at a time, to stdout and stderr. */
 export interface CliIo {
@@ -30,6 +33,11 @@ export interface CliContext {
    * nothing is at that socket and none was named, the running daemon's socket pointer (control/socket-pointer.ts).
    */
   readonly paths: () => WispPaths;
+  /**
+   * paths() looked up afresh (the pointer read again): for a command that outlives one
+   * daemon (`mcp serve`), so a daemon restarted on another socket is found.
+   */
+  readonly locate: () => WispPaths;
   /** Prints the value as JSON with --json or -o json, the wide text with -o wide (where there is one), else the human text. */
   readonly print: (value: unknown, human: () => string, wide?: () => string) => void;
   /** Runs fn with a connected client, closed after. */
@@ -43,24 +51,45 @@ export interface CliContext {
   readonly clientFlags: () => string[];
 }
 
+/**
+ * A service name the daemon did not find (SERVICE_NOT_FOUND names it in details.name), with
+ * the close registered name when there is one, as a mistyped command gets: `no service with
+ * name fils; did you mean files?`. The names come from services.list on the same connection;
+ * if that fails, the daemon's error is told as it was.
+ */
+async function withSuggestion(client: WispClient, error: unknown): Promise<unknown> {
+  if (!(error instanceof WispError) || error.code !== 'SERVICE_NOT_FOUND' || typeof error.details.name !== 'string') return error;
+  const given = error.details.name;
+  const names = await client.call('services.list').then(
+    ({ services }) => services.map((service) => service.name),
+    () => [],
+  );
+  const near = closest(given, names);
+  return near === undefined ? error : new WispError(error.code, `${error.message}; did you mean ${near}?`, error.details);
+}
+
 export function cliContext(program: Command, io: CliIo): CliContext {
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
   const output = (): OutputFormat => (globals().json === true || globals().output === 'json' ? 'json' : globals().output === 'wide' ? 'wide' : 'text');
   const json = (): boolean => output() === 'json';
   // Located once per command: the pointer is read at most once, and every use sees one socket.
   let located: WispPaths | undefined;
-  const paths = (): WispPaths => (located ??= locatePaths({ socket: globals().socket, dataDir: globals().dataDir }));
+  const locate = (): WispPaths => locatePaths({ socket: globals().socket, dataDir: globals().dataDir });
+  const paths = (): WispPaths => (located ??= locate());
   const explicitData = (): boolean => globals().dataDir !== undefined || (process.env.WISP_HOME ?? '') !== '';
   return {
     io,
     json,
     output,
     paths,
+    locate,
     print: (value, human, wide) => io.out(json() ? jsonForTerminal(value, 2) : output() === 'wide' && wide !== undefined ? wide() : human()),
     withClient: async (fn) => {
-      const client = await WispClient.connect(paths().socket);
+      const client = await connectClient(paths().socket);
       try {
         return await fn(client);
+      } catch (error) {
+        throw await withSuggestion(client, error);
       } finally {
         await client.close();
       }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { constants, promises as fs, openSync, closeSync, fstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { WispClient, type WispPaths } from '../control/client.js';
+import type { WispClient, WispPaths } from '../control/client.js';
+import { connectClient } from './connect.js';
 import { WispError, isErrorCode, type DaemonStatus, type ErrorCode } from '../core/index.js';
 import { wispdPath } from './service-manager.js';
 import { daemonLaunchEnv } from './daemon-env.js';
@@ -18,7 +19,7 @@ export interface StartResult {
 export async function statusOrNull(socket: string): Promise<DaemonStatus | null> {
   let client: WispClient;
   try {
-    client = await WispClient.connect(socket);
+    client = await connectClient(socket);
   } catch (error) {
     if (error instanceof WispError && error.code === 'DAEMON_NOT_RUNNING') return null;
     throw error;
@@ -106,7 +107,7 @@ function readyLine(line: string | undefined): { ready: boolean; socket?: string;
 export async function stopDaemon(socket: string): Promise<{ wasRunning: boolean; pid: number | null }> {
   let client: WispClient;
   try {
-    client = await WispClient.connect(socket);
+    client = await connectClient(socket);
   } catch (error) {
     if (error instanceof WispError && error.code === 'DAEMON_NOT_RUNNING') return { wasRunning: false, pid: null };
     throw error;

@@ -157,7 +157,27 @@ const KIND_TEXT: Record<Approval['kind'], string> = {
   registration: 'a registration',
   activation: 'an activation',
   install: 'an install',
+  'network.connect': 'a network connection',
 };
+
+/** network.connect: the host and port it is bound to, as a grant is written (an IPv6 address in brackets). */
+export function networkTarget(approval: Approval): string {
+  const host = String(approval.binding.host ?? '');
+  return `${host.includes(':') ? `[${clean(host)}]` : clean(host)}:${clean(String(approval.binding.port ?? ''))}`;
+}
+
+/** A network.connect approval: the service, where it would connect, and the three answers. */
+function describeNetwork(approval: Approval): string {
+  const id = clean(approval.id);
+  const target = networkTarget(approval);
+  return [
+    `approval ${id} (${clean(approval.state.status)}): ${KIND_TEXT[approval.kind]}`,
+    `  service:    ${clean(approval.summary.serviceName)}`,
+    `  connect to: ${target} (the connection waits for this answer)`,
+    `  asked by:   ${clean(approval.requester.clientId)} (its sandbox's egress proxy)`,
+    `  answer:     wispctl approve ${id} (this connection only), wispctl approve ${id} --always (also grants ${target} for good), wispctl deny ${id}`,
+  ].join('\n');
+}
 
 /**
  * An approval as a human must see it before answering: first what the daemon vouches for
@@ -165,6 +185,7 @@ const KIND_TEXT: Record<Approval['kind'], string> = {
  * does), then, labelled, what the server claims.
  */
 export function describeApproval(approval: Approval): string {
+  if (approval.kind === 'network.connect') return describeNetwork(approval);
   const s = approval.summary;
   const requester = approval.requester;
   return [
@@ -186,6 +207,7 @@ export function toolWarnings(approval: Approval, indent = '  '): string[] {
 
 /** The question under an approval; it names the vouched tool again, last thing before the answer. */
 export function approvalQuestion(approval: Approval): string {
+  if (approval.kind === 'network.connect') return `Let ${clean(approval.summary.serviceName)} connect to ${networkTarget(approval)}, this connection only? [y/N] `;
   const tool = showArg(registeredTool(approval));
   return approval.kind === 'tool_call'
     ? `Run ${tool} (service ${clean(approval.summary.serviceName)})? [y/N] `

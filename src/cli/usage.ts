@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ERROR_CATALOG, EXIT } from '../core/index.js';
 import type { CliIo } from './context.js';
 import { table } from './render.js';
+import { closest } from './suggest.js';
 
 /**
  * What wispctl says when it is used wrongly: a short usage when no command is given, one line
@@ -48,22 +49,17 @@ export function registerErrors(program: Command, io: CliIo): void {
     .action(() => io.out(errorsText()));
 }
 
-/** Edit distance (Levenshtein), for suggestions. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length] ?? 0;
-}
+/** `--scope user`, `-s user`, `--scope=user`, `-suser`: claude's `mcp add -s`, which commander would answer with "did you mean --socket?". */
+const SCOPE_OPTION = /^error: unknown option '(--scope(?:=[^']*)?|-s[^']*)'.*$/s;
 
-/** The closest name (at most two edits away, or one the word starts), if there is one. */
-export function closest(word: string, names: readonly string[]): string | undefined {
-  const scored = names.map((name) => ({ name, d: name.startsWith(word) && word.length >= 2 ? 0.5 : distance(word, name) }));
-  const best = scored.filter((s) => s.d <= Math.min(2, word.length - 1)).sort((x, y) => x.d - y.d)[0];
-  return best?.name;
+/** Commander's error for an unknown option, unless it is claude's --scope: then what Wisp does instead. */
+export function withScopeHint(text: string): string {
+  const scope = SCOPE_OPTION.exec(text.trimEnd());
+  if (scope === null) return text;
+  return (
+    `error: unknown option '${scope[1] ?? ''}': Wisp has no scopes. Its registry is per user (a service added once is yours in every project); ` +
+    'a project\'s own servers come from its .mcp.json: wispctl mcp sources add-project DIR\n'
+  );
 }
 
 function fullName(command: Command): string {
@@ -80,6 +76,7 @@ function fullName(command: Command): string {
 export function guideUsageErrors(command: Command, io: CliIo): void {
   const name = fullName(command);
   command.showHelpAfterError(`(${name} --help shows how to use it)`);
+  command.configureOutput({ ...command.configureOutput(), outputError: (text, write) => write(withScopeHint(text)) });
   if (command.commands.length > 0) {
     // Commander emits this only when the word is none of the command's subcommands.
     command.on('command:*', (operands: string[]) => {

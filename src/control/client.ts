@@ -17,6 +17,12 @@ export class WispClient {
   private readonly eventListeners = new Set<(event: WispEvent) => void>();
   private readonly closeListeners = new Set<(error?: Error) => void>();
   private closed = false;
+  /**
+   * The daemon's own word when it ended this connection (an error with id null: over the
+   * connection cap, a frame too large): a later call is told that, not "closed", since a
+   * refusal can arrive before the first call is written.
+   */
+  private endedBy: WispError | null = null;
 
   private constructor(
     private readonly socket: net.Socket,
@@ -61,7 +67,10 @@ export class WispClient {
 
   private send<M extends MethodName>(method: M, params: object): { id: number; answer: Promise<Result<M>> } {
     const id = this.nextId++;
-    if (this.closed) return { id, answer: Promise.reject(new WispError('DAEMON_NOT_RUNNING', 'the connection to the daemon is closed')) };
+    if (this.closed) {
+      const why = this.endedBy === null ? new WispError('DAEMON_NOT_RUNNING', 'the connection to the daemon is closed') : new WispError(this.endedBy.code, this.endedBy.message, this.endedBy.details);
+      return { id, answer: Promise.reject(why) };
+    }
     const answer = new Promise<Result<M>>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.socket.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
@@ -124,7 +133,11 @@ export class WispClient {
       return;
     }
     if (typeof m.id !== 'number') {
-      if (m.error !== undefined) this.fail(toWispError(m.error));
+      if (m.error !== undefined) {
+        const error = toWispError(m.error);
+        this.endedBy ??= error;
+        this.fail(error);
+      }
       return;
     }
     const waiter = this.pending.get(m.id);

@@ -1,6 +1,7 @@
 import type net from 'node:net';
 import { LIMITS, WispError } from '../core/index.js';
-import { LineSplitter, textNestsDeeperThan } from '../util/index.js';
+import { LineSplitter, textNestsDeeperThan, type FrameBudget, type OverflowReason } from '../util/index.js';
+import type { Refusal } from './admission.js';
 import { BoundedResult, DeferredResult, encode, encodeResponse, errorBody, excerpt, frameOf, internalError, isThenable, PreSerialized, type Encoded, type ErrorBody, type Id, type Response } from './rpc-frame.js';
 import type { EmittedEvent } from './event-hub.js';
 import type { FrameRedactor, RpcConnection, RpcServerOptions } from './rpc-types.js';
@@ -10,6 +11,12 @@ export interface ConnectionHost {
   /** The response to one request (synchronous when the handler is); never throws. */
   dispatch(connection: Connection, message: unknown, after: (() => void)[]): Response | undefined | Promise<Response | undefined>;
   forget(connection: Connection): void;
+  /** The bytes of unfinished frames every connection may hold together. */
+  readonly frameBudget: FrameBudget;
+  /** Why a frame was refused for the budget (the client's error). */
+  heldFrameRefusal(): Refusal;
+  /** Counts `connection` as one of gateway `id`'s: null, or why it may not be. */
+  joinGateway(connection: Connection, id: string): Refusal | null;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -46,6 +53,8 @@ export class Connection implements RpcConnection {
   /** Requests of methods that wait (MethodEntry.waits) not yet answered. */
   pendingCalls = 0;
   clientName: string | null = null;
+  /** The gateway it joined (client.identify): its waiting calls and its place count as that gateway's. Never changes once set. */
+  gateway: string | null = null;
   private readonly splitter: LineSplitter;
   private closed = false;
   /** Frames written this turn, not yet handed to the socket (see writeLine); events are serialised as they leave. */
@@ -63,11 +72,14 @@ export class Connection implements RpcConnection {
     this.splitter = new LineSplitter(
       options.maxFrameBytes,
       (frame) => this.onFrame(frame),
-      (bytes) => this.onOverflow(bytes),
+      (bytes, reason) => this.onOverflow(bytes, reason),
+      server.frameBudget,
     );
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk));
     socket.on('error', (error) => options.logger.debug({ client: id, err: error.message }, 'client socket error'));
     socket.on('close', () => this.onClose());
+    // Accepted paused (RpcServer: a refused connection is never read): reading starts now.
+    socket.resume();
   }
 
   get isClosed(): boolean {
@@ -315,23 +327,56 @@ export class Connection implements RpcConnection {
     return { text, bytes: Buffer.byteLength(text) };
   }
 
-  private onOverflow(bytes: number): void {
+  private onOverflow(bytes: number, reason: OverflowReason): void {
+    if (reason === 'budget') {
+      const refusal = this.server.heldFrameRefusal();
+      this.options.logger.warn({ client: this.id, code: 'LIMIT_EXCEEDED', limit: refusal.limit, bytes }, 'unfinished frames over the shared budget; closing that connection');
+      this.fail(errorBody('LIMIT_EXCEEDED', refusal.message, { limit: refusal.limit, max: refusal.max }));
+      return;
+    }
     this.options.logger.warn({ client: this.id, code: 'FRAME_TOO_LARGE', bytes }, 'frame over the limit; closing that connection');
+    this.fail(errorBody('FRAME_TOO_LARGE', `frame exceeds ${this.options.maxFrameBytes} bytes; closing this connection`, { max: this.options.maxFrameBytes }));
+  }
+
+  /** Answers once with `error` (id null), takes nothing more from this client, aborts its calls and closes. */
+  private fail(error: ErrorBody): void {
     this.socket.pause();
-    this.respond({
-      jsonrpc: '2.0',
-      id: null,
-      error: errorBody('FRAME_TOO_LARGE', `frame exceeds ${this.options.maxFrameBytes} bytes; closing this connection`, {
-        max: this.options.maxFrameBytes,
-      }),
-    });
+    this.splitter.dispose();
+    this.respond({ jsonrpc: '2.0', id: null, error });
     this.abortAll();
     void this.end(1000);
+  }
+
+  /**
+   * Joins gateway `id` (client.identify): refused with INVALID_PARAMS when it already joined
+   * one or has calls waiting (they were counted as its own), and with LIMIT_EXCEEDED when the
+   * gateway's or the gateways' connections are at their cap; the connection is then closed
+   * after that answer, as one over the connection cap would have been.
+   */
+  joinGateway(id: string): void {
+    if (this.gateway !== null) throw new WispError('INVALID_PARAMS', 'this connection already belongs to a gateway');
+    if (this.pendingCalls > 0) throw new WispError('INVALID_PARAMS', 'a connection names its gateway before its first call');
+    const refusal = this.server.joinGateway(this, id);
+    if (refusal === null) {
+      this.gateway = id;
+      return;
+    }
+    this.options.logger.warn({ client: this.id, code: 'LIMIT_EXCEEDED', limit: refusal.limit }, 'a gateway connection over its cap; closing it');
+    // Nothing more is read; the connection ends once its answers (this one's, written after the throw) are out.
+    this.socket.pause();
+    this.splitter.dispose();
+    setImmediate(() => {
+      this.abortAll();
+      void this.answered().then(() => this.end(1000));
+    });
+    throw new WispError('LIMIT_EXCEEDED', refusal.message, { limit: refusal.limit, max: refusal.max });
   }
 
   private onClose(): void {
     if (this.closed) return;
     this.closed = true;
+    // What it held of an unfinished frame goes back to the shared budget now, not when the socket is collected.
+    this.splitter.dispose();
     this.abortAll();
     this.server.forget(this);
   }

@@ -23,6 +23,14 @@ export interface RpcConnection {
   clientName: string | null;
   /** Aborts this client's own request `id` while it runs (rpc.cancel), with `reason`; false when none of that id runs. */
   cancelRequest(id: string | number, reason: unknown): boolean;
+  /**
+   * Counts this connection as one of gateway `id`'s (client.identify): its waiting calls and
+   * its place count with every other connection of that gateway (see admission.ts). Throws
+   * INVALID_PARAMS when it already joined one or has calls waiting; LIMIT_EXCEEDED when the
+   * gateway (or the gateways together) has its connections already, and the connection is
+   * then closed after that answer.
+   */
+  joinGateway(id: string): void;
 }
 
 export interface CallContext {
@@ -105,5 +113,10 @@ export interface RpcServerOptions {
   readonly maxBatchRequests?: number;
   readonly maxPendingCallsPerClient?: number;
   readonly maxPendingCalls?: number;
+  readonly maxGatewayPendingCalls?: number;
+  readonly maxConnections?: number;
+  readonly maxGatewayConnections?: number;
+  readonly maxConnectionsPerGateway?: number;
+  readonly maxHeldFrameBytes?: number;
   readonly maxArgumentDepth?: number;
 }

@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { ValidateFunction } from 'ajv';
 import { LIMITS, WispError } from '../core/index.js';
 import { compileSchema, LightSignal, type CallSignal } from '../util/index.js';
+import { Admission, DEFAULT_ADMISSION_LIMITS, type AdmissionLimits, type AdmissionLoad, type Refusal } from './admission.js';
 import type { EmittedEvent } from './event-hub.js';
 import { Connection } from './rpc-connection.js';
 import { BoundedResult, DeferredResult, encode, errorBody, internalError, isRecord, isThenable, PreSerialized, type ErrorBody, type Response } from './rpc-frame.js';
@@ -9,6 +10,7 @@ import { checkRequest, failure, replyId, type CheckedRequest } from './rpc-reque
 import type { CallContext, RpcServerOptions } from './rpc-types.js';
 
 export type { CallContext, MethodEntry, MethodTraits, RpcConnection, RpcLogger, RpcServerOptions } from './rpc-types.js';
+export type { AdmissionLoad } from './admission.js';
 
 /**
  * JSON-RPC 2.0 over a Unix socket, one message per line. Our own rather than a JSON-RPC
@@ -17,7 +19,8 @@ export type { CallContext, MethodEntry, MethodTraits, RpcConnection, RpcLogger, 
  * dispatch on top of it is small.
  *
  * Nothing a client sends can throw out of here or stall the loop for long: a batch holds at
- * most maxBatchRequests, calls that wait on a human are capped per client and in total, params
+ * most maxBatchRequests, connections and the bytes of their unfinished frames are capped in
+ * total, calls that wait on a human are capped per client and in total (admission.ts), params
  * nesting deeper than maxArgumentDepth are refused before anything looks into them, and
  * every frame we send is serialised under a guard (what cannot be serialised, or would be
  * larger than the frame cap, becomes REPLY_TOO_LARGE for that request; an event that cannot
@@ -32,13 +35,20 @@ export class RpcServer {
   private readonly netServer: net.Server;
   private nextId = 1;
   private stopping = false;
-  /** Requests run and not yet answered, across every connection. */
-  private pendingCalls = 0;
+  /** Connections, held frame bytes and waiting calls, counted against their caps. */
+  private readonly admission: Admission;
+  readonly frameBudget: { take(bytes: number): boolean; give(bytes: number): void };
   private readonly staticResults = new Map<string, PreSerialized>();
+  /** Refused connections not yet destroyed (see refuseConnection). */
+  private readonly lingering = { count: 0 };
 
   constructor(private readonly options: RpcServerOptions) {
     this.validators = new ParamsChecks(options.methods);
-    this.netServer = net.createServer((socket) => this.accept(socket));
+    this.admission = new Admission(admissionLimits(options));
+    const admission = this.admission;
+    this.frameBudget = { take: (bytes) => admission.takeFrameBytes(bytes), give: (bytes) => admission.giveFrameBytes(bytes) };
+    // Paused until admitted: a connection refused for the cap is never read from.
+    this.netServer = net.createServer({ pauseOnConnect: true }, (socket) => this.accept(socket));
     // A deferred answer is serialised (and redacted) before any value stops being redacted.
     options.redactor?.beforeRelease?.(() => {
       for (const connection of this.connections) connection.serializeDeferred();
@@ -47,6 +57,11 @@ export class RpcServer {
 
   get clientCount(): number {
     return this.connections.size;
+  }
+
+  /** What is counted against the caps now (daemon.status). */
+  get load(): AdmissionLoad {
+    return this.admission.load;
   }
 
   get subscriberCount(): number {
@@ -109,12 +124,28 @@ export class RpcServer {
   }
 
   forget(connection: Connection): void {
-    this.connections.delete(connection);
+    if (!this.connections.delete(connection)) return;
+    this.admission.releaseConnection();
+    if (connection.gateway !== null) this.admission.leaveGateway(connection.gateway);
+  }
+
+  heldFrameRefusal(): Refusal {
+    return this.admission.heldFrameRefusal();
+  }
+
+  joinGateway(_connection: Connection, id: string): Refusal | null {
+    return this.admission.joinGateway(id);
   }
 
   private accept(socket: net.Socket): void {
     if (this.stopping) {
       socket.destroy();
+      return;
+    }
+    const refusal = this.admission.admitConnection();
+    if (refusal !== null) {
+      refuseConnection(socket, refusal, this.lingering);
+      this.options.logger.warn({ code: 'LIMIT_EXCEEDED', limit: refusal.limit }, 'a connection over the cap was refused');
       return;
     }
     const connection = new Connection(this.nextId++, socket, this, this.options);
@@ -147,21 +178,12 @@ export class RpcServer {
     return this.run(connection, request, after);
   }
 
-  /** Why a checked request may not run now: the daemon is stopping, or too many calls already wait on a human. */
+  /** Why a checked request may not run now: the daemon is stopping, or too many calls already wait on a human (see Admission.callRefusal). */
   private refusal(connection: Connection, request: CheckedRequest): Response | undefined {
     if (this.stopping) return failure(request.id, 'DAEMON_STOPPING', 'the daemon is shutting down');
-    const perClient = this.options.maxPendingCallsPerClient ?? LIMITS.maxPendingCallsPerClient;
-    const total = this.options.maxPendingCalls ?? LIMITS.maxPendingCalls;
-    if (request.entry.waits !== true || (connection.pendingCalls < perClient && this.pendingCalls < total)) return undefined;
-    const mine = connection.pendingCalls >= perClient;
-    return failure(
-      request.id,
-      'LIMIT_EXCEEDED',
-      mine
-        ? `this client already has ${perClient} calls waiting for an answer; wait for some to finish`
-        : `the daemon already has ${total} calls waiting for an answer; try again later`,
-      mine ? { limit: 'maxPendingCallsPerClient', max: perClient } : { limit: 'maxPendingCalls', max: total },
-    );
+    if (request.entry.waits !== true) return undefined;
+    const refused = this.admission.callRefusal(connection);
+    return refused === null ? undefined : failure(request.id, 'LIMIT_EXCEEDED', refused.message, { limit: refused.limit, max: refused.max });
   }
 
   /** Runs the handler; its outcome (or throw) becomes the response, synchronously when the handler is. */
@@ -169,7 +191,7 @@ export class RpcServer {
     const running = new RunningRequest(connection, request, after);
     if (request.entry.waits === true) {
       connection.pendingCalls += 1;
-      this.pendingCalls += 1;
+      this.admission.startCall(connection);
     }
     let out: unknown;
     try {
@@ -200,7 +222,7 @@ export class RpcServer {
     running.forget();
     if (request.entry.waits === true) {
       connection.pendingCalls -= 1;
-      this.pendingCalls -= 1;
+      this.admission.endCall(connection);
     }
     if (request.isNotification) return undefined;
     if (ok) return { jsonrpc: '2.0', id: request.id, result: this.resultOf(request, outcome) };
@@ -231,6 +253,53 @@ export class RpcServer {
     this.options.logger.error({ method, err: error instanceof Error ? error.stack : String(error) }, 'method failed unexpectedly');
     return internalError();
   }
+}
+
+/** The caps: the options' own, else LIMITS. */
+function admissionLimits(options: RpcServerOptions): AdmissionLimits {
+  const limits: Record<string, number> = { ...DEFAULT_ADMISSION_LIMITS };
+  for (const name of Object.keys(DEFAULT_ADMISSION_LIMITS) as (keyof AdmissionLimits)[]) {
+    const value = options[name];
+    if (value !== undefined) limits[name] = value;
+  }
+  return limits as unknown as AdmissionLimits;
+}
+
+/** Past this many refused connections waiting to be destroyed at once (a flood of connections), another is destroyed as soon as its answer is written. */
+const MAX_LINGERING = 64;
+/** What a refused connection may send before it is destroyed: read and dropped, never kept. */
+const MAX_REFUSED_BYTES = 64 * 1024;
+
+/**
+ * A connection over the cap: one LIMIT_EXCEEDED (id null), then closed. Not at once: a
+ * client whose request is still on its way would get EPIPE on that write before it reads
+ * why. So the socket waits for the client to hang up (it does once it reads the refusal),
+ * reading and dropping what it sends meanwhile, and is destroyed after a second, after
+ * MAX_REFUSED_BYTES, or, during a flood of refusals (`lingering` at MAX_LINGERING), as soon
+ * as the answer is written.
+ */
+function refuseConnection(socket: net.Socket, refusal: Refusal, lingering: { count: number }): void {
+  socket.on('error', () => undefined);
+  const line = `${JSON.stringify({ jsonrpc: '2.0', id: null, error: errorBody('LIMIT_EXCEEDED', refusal.message, { limit: refusal.limit, max: refusal.max }) })}\n`;
+  if (lingering.count >= MAX_LINGERING) {
+    socket.end(line, () => socket.destroy());
+    return;
+  }
+  lingering.count += 1;
+  const timer = setTimeout(() => socket.destroy(), 1000);
+  timer.unref();
+  socket.once('close', () => {
+    lingering.count -= 1;
+    clearTimeout(timer);
+  });
+  let read = 0;
+  socket.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > MAX_REFUSED_BYTES) socket.destroy();
+  });
+  socket.once('end', () => socket.destroy());
+  socket.end(line);
+  socket.resume();
 }
 
 /**

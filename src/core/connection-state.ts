@@ -13,7 +13,7 @@ export type ConnectionEvent =
       readonly type: 'discovered';
       readonly toolCount: number;
       readonly toolListVersion: number;
-      readonly server: { readonly name: string; readonly version: string };
+      readonly server: { readonly name: string; readonly version: string; readonly protocolVersion: string };
     }
   | { readonly type: 'failed'; readonly code: ErrorCode; readonly message: string }
   | { readonly type: 'needs_auth'; readonly authorizationServer: string | null; readonly scope: string | null; readonly message: string }

@@ -6,9 +6,12 @@
  */
 export * from './errors.js';
 export { LIMITS } from './limits.js';
-export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, ENV_NAME_PATTERN, PATTERN_WORDS, isRemoteTransport, type ServiceTransport } from './patterns.js';
+export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, ENV_NAME_PATTERN, NET_GRANT_PATTERN, GRANT_PATH_PATTERN, PATTERN_WORDS, isRemoteTransport, type ServiceTransport } from './patterns.js';
 export { assertNever } from './assert-never.js';
 export { clean, cleanLines, jsonForTerminal, unseenIn, type Unseen } from './visible-text.js';
+export { NestingMeter, nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
+export { refusalText, type RefusalParts } from './network-text.js';
+export { servicesSummary, phaseText, summaryText, heldText, heldSummaryText, failureTail, followLogHint, FAILURE_TAIL_LINES, type SummarizedService } from './service-summary.js';
 export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
 export { nextApprovalState, isOpen, ApprovalTransitionError, type ApprovalState, type ApprovalEvent } from './approval-state.js';
 export { nextTaskState, isFinished, InvalidTaskTransition, type TaskEvent } from './task-state.js';

@@ -69,12 +69,40 @@ export const LIMITS = {
   maxBatchRequests: 64,
   /** Calls of one socket client still unanswered (tools.call, installs.start: they wait on a human). */
   maxPendingCallsPerClient: 64,
-  /** Such calls still unanswered across every socket client. */
+  /**
+   * Such calls still unanswered across every socket client. A gateway (`wispctl mcp serve`,
+   * every connection of one process; with --http, every session of its one token) is one
+   * client for maxPendingCallsPerClient.
+   */
   maxPendingCalls: 1024,
+  /**
+   * Such calls of every gateway together: the other 512 of maxPendingCalls are kept for the
+   * user's own clients (wispctl, the panel, scripts), so MCP clients behind gateways can never
+   * take them all.
+   */
+  maxGatewayPendingCalls: 512,
+  /** Control-socket connections open at once; one more is refused (LIMIT_EXCEEDED, id null) and closed. */
+  maxConnections: 128,
+  /** Connections of every gateway together (each names its gateway in client.identify). */
+  maxGatewayConnections: 96,
+  /** Connections of one gateway (one `wispctl mcp serve` process). */
+  maxConnectionsPerGateway: 40,
+  /**
+   * Bytes of unfinished frames (a line without its newline yet) held across every control
+   * connection: a connection whose frame would pass it is failed (LIMIT_EXCEEDED) and closed.
+   * Each frame is also capped alone (maxControlFrameBytes).
+   */
+  maxHeldFrameBytes: 8 * 1024 * 1024,
   /** Open approvals (pending, or approved and not yet used) asked for by one client. */
   maxOpenApprovalsPerClient: 64,
   /** Open approvals in total. */
   maxOpenApprovals: 1024,
+  /**
+   * How long a sandboxed `ask` service's connection waits for its network.connect approval,
+   * in milliseconds: unanswered by then, it is refused (network.refused) and the approval
+   * cancelled. The server's own client may give up sooner.
+   */
+  networkAskMs: 120_000,
   /** Nesting of a call's arguments (and of any request param), in levels: `{}` is 1, `{"a":[]}` is 2. */
   maxArgumentDepth: 64,
   /**
@@ -101,4 +129,11 @@ export const LIMITS = {
   maxEnvVars: 64,
   /** One environment variable's value, in bytes. */
   maxEnvValueBytes: 32 * 1024,
+  /** A sandbox profile's file grants (read and write, each) and its network hosts. */
+  maxSandboxGrants: 64,
+  /**
+   * Tasks (processes and threads) a sandboxed server may have at once: its RLIMIT_NPROC,
+   * set inside its own user namespace, where the kernel counts only the sandbox's tasks.
+   */
+  maxSandboxTasks: 512,
 } as const;

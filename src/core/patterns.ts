@@ -19,6 +19,22 @@ export const ENV_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 export const CLIENT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:@+-]*$';
 
 /**
+ * A gateway's id (client.identify): what `wispctl mcp serve` makes at its start, 22-64
+ * characters of base64url (its 128 random bits are 22). Never sent back by the daemon.
+ */
+export const GATEWAY_ID_PATTERN = '^[A-Za-z0-9_-]{22,64}$';
+
+/**
+ * A sandbox's network grant: a host name (`api.example.com`, `*.example.com` for its
+ * subdomains) or an address (`10.0.0.5`, `[::1]`), with an optional port. Lower case: a
+ * grant is compared as written, before any name is resolved.
+ */
+export const NET_GRANT_PATTERN = '^((\\*\\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*|\\[[0-9a-f:.]{2,45}\\])(:[0-9]{1,5})?$';
+
+/** A sandbox's file grant: an absolute path, without NUL or line breaks. */
+export const GRANT_PATH_PATTERN = '^/[^\\u0000\\r\\n]*$';
+
+/**
  * Every pattern in our own schemas, said in words: an INVALID_PARAMS message says what is
  * allowed, never the regular expression (src/control/rpc-request.ts; a unit test keeps every
  * pattern of the methods' params here).
@@ -38,4 +54,7 @@ export const PATTERN_WORDS: Readonly<Record<string, string>> = {
   '^(0|[1-9][0-9]{0,5})$': 'must be a cursor given by the previous page (a number)',
   '^[0-9]{1,15}$': 'must be a cursor given by the previous page (a number)',
   [CLIENT_NAME_PATTERN]: 'must be letters, digits and . _ : @ + -, starting with a letter or digit (no spaces)',
+  [GATEWAY_ID_PATTERN]: 'must be 22-64 characters from A-Z a-z 0-9 _ - (a gateway id as wispctl mcp serve makes it)',
+  [NET_GRANT_PATTERN]: 'must be a host name (or *.domain) or an address ([::1] for IPv6), in lower case, with an optional :port',
+  [GRANT_PATH_PATTERN]: 'must be an absolute path (starting with /) without NUL or line breaks',
 };

@@ -50,6 +50,8 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
     case 'service.registered':
     case 'service.updated':
       return { type: event.kind, service: parts.services.view(event.service) };
+    case 'service.granted':
+      return { type: 'service.updated', service: parts.services.view(event.service) };
     case 'service.deleted':
       return { type: 'service.deleted', service: event.service };
     case 'connection.changed':
@@ -66,6 +68,8 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
       return { type: 'tool.call.finished', call: event.call, durationMs: event.durationMs, waitedMs: event.waitedMs, truncated: event.truncated };
     case 'call.failed':
       return { type: 'tool.call.failed', call: event.call, code: event.code, message: event.message, durationMs: event.durationMs, waitedMs: event.waitedMs };
+    case 'network.refused':
+      return { type: 'network.refused', ...event.refusal };
     case 'approval.requested':
       return { type: event.kind, approval: approvalView(event.approval) };
     case 'approval.resolved':

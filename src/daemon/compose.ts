@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LIMITS } from '../core/index.js';
 import { Approvals, AuditLog } from '../approvals/index.js';
 import { InstallSettingsStore, Installer } from '../install/index.js';
-import { Elicitations, HEADER_SECRET_PREFIX, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins } from '../mcp/index.js';
+import { Elicitations, HEADER_SECRET_PREFIX, ProjectList, Sandboxes, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins, type EgressWiring } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
@@ -10,6 +10,7 @@ import { DomainBus, connectBridge } from './bridge.js';
 import { serverRecordsFile } from './directories.js';
 import { hostActions } from './host-actions.js';
 import { registerInstalled } from './installs.js';
+import { askNetwork } from './net-ask.js';
 import { DEFAULT_LADDER, type DaemonOptions } from './options.js';
 import { RedactedEventHub } from './redacted.js';
 import { SettingsFile } from '../util/index.js';
@@ -38,18 +39,20 @@ export function compose(options: DaemonOptions): DaemonParts {
   const serverRecords = new ServerRecords(serverRecordsFile(paths), (error) => logger.error({ err: String(error) }, 'could not update the record of running MCP servers'));
   // Whether a client can answer is known once the socket server exists (Daemon sets it).
   const elicitations = new Elicitations(bus.publish, now);
+  const sandbox = new Sandboxes({ egress: egressWiring(options, parts, bus) });
+  const searchPath = options.searchPath ?? process.env.PATH;
   const supervisor = new Supervisor({
     elicitations,
     processes: serverRecords,
     version: options.version,
     ladder: options.ladder ?? DEFAULT_LADDER,
-    searchPath: options.searchPath ?? process.env.PATH,
+    searchPath,
     publish: bus.publish,
     redact: (text, edges) => (edges === undefined ? redactor.redact(text) : redactor.redactEdges(text, edges)),
     now,
     // Before the service's calls are cancelled and its connection closed: the tasks using it end as cancelled.
     onStop: (serviceId, reason) => parts().sessions.cancelUsing(serviceId, reason),
-    pins: toolPins(options, events, now), outbound: options.outbound,
+    pins: toolPins(options, events, now), outbound: options.outbound, sandbox,
   });
   const registry = new ServiceRegistry(store, bus.publish, now);
   const audit = auditLog(options, events);
@@ -73,6 +76,8 @@ export function compose(options: DaemonOptions): DaemonParts {
     installsDir: path.join(paths.dataDir, 'mcp-installs'),
     sandboxDir: path.join(paths.dataDir, 'npm-sandbox'),
     settings: () => installSettings.settings,
+    // Every npm run is contained (the installer may not import mcp: the daemon hands it the sandbox).
+    contain: (request) => sandbox.contain(request, { socketDir: path.join(paths.dataDir, 'npm-egress'), label: 'installs' }),
     register: (plan, command, args) => registerInstalled(registry, plan, command, args),
     publish: bus.publish,
     now,
@@ -81,7 +86,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const built = {
     paths, version: options.version, redactor, now, env,
     events, store, registry, serverRecords, supervisor, approvals, elicitations, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
-    services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound }),
+    services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound, sandbox, searchPath }),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
     apiKey: new ModelApiKey({
       keychain,
@@ -91,11 +96,22 @@ export function compose(options: DaemonOptions): DaemonParts {
       hold: (value) => redactor.hold('model', 'DEEPSEEK_API_KEY', value),
       release: () => redactor.release('model'),
     }),
-    sourceSync: new SourceSync(sourceSyncDeps({ registry, supervisor, secrets, sessionSecrets, projects, env, configDir: paths.configDir }), now),
+    sourceSync: new SourceSync(sourceSyncDeps({ registry, supervisor, secrets, sessionSecrets, projects, env, configDir: paths.configDir, events, logger }), now),
   };
   late.parts = { ...built, sessions: sessions(options, built, bus) };
   connectBridge(bus, late.parts);
   return late.parts;
+}
+
+/** Where sandboxed services' egress proxies live (beside the socket), whose grants they read (the registry's, live), where their connections go. */
+function egressWiring({ paths }: DaemonOptions, parts: () => DaemonParts, bus: DomainBus): EgressWiring {
+  return {
+    runtimeDir: paths.runtimeDir,
+    service: (id) => parts().registry.list().find((service) => service.id === id),
+    audit: (record) => void parts().audit.append(record),
+    publish: bus.publish,
+    ask: (service, host, port, signal) => askNetwork(parts().approvals, service, host, port, signal),
+  };
 }
 
 /** The audit log: a failed append is logged and raised as a storage.warning (once per failing stretch). */
@@ -130,11 +146,16 @@ function toolPins({ paths, logger, redactor }: DaemonOptions, events: RedactedEv
 }
 
 function sourceSyncDeps(
-  deps: Pick<DaemonParts, 'registry' | 'supervisor' | 'secrets' | 'sessionSecrets' | 'projects' | 'env'> & { configDir: string },
+  deps: Pick<DaemonParts, 'registry' | 'supervisor' | 'secrets' | 'sessionSecrets' | 'projects' | 'env' | 'events'> & { configDir: string; logger: DaemonOptions['logger'] },
 ): ConstructorParameters<typeof SourceSync>[0] {
-  const { registry, supervisor, secrets, sessionSecrets, projects } = deps;
+  const { registry, supervisor, secrets, sessionSecrets, projects, events, logger } = deps;
   return {
     registry,
+    // A config source that is there but unusable: never fatal, always said (wispctl status, mcp sources, the event).
+    warn: ({ file, problem }) => {
+      logger.warn({ file, problem }, `${file}: ${problem}`);
+      events.emit({ type: 'storage.warning', file, problem, movedTo: null });
+    },
     configDir: () => deps.configDir,
     projects: () => projects.sources(),
     env: () => deps.env,

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { RpcServer, checkSocketPath, pointerFile, pointerText, type WispPaths } from '../control/index.js';
-import { LIMITS, WispError } from '../core/index.js';
+import { LIMITS } from '../core/index.js';
 import type { LoadProblem } from '../mcp/index.js';
 import { sweepTempFilesIn, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { compose } from './compose.js';
@@ -116,7 +116,12 @@ export class Daemon {
     for (const problem of registry.adopt(loaded.services)) this.storageWarning({ file: store.file, problem, movedTo: null });
   }
 
-  /** Projects, config sources, settings, transcripts and install records: what is bad is reported, never fatal (but an unsafe file). */
+  /**
+   * Projects, config sources, settings, transcripts and install records: what is bad is
+   * reported, never fatal. A config source (settings.json, a plugin, a project's .mcp.json)
+   * that is not the user's own is skipped too: another user who can write a project directory
+   * must not be able to stop the daemon (the data dir's own files stay fatal: checkOwnFiles).
+   */
   private async loadTheRest(): Promise<void> {
     const { projects, sourceSync, settingsFile, sessions, installer } = this.parts;
     const { logger } = this.options;
@@ -126,8 +131,8 @@ export class Daemon {
       const report = await sourceSync.sync();
       if (report.problems.length > 0 || report.skipped.length > 0) logger.warn({ problems: report.problems, skipped: report.skipped.length }, 'some config source entries were not used (wispctl mcp sources)');
     } catch (error) {
-      if (error instanceof WispError && error.code === 'UNSAFE_FILE') throw error;
       logger.error({ err: String(error) }, 'the config sources could not be synced');
+      this.storageWarning({ file: this.options.paths.configDir, problem: `the config sources could not be synced (${String(error).slice(0, 300)}): the services are as they were`, movedTo: null });
     }
     const settingsProblem = await settingsFile.load();
     if (settingsProblem !== null) this.storageWarning(settingsProblem);

@@ -1,6 +1,6 @@
 import type { HostActions } from '../sessions/index.js';
 import { assertRoomFor } from './installs.js';
-import { installTitle, planShown, serviceReads } from './views.js';
+import { installTitle, planShown, sandboxState, serviceReads } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
 
 /** What the model's host tools do once a human approved: the daemon's own operations, never more. */
@@ -34,8 +34,19 @@ export function hostActions(parts: Pick<DaemonParts, 'registry' | 'supervisor' |
           ...(config.headerTemplates ?? []).map((t): [string, string] => [`headers.${t.name}`, t.template]),
         ]),
         fromEnvironment: serviceReads(config),
+        sandbox: sandboxState(config),
         configVersion: config.configVersion,
       };
+    },
+    sandboxSees: async (id) => {
+      const { plan } = await services.sandboxPlan(registry.get({ id }));
+      if (plan === null) return null;
+      return [
+        ...plan.mounts.map((m) => `${m.access === 'tmpfs' ? 'empty (private)' : m.access === 'write' ? 'read-write' : 'read-only'} ${m.path} (${m.why})`),
+        `network: ${plan.network === 'proxy' ? 'only the hosts granted, through the egress proxy' : plan.network === 'host' ? 'any host' : 'none'}`,
+        ...plan.offered.map((o) => `NOT granted: ${o.field} names ${o.path}`),
+        ...(plan.available ? [] : [`UNAVAILABLE: ${plan.reason ?? ''} (activation fails SANDBOX_UNAVAILABLE)`]),
+      ];
     },
     register: async (input) => {
       const config = await registry.register(input);

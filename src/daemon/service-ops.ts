@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { WispError, type ConnectionState, type Service, isRemoteTransport } from '../core/index.js';
-import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, launchDigest, savedLogin, type OAuthVault, type OutboundRules, type StoredService, type Supervisor } from '../mcp/index.js';
+import { WispError, type ConnectionState, type Result, type Service, isRemoteTransport } from '../core/index.js';
+import { HEADER_SECRET_PREFIX, OAUTH_ITEMS, expandLaunch, isWispGateway, launchDigest, savedLogin, selfGatewayError, type OAuthVault, type OutboundRules, type Sandboxes, type StoredService, type Supervisor } from '../mcp/index.js';
 import { launchBinding, type Redactor, type SecretStore, type Secrets, type VariableRef } from '../secrets/index.js';
-import { serviceView } from './views.js';
+import { sandboxPlanView, sandboxState, serviceView } from './views.js';
 
 export interface ServiceOpsOptions {
   readonly supervisor: Supervisor;
@@ -13,6 +13,9 @@ export interface ServiceOpsOptions {
   readonly env: NodeJS.ProcessEnv;
   /** The outbound rules' test seam (DaemonOptions.outbound). */
   readonly outbound?: OutboundRules | undefined;
+  /** The daemon's sandbox, and the PATH bare commands are found on: what a sandboxed launch would be given. */
+  readonly sandbox: Sandboxes;
+  readonly searchPath: string | undefined;
 }
 
 /** What several method groups and the host tools do with one service: activate it, show it, reach its OAuth items. */
@@ -25,7 +28,17 @@ export class ServiceOps {
   }
 
   view(config: StoredService): Service {
-    return serviceView(config, this.options.supervisor.state(config.id, config.createdAt));
+    const { supervisor } = this.options;
+    return serviceView(config, supervisor.state(config.id, config.createdAt), supervisor.heldTools(config.id).length);
+  }
+
+  /** What a sandboxed launch of this service would be given, worked out now as its activation will (the trust prompts show it). */
+  async sandboxPlan(config: StoredService): Promise<Result<'services.sandboxPlan'>> {
+    const sandbox = sandboxState(config);
+    const profile = config.sandbox;
+    if (sandbox.status !== 'on' || profile === undefined) return { sandbox, plan: null };
+    const { preview, availability } = await this.options.sandbox.preview(this.launchOf(config), profile, this.options.searchPath);
+    return { sandbox, plan: sandboxPlanView(preview, availability) };
   }
 
   /** Trust and activate, with the service's secrets read only now (after the supervisor's checks). */
@@ -33,6 +46,8 @@ export class ServiceOps {
     const { supervisor, secrets } = this.options;
     // Refused here (ENV_NOT_ALLOWED) before anything runs when it would read the daemon's own variables.
     const launch = this.expanded(config);
+    // Wisp's own gateway, however it was registered (mcp add, an older import, a wrapper): refused before anything runs.
+    if (isWispGateway(config) || isWispGateway(launch.config)) throw selfGatewayError(config.name, 'activated');
     return supervisor.activate(launch.config, configVersion, signal, async () => {
       if (!isRemoteTransport(config.transport)) return { ...launch.env, ...(await secrets.read(config.id, launchBinding(config), config.env ?? [], config.name)) };
       // A remote service's secrets are its header values, handed to its transport only.

@@ -1,6 +1,6 @@
 import { LIMITS, type Params, type Result, type Approval as ApprovalView, type ApprovalOutcome, type ConnectionState, type Service, type ToolInfo, type HeldTool } from '../core/index.js';
 import type { Approval, Approvals } from '../approvals/index.js';
-import { environmentReads, type CatalogTool, type HeldReview, type StoredService } from '../mcp/index.js';
+import { environmentReads, type CatalogTool, type HeldReview, type LaunchPreview, type SandboxAvailability, type StoredService } from '../mcp/index.js';
 import type { InstallPlan, Runtime } from '../install/index.js';
 import type { ModelSettings } from '../model/index.js';
 
@@ -9,7 +9,8 @@ import type { ModelSettings } from '../model/index.js';
  * (a reply never shares an array or object with the daemon's own state).
  */
 
-export function serviceView(config: StoredService, connection: ConnectionState): Service {
+/** `heldTools`: how many of its tools are held for review now (the supervisor's count; 0 unless active). */
+export function serviceView(config: StoredService, connection: ConnectionState, heldTools: number): Service {
   return {
     id: config.id,
     name: config.name,
@@ -26,12 +27,41 @@ export function serviceView(config: StoredService, connection: ConnectionState):
     envTemplates: (config.envTemplates ?? []).map((t) => ({ name: t.name, template: t.template })),
     headerTemplates: (config.headerTemplates ?? []).map((t) => ({ name: t.name, template: t.template })),
     environmentReads: serviceReads(config),
+    sandbox: sandboxState(config),
     origin: config.origin ?? { kind: 'manual' },
     enabled: connection.status === 'activating' || connection.status === 'active',
+    heldTools: connection.status === 'active' ? heldTools : 0,
     configVersion: config.configVersion,
     connection,
     createdAt: config.createdAt,
     updatedAt: config.updatedAt,
+  };
+}
+
+/** A service's sandbox as clients see it: on with its grants, off, legacy (registered before sandboxes), or remote. */
+export function sandboxState(config: StoredService): Service['sandbox'] {
+  if (config.transport === 'http' || config.transport === 'sse') return { status: 'remote' };
+  const profile = config.sandbox;
+  if (profile === undefined) return { status: 'legacy' };
+  if (!profile.enabled) return { status: 'off' };
+  const allowed = profile.net.mode === 'hosts' || profile.net.mode === 'ask' ? (config.netGrants ?? []) : [];
+  return { status: 'on', read: [...profile.read], write: [...profile.write], net: structuredClone(profile.net), ...(allowed.length > 0 ? { allowed: [...allowed] } : {}) };
+}
+
+/** A sandboxed launch's plan as a trust prompt shows it (services.sandboxPlan). */
+export function sandboxPlanView(preview: LaunchPreview, availability: SandboxAvailability): Result<'services.sandboxPlan'>['plan'] {
+  const { plan } = preview;
+  return {
+    available: availability.available,
+    reason: availability.available ? null : availability.reason,
+    command: preview.command,
+    mounts: plan.mounts.map((m) => ({ path: m.path, access: m.access, why: m.why })),
+    home: plan.home,
+    chdir: plan.chdir,
+    network: plan.network,
+    offered: plan.offered.map((o) => ({ field: o.field, path: o.path })),
+    warnings: [...preview.warnings],
+    taskLimit: availability.available && availability.kind === 'bwrap' && availability.prlimit !== null ? LIMITS.maxSandboxTasks : null,
   };
 }
 
@@ -76,6 +106,9 @@ export function toolInfo(tool: CatalogTool): ToolInfo {
     description: tool.description,
     inputSchema: tool.inputSchema,
     annotations: tool.annotations,
+    outputSchema: tool.outputSchema,
+    icons: [...tool.icons],
+    meta: tool.meta,
     generation: tool.generation,
     toolListVersion: tool.toolListVersion,
     pin: tool.pin,
@@ -135,7 +168,7 @@ export function approvalsPage(approvals: Approvals, params: Params<'approvals.li
 }
 
 export function installTitle(plan: InstallPlan): string {
-  return `Install ${plan.package}@${plan.version} from ${plan.registry} into ${plan.directory} and register it DISABLED (no install scripts run)`;
+  return `Install ${plan.package}@${plan.version} from ${plan.registry} into ${plan.directory} and register it DISABLED and sandboxed (no network; no install scripts run)`;
 }
 
 type PlanShown = Omit<Result<'installs.plan'>['plan'], 'digest' | 'runtime'>;

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { ATTEMPT_STARTED, WispError, nextAttemptState, type AttemptError, type EndStatus, type InstallAttempt, type Step } from '../core/index.js';
 import type { LockProblem } from './lockfile.js';
-import { commonFlags, npmEnvironment, runNpm, type NpmSandbox } from './npm-runner.js';
+import { commonFlags, npmEnvironment, runContainedNpm, type ContainNpm, type NpmSandbox } from './npm-runner.js';
 import type { InstallPlan } from './plan.js';
 import type { Runtime } from './runtime.js';
 
@@ -24,6 +24,8 @@ export interface RunContext {
   readonly plan: InstallPlan;
   readonly runtime: Runtime;
   readonly sandbox: NpmSandbox;
+  /** Runs npm in the daemon's sandbox (injected: daemon/compose.ts). */
+  readonly contain: ContainNpm;
   /** The attempt's own signal: cancelled, the daemon stopping, or its time limit. */
   readonly signal: AbortSignal;
   readonly save: (record: AttemptRecord) => Promise<void>;
@@ -87,13 +89,15 @@ export class AttemptRun {
   async npm(name: Step, args: string[]): Promise<void> {
     const { plan, runtime, sandbox, signal } = this.context;
     await assertNoNpmrc(plan.directory);
-    const exit = await runNpm(runtime, [...args, ...commonFlags(sandbox, plan.registry)], {
+    const exit = await runContainedNpm(this.context.contain, runtime, sandbox, [...args, ...commonFlags(sandbox, plan.registry)], plan.registry, {
       cwd: plan.directory,
       env: npmEnvironment(runtime, sandbox),
       signal,
       // The pid is on disk before anyone hears of it, so a daemon killed now still finds it at the next start.
       onSpawn: (pid) => void this.update({ npmPid: pid }).then(() => this.context.progress(name, 'started', pid)),
-      onOutput: (chunk) => (this.record = { ...this.record, logTail: (this.record.logTail + chunk).slice(-LOG_TAIL_CHARS) }),
+      onOutput: (chunk) => this.log(chunk),
+      // What the sandbox refused npm is the attempt's to show: its log says where npm tried to go.
+      onRefused: (message) => this.log(`wisp sandbox: ${message}\n`),
     });
     await this.update({ npmPid: null });
     signal.throwIfAborted();
@@ -101,6 +105,10 @@ export class AttemptRun {
       const log = this.record.logTail;
       throw new WispError('INSTALL_FAILED', `npm ${args[0] ?? ''} failed (exit ${String(exit.exitCode ?? exit.signal)}): ${lastLines(log)}${certificateHint(log, sandbox.caFile)}`);
     }
+  }
+
+  private log(chunk: string): void {
+    this.record = { ...this.record, logTail: (this.record.logTail + chunk).slice(-LOG_TAIL_CHARS) };
   }
 
   async succeed(service: { id: string; name: string }): Promise<SucceededRecord> {

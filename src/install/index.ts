@@ -5,3 +5,4 @@ export { Installer, STEPS, type AttemptRecord, type InstallOutcome, type Step } 
 export { attemptView } from './attempt-run.js';
 export { InstallSettingsStore, type InstallSettings, type InstallSettingsChange } from './settings.js';
 export type { InstallEvent } from './events.js';
+export { npmContainRequest, registryEgress, runNpm, commonFlags, npmEnvironment, prepareSandbox, type ContainNpm, type NpmContainRequest, type NpmContainer, type NpmSandbox } from './npm-runner.js';

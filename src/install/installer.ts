@@ -4,9 +4,9 @@ import { WispError } from '../core/index.js';
 import { checkDirectory, readSafe } from '../util/index.js';
 import { jsonProblem, moveAside, schemaProblem, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { AttemptRun, startedRecord, type AttemptRecord, type SucceededRecord } from './attempt-run.js';
-import { checks } from './attempt-check.generated.js';
+import { checks } from '#generated/install-attempt-check.js';
 import { verifyLockfile, type LockProblem } from './lockfile.js';
-import { defaultRegistry, prepareSandbox, type NpmSandbox } from './npm-runner.js';
+import { defaultRegistry, prepareSandbox, uncontained, type ContainNpm, type NpmSandbox } from './npm-runner.js';
 import { checkPlanInput, makePlan, type InstallPlan, type PlanInput } from './plan.js';
 import { findRuntime, type Runtime } from './runtime.js';
 import type { InstallSettings } from './settings.js';
@@ -23,6 +23,8 @@ export interface InstallerOptions {
   readonly installsDir: string;
   readonly sandboxDir: string;
   readonly settings: () => InstallSettings;
+  /** Where every npm run is contained (the daemon's sandbox: bubblewrap and an egress proxy granting the registry's host only). */
+  readonly contain: ContainNpm;
   /** Registers the installed server (disabled) and returns it; or finds the one already registered for this plan. */
   readonly register: (plan: InstallPlan, command: string, args: string[]) => Promise<{ id: string; name: string }>;
   /** Where progress and ends are announced. */
@@ -66,7 +68,7 @@ export class Installer {
     checkPlanInput(input);
     const settings = this.options.settings();
     const runtime = await findRuntime(settings.runtimeDirs);
-    const registry = settings.registry ?? (await defaultRegistry(runtime, await this.sandbox(), signal));
+    const registry = settings.registry ?? (await defaultRegistry(this.contain(settings), runtime, await this.sandbox(), signal));
     const plan = makePlan(input, registry, this.options.installsDir);
     this.plans.delete(plan.digest);
     this.plans.set(plan.digest, plan);
@@ -164,6 +166,7 @@ export class Installer {
       plan,
       runtime,
       sandbox,
+      contain: this.contain(settings),
       signal: AbortSignal.any([signal, timeout]),
       save: (next) => this.save(next),
       progress: (step, status, pid) => this.options.publish({ kind: 'install.progress', plan, step, status, pid }),
@@ -219,6 +222,11 @@ export class Installer {
     await this.save(updated);
     this.options.publish({ kind: 'install.finished', attempt: updated });
     return { attempt: updated, reused: true };
+  }
+
+  /** The daemon's sandbox, unless the user turned it off for installs (`sandbox: false`: explicit, never a fallback). */
+  private contain(settings: InstallSettings): ContainNpm {
+    return settings.sandbox ? this.options.contain : uncontained;
   }
 
   private sandbox(): Promise<NpmSandbox> {

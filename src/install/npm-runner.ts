@@ -64,6 +64,86 @@ export function commonFlags(sandbox: NpmSandbox, registry: string): string[] {
   ];
 }
 
+/**
+ * What an npm run may see, as the installer asks for it: the daemon (the composition root)
+ * injects the sandbox that makes it (install imports only core and util; the bubblewrap
+ * launcher and the egress proxy live in mcp/sandbox). Everything else is absent.
+ */
+export interface NpmContainRequest {
+  /** The command line to contain: `node <npm-cli.js> ...` (its runtime is bound read-only). */
+  readonly command: string;
+  readonly args: readonly string[];
+  /** npm's working directory (the install directory, or npm's private home): read-write. */
+  readonly cwd: string;
+  /** npm's HOME: a private, empty directory. */
+  readonly home: string;
+  /** Read-write besides the cwd: npm's private cache. */
+  readonly write: readonly string[];
+  /** Read-only besides the runtime and the system's libraries: npm's empty configs, the CA bundle. */
+  readonly read: readonly string[];
+  /** The one `host:port` npm may reach (the registry's), or null: no network at all. */
+  readonly egress: string | null;
+  /** What to add to the command's args to send it through the sandbox's proxy (when `egress` is set). */
+  readonly proxyArgs: (proxy: string) => readonly string[];
+  /** A connection the sandbox refused (for the attempt's log). */
+  readonly onRefused: (message: string) => void;
+}
+
+/** One contained run: the command line that runs the request's command inside, and its end. */
+export interface NpmContainer {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** Ends the run's egress proxy; called once npm has exited. */
+  close(): Promise<void>;
+}
+
+/** Makes the container of one npm run; fails SANDBOX_UNAVAILABLE where no sandbox can be had (never a silent fallback). */
+export type ContainNpm = (request: NpmContainRequest) => Promise<NpmContainer>;
+
+/** npm run as it is, as you (install settings `sandbox: false`): what the user chose, said in every front-end. */
+export const uncontained: ContainNpm = (request) => Promise.resolve({ command: request.command, args: request.args, close: () => Promise.resolve() });
+
+/**
+ * npm's proxy settings for the sandbox's proxy. npm 11 and 12 use `https-proxy || proxy`
+ * for every request (npm-registry-fetch); `--noproxy` empty falls back to NO_PROXY, which
+ * the bridge sets empty, so even a registry on a loopback address goes through the proxy.
+ */
+export function npmProxyFlags(proxy: string): string[] {
+  return [`--proxy=${proxy}`, `--https-proxy=${proxy}`];
+}
+
+/** What an npm run of the installer may see: its cwd, its cache, its empty configs and CA bundle, and the registry's host. */
+export function npmContainRequest(runtime: Runtime, sandbox: NpmSandbox, args: readonly string[], cwd: string, registry: string | null, onRefused: (message: string) => void): NpmContainRequest {
+  return {
+    command: runtime.node,
+    args: [runtime.npmCli, ...args],
+    cwd,
+    home: sandbox.home,
+    write: [sandbox.cache],
+    read: [sandbox.userConfig, sandbox.globalConfig, ...(sandbox.caFile !== null ? [sandbox.caFile] : [])],
+    egress: registry === null ? null : registryEgress(registry),
+    proxyArgs: npmProxyFlags,
+    onRefused,
+  };
+}
+
+/** The registry URL's `host:port` (the scheme's port when none is written), as an egress grant. */
+export function registryEgress(registry: string): string {
+  const url = new URL(registry);
+  const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
+  return `${url.hostname}:${port}`;
+}
+
+/** Runs npm (`args` after npm-cli.js) contained: the container ends when npm has. */
+export async function runContainedNpm(contain: ContainNpm, runtime: Runtime, sandbox: NpmSandbox, args: readonly string[], registry: string | null, options: RunNpmOptions & { readonly onRefused: (message: string) => void }): Promise<NpmExit> {
+  const container = await contain(npmContainRequest(runtime, sandbox, args, options.cwd, registry, options.onRefused));
+  try {
+    return await runNpm({ command: container.command, args: container.args }, options);
+  } finally {
+    await container.close();
+  }
+}
+
 export interface NpmExit {
   readonly exitCode: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -80,17 +160,17 @@ export interface RunNpmOptions {
 }
 
 /**
- * Runs `node <npm-cli.js> ...args` with no shell, in its own process group. On abort
+ * Runs npm (`node <npm-cli.js> ...args`, contained: the sandbox's command line) with no shell, in its own process group. On abort
  * (cancel, timeout) the whole group gets SIGTERM, then SIGKILL; and when npm exits the
  * group is swept with SIGKILL, so nothing it started outlives it.
  */
-export function runNpm(runtime: Runtime, args: readonly string[], options: RunNpmOptions): Promise<NpmExit> {
+export function runNpm(launch: { readonly command: string; readonly args: readonly string[] }, options: RunNpmOptions): Promise<NpmExit> {
   return new Promise((resolve, reject) => {
     if (options.signal.aborted) {
       reject(options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted'));
       return;
     }
-    const child = spawn(runtime.node, [runtime.npmCli, ...args], {
+    const child = spawn(launch.command, [...launch.args], {
       cwd: options.cwd,
       env: options.env,
       shell: false,
@@ -136,13 +216,15 @@ export function runNpm(runtime: Runtime, args: readonly string[], options: RunNp
 }
 
 /** Asks the npm found which registry it uses with empty configs: npm's own built-in default, never hard-coded here. */
-export async function defaultRegistry(runtime: Runtime, sandbox: NpmSandbox, signal: AbortSignal): Promise<string> {
+export async function defaultRegistry(contain: ContainNpm, runtime: Runtime, sandbox: NpmSandbox, signal: AbortSignal): Promise<string> {
   let output = '';
-  const exit = await runNpm(runtime, ['config', 'get', 'registry', `--userconfig=${sandbox.userConfig}`, `--globalconfig=${sandbox.globalConfig}`], {
+  // Contained too, with no network: it reads only npm's built-in default.
+  const exit = await runContainedNpm(contain, runtime, sandbox, ['config', 'get', 'registry', `--userconfig=${sandbox.userConfig}`, `--globalconfig=${sandbox.globalConfig}`], null, {
     cwd: sandbox.home,
     env: npmEnvironment(runtime, sandbox),
     signal,
     onOutput: (chunk) => (output += chunk),
+    onRefused: () => undefined,
   });
   const url = output.trim().split('\n').pop()?.trim() ?? '';
   if (exit.exitCode !== 0 || !/^https?:\/\//.test(url)) {

@@ -10,6 +10,7 @@ export const InstallsSection = Type.Object(
     registry: Type.Optional(Type.Union([Type.String({ pattern: '^https?://' }), Type.Null()])),
     caFile: Type.Optional(Type.Union([Type.String({ pattern: '^/' }), Type.Null()])),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3_600_000 })),
+    sandbox: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CallSignal } from '../util/index.js';
-import { checks } from './call-result-check.generated.js';
+import { checks } from '#generated/call-result-check.js';
 import { Failure } from './failure.js';
 
 /** The server answered a call with a JSON-RPC error: its code and message, as sent. */

@@ -2,6 +2,7 @@ import { LIMITS, SERVICE_NAME_PATTERN, WispError, type ErrorCode, type ServiceTr
 import { environmentReads, isSecretVariable, refusedReads, type SourceTrust, type TemplatedLaunch } from './env-rules.js';
 import { ID_SHAPED_NAME, isIdShaped, nameKey } from './service-names.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
+import { isWispGateway, selfGatewayError } from './self-gateway.js';
 
 /**
  * The three config sources of the CLI chapter (an `mcpServers` map in each), merged:
@@ -22,8 +23,32 @@ export interface SourceFile {
   readonly directory?: string;
   /** For a project: the variables of the daemon's environment the user named for it (besides the public ones). */
   readonly allowEnv?: readonly string[];
-  /** The parsed JSON, or why it could not be read. */
-  readonly content: { readonly json: unknown } | { readonly error: string };
+  /** The parsed JSON, or why it could not be used. */
+  readonly content: SourceContent;
+}
+
+/**
+ * A source file's content: parsed, not there (`absent`: its entries are gone, and so are
+ * their services), or unusable (`unusable`: not the user's own file, unreadable, not JSON, not
+ * an object): then nothing in it is used, and the services it gave before are kept as they
+ * were, neither updated nor removed, until it can be read again. Another user who can write
+ * a project directory must not be able to remove, change or block anything by planting a
+ * file there.
+ */
+export type SourceContent =
+  | { readonly json: unknown }
+  | { readonly error: string; readonly absent: true }
+  | { readonly error: string; readonly unusable: SourceProblemCode };
+
+/** UNSAFE_FILE: not the user's own (another owner, writable by group or others, a symlink); INVALID_CONFIG: unreadable, too large, not JSON, not the expected shape. */
+export type SourceProblemCode = 'UNSAFE_FILE' | 'INVALID_CONFIG';
+
+/** A whole file (or directory) of the sources that could not be used. */
+export interface SourceProblem {
+  readonly file: string;
+  readonly message: string;
+  /** Set when the file is there but unusable; absent when it is simply missing. */
+  readonly code?: SourceProblemCode;
 }
 
 export interface EntryOrigin {
@@ -80,7 +105,7 @@ export interface MergeResult {
   readonly entries: SourceEntry[];
   readonly skipped: SkippedEntry[];
   /** Whole files that could not be used. */
-  readonly problems: { readonly file: string; readonly message: string }[];
+  readonly problems: SourceProblem[];
 }
 
 // `${VAR}`, `${env:VAR}` (VS Code's and Cursor's form, the same variable) and `${VAR:-default}`.
@@ -150,6 +175,18 @@ export function hasTemplate(text: string): boolean {
   return templateNames(text).length > 0;
 }
 
+/**
+ * Why a readable file cannot be used at all (not a JSON object, its mcpServers not an
+ * object), or null. For `sources.addProject`, which refuses such a file before it is
+ * recorded, as well as for the merge.
+ */
+export function fileProblem(file: SourceFile): SourceProblem | null {
+  if ('absent' in file.content) return { file: file.file, message: file.content.error };
+  if ('unusable' in file.content) return { file: file.file, message: file.content.error, code: file.content.unusable };
+  const servers = serversOf(file.content.json, file.kind);
+  return typeof servers === 'string' ? { file: file.file, message: servers, code: 'INVALID_CONFIG' } : null;
+}
+
 /** The `mcpServers` map of a file: at the top level, or under `config` (global settings). */
 function serversOf(json: unknown, kind: SourceKind): Record<string, unknown> | string {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return 'not a JSON object';
@@ -199,6 +236,22 @@ function readTransport(type: unknown, hasCommand: boolean): { transport: Service
   return { invalid: `type ${JSON.stringify(type.slice(0, 40))} is not one of stdio, http, sse` };
 }
 
+/** Why an entry's env or headers are unusable, or null. */
+function mapsProblem(entry: Record<string, unknown>): string | null {
+  if (entry.env !== undefined && !isStringMap(entry.env)) return 'env must map variable names to strings';
+  if (entry.headers !== undefined && !isStringMap(entry.headers)) return 'headers must map header names to strings';
+  if (isStringMap(entry.env)) {
+    const bad = Object.keys(entry.env).find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+    if (bad !== undefined) return `env has an invalid variable name ${JSON.stringify(bad)}`;
+    if (Object.keys(entry.env).length > LIMITS.maxEnvVars) return `env has more than ${LIMITS.maxEnvVars} variables`;
+  }
+  if (isStringMap(entry.headers)) {
+    const bad = Object.keys(entry.headers).find((n) => !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(n));
+    if (bad !== undefined) return `headers has an invalid header name ${JSON.stringify(bad)}`;
+  }
+  return null;
+}
+
 /** One entry, checked and expanded; a string is why it is invalid. */
 function readEntry(
   key: string,
@@ -222,17 +275,8 @@ function readEntry(
   if (hasCommand && hasUrl) warnings.push(`${where} has both command and url: it runs as stdio and the url is ignored`);
   if (hasCommand && (typeof entry.command !== 'string' || entry.command === '')) return 'command must be a non-empty string';
   if (entry.args !== undefined && (!Array.isArray(entry.args) || !entry.args.every((a) => typeof a === 'string'))) return 'args must be an array of strings';
-  if (entry.env !== undefined && !isStringMap(entry.env)) return 'env must map variable names to strings';
-  if (entry.headers !== undefined && !isStringMap(entry.headers)) return 'headers must map header names to strings';
-  if (isStringMap(entry.env)) {
-    const bad = Object.keys(entry.env).find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
-    if (bad !== undefined) return `env has an invalid variable name ${JSON.stringify(bad)}`;
-    if (Object.keys(entry.env).length > LIMITS.maxEnvVars) return `env has more than ${LIMITS.maxEnvVars} variables`;
-  }
-  if (isStringMap(entry.headers)) {
-    const bad = Object.keys(entry.headers).find((n) => !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(n));
-    if (bad !== undefined) return `headers has an invalid header name ${JSON.stringify(bad)}`;
-  }
+  const maps = mapsProblem(entry);
+  if (maps !== null) return maps;
   const oauth = readOAuth(entry.oauth);
   if (typeof oauth === 'string') return oauth;
   const named = readTransport(entry.type, hasCommand);
@@ -244,9 +288,12 @@ function readEntry(
   const command = transport === 'stdio' ? (entry.command as string) : '';
   const args: string[] = transport === 'stdio' ? ((entry.args) ?? []) : [];
   const url = transport !== 'stdio' ? String(entry.url) : null;
+  // Wisp's own gateway is a client of the daemon, never a server for it (a loop otherwise).
+  if (transport === 'stdio' && isWispGateway({ command, args })) return selfGatewayError(name, 'skipped');
   const fromEnvironment = [...new Set([command, ...args, url ?? ''].flatMap(templateNames))].sort();
-  const [envValues, envTemplates] = splitTemplates(transport === 'stdio' ? (entry.env ?? {}) : {});
-  const [headers, headerTemplates] = splitTemplates(transport !== 'stdio' ? (entry.headers ?? {}) : {});
+  // Both checked by mapsProblem: maps of strings.
+  const [envValues, envTemplates] = splitTemplates(transport === 'stdio' ? ((entry.env ?? {}) as Record<string, string>) : {});
+  const [headers, headerTemplates] = splitTemplates(transport !== 'stdio' ? ((entry.headers ?? {}) as Record<string, string>) : {});
   const refused = refusedReads(environmentReads({ command, args, url, fromEnvironment, envTemplates: asList(envTemplates), headerTemplates: asList(headerTemplates) }), trustOf(file));
   if (refused !== null) return refused;
   const expandedUrl = url === null ? null : x(url);
@@ -257,6 +304,7 @@ function readEntry(
     return `url ${JSON.stringify(url)} is not an http(s) URL (a \${VAR} may fill in its host or path, not its scheme)`;
   }
   for (const v of [...unsetVars].sort()) warnings.push(`\${${v}} is not set (${where}): it became an empty string`);
+  if (entry.envFile !== undefined) warnings.push(envFileWarning(name, where, entry.envFile));
   const cwd = file.directory ?? null;
   const digest = entryDigest({ transport, command, args, cwd, env: envValues, url, headers, oauth, fromEnvironment, envTemplates, headerTemplates });
   return {
@@ -277,6 +325,16 @@ function readEntry(
     digest,
     warnings,
   };
+}
+
+/**
+ * VS Code's `envFile` (a dotenv file whose variables the server gets) is never read: a file
+ * of variables, written by whoever wrote the entry, is just what the `${VAR}` rules keep
+ * from a server. Said, so that no one believes those variables are set.
+ */
+function envFileWarning(name: string, where: string, envFile: unknown): string {
+  const shown = typeof envFile === 'string' ? JSON.stringify(envFile.slice(0, 200)) : 'given';
+  return `${where} has envFile ${shown}: Wisp does not read env files, so none of its variables are set for ${name}; set each one the server needs with wispctl mcp env set ${name} VAR (or write it in the entry's env)`;
 }
 
 /** Digest of everything but the secret values (their names are in it). */
@@ -327,18 +385,15 @@ function sameContent(a: Omit<SourceEntry, 'overrides'>, b: Omit<SourceEntry, 'ov
 export function mergeSources(files: readonly SourceFile[], env: Readonly<Record<string, string | undefined>>): MergeResult {
   const byName = new Map<string, SourceEntry>();
   const skipped: SkippedEntry[] = [];
-  const problems: { file: string; message: string }[] = [];
+  const problems: SourceProblem[] = [];
   const plugins: Omit<SourceEntry, 'overrides'>[] = [];
   for (const file of files) {
-    if ('error' in file.content) {
-      problems.push({ file: file.file, message: file.content.error });
+    const problem = fileProblem(file);
+    if (problem !== null || !('json' in file.content)) {
+      if (problem !== null) problems.push(problem);
       continue;
     }
-    const servers = serversOf(file.content.json, file.kind);
-    if (typeof servers === 'string') {
-      problems.push({ file: file.file, message: servers });
-      continue;
-    }
+    const servers = serversOf(file.content.json, file.kind) as Record<string, unknown>;
     for (const [key, raw] of Object.entries(servers)) {
       const origin: EntryOrigin = { source: file.kind, file: file.file, plugin: file.plugin ?? null };
       const entry = readEntry(key, raw, file, env);

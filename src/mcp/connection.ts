@@ -13,6 +13,7 @@ import { AuthRequired, Failure, failureOf, guardMessages, unhandledMessage, type
 import { buildCatalog, type CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
 import { answerElicitations, clientCapabilities, type ElicitSink } from './elicit-handler.js';
+import { ModernPeer, holdingClose, modernFailure, refusedForModern, type ModernChannel } from './modern.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
@@ -34,7 +35,7 @@ export interface ConnectionHooks {
   spawned(pid: number | null): void;
   initialized(): void;
   /** A complete, checked tool list; throws (LIMIT_EXCEEDED) to refuse it. */
-  discovered(tools: CatalogTool[], server: { name: string; version: string }, toolListVersion: number): void;
+  discovered(tools: CatalogTool[], server: { name: string; version: string; protocolVersion: string }, toolListVersion: number): void;
   /** The connection failed on its own (exit, protocol error, failed refresh; lost authorization: an AuthRequired with the scope asked for). */
   failed(failure: Failure): void;
 }
@@ -74,9 +75,10 @@ export class Connection {
   private link: ServiceLink | undefined;
   /** The latest link asked of the factory (the one `link` becomes): a stop reaches it even while it opens. */
   private opening: Promise<ServiceLink> | undefined;
-  private client: Client | undefined;
-  /** Each connected client's channel for tool calls (call-channel.ts). */
-  private readonly channels = new WeakMap<Client, CallChannel>();
+  /** The 2025 era's SDK Client, or a 2026 connection (modern.ts). */
+  private client: Client | ModernPeer | undefined;
+  /** Each connected client's channel for tool calls (call-channel.ts; modern.ts on 2026). */
+  private readonly channels = new WeakMap<Client | ModernPeer, CallChannel | ModernChannel>();
   private closed = false;
   /** Set once discovery finished: before that, a failing activation reports its own error. */
   private activated = false;
@@ -89,7 +91,9 @@ export class Connection {
   private readonly calls = new AbortController();
   /** The aborts of running calls that brought their own signal (callTool): a stop calls each. */
   private readonly callAborts = new Set<(reason: unknown) => void>();
-  private server = { name: 'unknown', version: 'unknown' };
+  /** The 2025 revision agreed at initialize (a 2026 connection's is its peer's). */
+  private spoken: string | undefined;
+  private server = { name: 'unknown', version: 'unknown', protocolVersion: 'unknown' };
   /** The server's JSON-RPC errors seen on the wire, and the transport closing (wire-errors.ts). */
   private readonly wire = new WireErrors();
   /** Bounds the refreshes the server's list_changed cause (refresh-throttle.ts); runs one it held back. */
@@ -123,7 +127,9 @@ export class Connection {
       if (!(await this.connect(deadline, signal))) return;
       const client = this.client;
       if (this.isClosed() || client === undefined) return;
-      this.server = { name: client.getServerVersion()?.name ?? 'unknown', version: client.getServerVersion()?.version ?? 'unknown' };
+      const info = client instanceof ModernPeer ? client.client.getServerVersion() : client.getServerVersion();
+      const protocolVersion = client instanceof ModernPeer ? client.protocolVersion : this.spoken;
+      this.server = { name: info?.name ?? 'unknown', version: info?.version ?? 'unknown', protocolVersion: protocolVersion ?? 'unknown' };
       this.hooks.initialized();
 
       const tools = await this.listAllTools(deadline, signal);
@@ -163,13 +169,26 @@ export class Connection {
     return link;
   }
 
-  /** A new client over `link`, initialized. */
+  /** A new client over `link`, initialized; a server that refuses the 2025 handshake for the 2026 revision is spoken to in 2026 on the same link (modern.ts). */
   private async initialize(link: ServiceLink, deadline: number, signal: AbortSignal): Promise<void> {
     const client = this.newClient();
     this.wire.observe(link.transport);
-    // A signal of its own: the SDK leaves a listener on the one its initialize request is given.
-    await withOwnSignal(signal, (own) => client.connect(link.transport, { timeout: remaining(deadline), signal: own }));
-    this.channels.set(client, new CallChannel(link.transport));
+    try {
+      // A signal of its own: the SDK leaves a listener on the one its initialize request is given.
+      this.spoken = await holdingClose(link.transport, () => withOwnSignal(signal, (own) => client.connect(link.transport, { timeout: remaining(deadline), signal: own })), refusedForModern);
+      this.channels.set(client, new CallChannel(link.transport));
+    } catch (error) {
+      if (!refusedForModern(error) || this.isClosed()) throw error;
+      this.wire.observe(link.transport); // the 2025 Client's handlers are dropped
+      const { version, elicit } = this.options;
+      const listChanged = (): void => this.scheduleRefresh();
+      const peer = await ModernPeer.connect(link.transport, { version, capabilities: clientCapabilities(elicit), elicit, timeoutMs: remaining(deadline), signal, listChanged });
+      this.client = peer;
+      this.channels.set(peer, peer.channel);
+      peer.client.onclose = () => {
+        if (this.client === peer) this.onClosed();
+      };
+    }
     guardMessages(link.transport, (error) => this.failWith(unhandledMessage(error, this.options.redact)));
   }
 
@@ -196,7 +215,7 @@ export class Connection {
   }
 
   /** Runs one request; on a remote 404 (our session is forgotten), opens a new session and sends it once more (never seen before). */
-  private async withSession<T>(deadline: number, signal: CallSignal, request: (client: Client) => Promise<T>): Promise<T> {
+  private async withSession<T>(deadline: number, signal: CallSignal, request: (client: Client | ModernPeer) => Promise<T>): Promise<T> {
     try {
       return await request(this.currentClient());
     } catch (error) {
@@ -205,14 +224,14 @@ export class Connection {
   }
 
   /** The client requests go to; a closed connection's failure when there is none. */
-  private currentClient(): Client {
+  private currentClient(): Client | ModernPeer {
     const client = this.client;
     if (client === undefined || this.closed) throw this.closedFailure();
     return client;
   }
 
   /** After a request failed with `error`: a new session's client if the server forgot ours (a remote 404), else `error` again. */
-  private async renewedAfter(error: unknown, deadline: number, signal: CallSignal): Promise<Client> {
+  private async renewedAfter(error: unknown, deadline: number, signal: CallSignal): Promise<Client | ModernPeer> {
     const old = this.link;
     if (old?.sessionLost(error) !== true || this.isClosed()) throw error;
     this.client = undefined;
@@ -224,7 +243,7 @@ export class Connection {
     } finally {
       opening.dispose();
     }
-    const renewed = this.client as Client | undefined;
+    const renewed = this.client as Client | ModernPeer | undefined;
     if (renewed === undefined || this.isClosed()) throw this.closedFailure();
     return renewed;
   }
@@ -306,7 +325,7 @@ export class Connection {
   }
 
   /** One tools/call on `client`'s channel, sent in this tick (see callTool). */
-  private sendCall(client: Client, name: string, args: Record<string, unknown>, timeoutMs: number, signal: CallSignal, toolListVersion: number, clock: CallClock): Promise<CallToolResult> {
+  private sendCall(client: Client | ModernPeer, name: string, args: Record<string, unknown>, timeoutMs: number, signal: CallSignal, toolListVersion: number, clock: CallClock): Promise<CallToolResult> {
     // Checked in the tick that writes the request, so no call leaves at a tool-list version the server has declared changed.
     if (this.change.isChanging || this.toolListVersion !== toolListVersion) {
       throw new Failure('APPROVAL_STALE', `the tool list of ${this.config.name} changed before ${name} was sent (its approval was for version ${toolListVersion}); nothing was sent`);
@@ -442,6 +461,8 @@ export class Connection {
     if (error instanceof RemoteCallError) return this.serverFailure(error.code, error.remoteMessage, remoteAs);
     if (error instanceof ChannelClosed) return this.closedFailure();
     if (error instanceof McpError) return this.mcpFailure(error, timeoutMs, remoteAs);
+    const modern = modernFailure(error, timeoutMs);
+    if (modern !== undefined) return modern;
     return new Failure('PROTOCOL_ERROR', error instanceof Error ? error.message : String(error));
   }
 

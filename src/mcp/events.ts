@@ -13,6 +13,8 @@ type FailedCallRef = Extract<WispEvent, { type: 'tool.call.failed' }>['call'];
  */
 export type McpEvent =
   | { readonly kind: 'service.registered' | 'service.updated'; readonly service: StoredService }
+  /** Its live network grants changed: not an edit (no stop, no configVersion bump). */
+  | { readonly kind: 'service.granted'; readonly service: StoredService }
   | { readonly kind: 'service.deleted'; readonly service: ServiceRef }
   | { readonly kind: 'connection.changed'; readonly service: ServiceRef; readonly state: ConnectionState }
   | { readonly kind: 'tools.discovered'; readonly service: ServiceRef; readonly toolListVersion: number; readonly toolCount: number }
@@ -20,7 +22,11 @@ export type McpEvent =
   | { readonly kind: 'tools.accepted'; readonly service: ServiceRef; readonly toolListVersion: number; readonly accepted: string[] }
   | { readonly kind: 'call.started'; readonly call: CallRef }
   | { readonly kind: 'call.finished'; readonly call: CallRef; readonly durationMs: number; readonly waitedMs: number; readonly truncated: boolean }
-  | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number; readonly waitedMs: number };
+  | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number; readonly waitedMs: number }
+  | { readonly kind: 'network.refused'; readonly refusal: NetworkRefusal };
+
+/** A sandboxed server's connection its egress proxy refused (the wire event network.refused). */
+export type NetworkRefusal = Omit<Extract<WispEvent, { type: 'network.refused' }>, 'type' | 'seq' | 'at'>;
 
 /** The registry's part of it: a configuration registered, edited or deleted. */
 export type RegistryChange = Extract<McpEvent, { kind: `service.${string}` }>;

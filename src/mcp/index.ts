@@ -22,4 +22,11 @@ export type { VaultOAuthProvider, OAuthSettings, LoopbackCallback } from './oaut
 export { forgetLogin, checkLoginTarget, LOGIN_TIMEOUT_MS } from './login-checks.js';
 export { login, revokeLogin, savedLogin, type LoginOptions, type Revocation } from './login-lazy.js';
 export { isIdShaped, nameKey, sameName } from './service-names.js';
+export { isWispGateway, selfGatewayError } from './self-gateway.js';
 export { Elicitations, type ElicitAnswer, type ElicitRequest, type ElicitationAnnouncement } from './elicitations.js';
+export { Sandboxes } from './sandbox/sandboxes.js';
+export type { EgressWiring, NetworkAnswer } from './sandbox/egress-run.js';
+export { canonicalHost, formatEgressGrant, parseEgressGrant } from './sandbox/egress-grants.js';
+export type { SandboxAvailability, LaunchPreview, SandboxHostOptions } from './sandbox/host.js';
+export type { ContainedRun, ContainedRunRequest, ContainOptions } from './sandbox/contained-run.js';
+export type { SandboxProfile } from './service-store.js';

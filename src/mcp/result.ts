@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, type ToolCallResult } from '../core/index.js';
+import type { ArgumentValidator } from './tool-catalog.js';
 
 type Content = ToolCallResult['content'][number];
 
@@ -102,18 +103,18 @@ export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T,
           texts.push(item.resource.text);
         } else {
           const blob = (item.resource as { blob?: unknown }).blob;
-          content.push({ type: 'omitted', originalType: 'resource', mimeType: item.resource.mimeType ?? null, bytes: base64Bytes(blob), uri: item.resource.uri });
+          content.push({ type: 'omitted', originalType: 'resource', mimeType: item.resource.mimeType ?? null, bytes: base64Bytes(blob), uri: item.resource.uri, name: null });
         }
         break;
       case 'image':
       case 'audio':
-        content.push({ type: 'omitted', originalType: item.type, mimeType: item.mimeType, bytes: base64Bytes(item.data), uri: null });
+        content.push({ type: 'omitted', originalType: item.type, mimeType: item.mimeType, bytes: base64Bytes(item.data), uri: null, name: null });
         break;
       case 'resource_link':
-        content.push({ type: 'omitted', originalType: 'resource_link', mimeType: item.mimeType ?? null, bytes: item.size ?? null, uri: item.uri });
+        content.push({ type: 'omitted', originalType: 'resource_link', mimeType: item.mimeType ?? null, bytes: item.size ?? null, uri: item.uri, name: item.name });
         break;
       default:
-        content.push({ type: 'omitted', originalType: String((item as { type?: unknown }).type), mimeType: null, bytes: null, uri: null });
+        content.push({ type: 'omitted', originalType: String((item as { type?: unknown }).type), mimeType: null, bytes: null, uri: null, name: null });
     }
   }
   const structured = capStructured(result.structuredContent, maxChars);
@@ -134,4 +135,24 @@ export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T,
     truncated: truncated || structured.structuredOmitted !== null,
     originalLength: full.length,
   };
+}
+
+/** Ajv's errors in a line: where and what, the first few, cut (the paths are the server's keys: untrusted, shown as data). */
+function schemaErrors(errors: ArgumentValidator['errors']): string {
+  const parts = (errors ?? []).slice(0, 3).map((e) => `${e.instancePath === '' ? '(root)' : JSON.stringify(e.instancePath.slice(0, 100))} ${e.message ?? 'is invalid'}`);
+  return parts.length === 0 ? 'it is invalid' : parts.join('; ');
+}
+
+/**
+ * The result with its structured content checked against the tool's output schema (when
+ * the tool has one that compiled): content that does not match is left out like content
+ * over the cap (structuredOmitted says why), so no caller is given what the schema promises
+ * and is not; the text stays. Checked as it is given (redacted, binaries as markers), so
+ * what passes is exactly what callers get.
+ */
+export function checkStructured(result: NormalizedResult, validate: ArgumentValidator | null): NormalizedResult {
+  if (validate === null || result.structuredContent === null || validate(result.structuredContent)) return result;
+  const characters = JSON.stringify(result.structuredContent).length;
+  const reason = `it does not match the tool's outputSchema: ${schemaErrors(validate.errors)}`.slice(0, 500);
+  return { ...result, structuredContent: null, structuredOmitted: { characters, reason }, truncated: true };
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { LIMITS, WispError, isRemoteTransport, type ServiceRef, type ServiceTransport } from '../core/index.js';
-import type { ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
+import type { SandboxProfile, ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
+import { checkedProfile } from './sandbox/grants.js';
 import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
 import type { RegistryChange } from './events.js';
 
@@ -28,6 +29,8 @@ export interface RegisterInput {
   /** Config sources and imports: env and header values written with `${VAR}`, kept as written. */
   readonly envTemplates?: readonly Template[] | undefined;
   readonly headerTemplates?: readonly Template[] | undefined;
+  /** stdio: the sandbox; absent: the default (sandboxed, no network, the cwd read-write). */
+  readonly sandbox?: SandboxProfile | undefined;
 }
 
 export interface UpdateInput {
@@ -47,8 +50,9 @@ export interface UpdateInput {
   /** Given by a config source sync; otherwise kept, but for a name now set by hand (env, headers). */
   readonly envTemplates?: readonly Template[] | undefined;
   readonly headerTemplates?: readonly Template[] | undefined;
+  /** stdio: a new sandbox profile (the whole of it); absent: kept. */
+  readonly sandbox?: SandboxProfile | undefined;
 }
-
 
 /**
  * The registry of service configurations: one writer, every change persisted (atomically)
@@ -107,6 +111,8 @@ export class ServiceRegistry {
       if (http) assertUrl(input.url);
       else assertCommand(input.command);
       assertAbsoluteCwd(input.cwd);
+      if (http && input.sandbox !== undefined) throw notLocal(input.name);
+      const sandbox = http ? undefined : await checkedProfile(input.sandbox);
       const at = this.now().toISOString();
       const service: StoredService = {
         id: randomUUID(),
@@ -117,6 +123,7 @@ export class ServiceRegistry {
         cwd: input.cwd ?? null,
         timeoutMs: input.timeoutMs ?? null,
         env: (input.env ?? []).map((v) => ({ ...v })),
+        ...(sandbox !== undefined ? { sandbox } : {}),
         ...(input.origin !== undefined ? { origin: input.origin } : {}),
         ...(input.fromEnvironment !== undefined && input.fromEnvironment.length > 0 ? { fromEnvironment: [...input.fromEnvironment] } : {}),
         ...(!http && input.envTemplates !== undefined && input.envTemplates.length > 0 ? { envTemplates: input.envTemplates.map((t) => ({ ...t })) } : {}),
@@ -159,6 +166,8 @@ export class ServiceRegistry {
       if (set.command !== undefined && !http) assertCommand(set.command);
       if (set.url !== undefined && http) assertUrl(set.url);
       assertAbsoluteCwd(set.cwd);
+      if (http && set.sandbox !== undefined) throw notLocal(current.name);
+      const sandbox = set.sandbox !== undefined ? await checkedProfile(set.sandbox) : undefined;
       // An edited command, args or url no longer has its templates filled in from the daemon's environment.
       const launchChanged =
         (set.command !== undefined && set.command !== current.command) ||
@@ -186,6 +195,7 @@ export class ServiceRegistry {
             }
           : {}),
         ...(set.origin !== undefined ? { origin: set.origin } : {}),
+        ...(sandbox !== undefined ? { sandbox } : {}),
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,
         timeoutMs: set.timeoutMs !== undefined ? set.timeoutMs : (current.timeoutMs ?? null),
@@ -197,6 +207,24 @@ export class ServiceRegistry {
       await beforeCommit?.(current, next);
       await this.commit(this.services.map((service) => (service.id === current.id ? next : service)));
       this.onChange({ kind: 'service.updated', service: next });
+      return next;
+    });
+  }
+
+  /**
+   * Sets a service's live network grants (`wispctl mcp allow`): what `change` makes of the
+   * current ones, committed without a configVersion bump, announced as service.granted (not
+   * an edit: the service keeps running, and its egress proxy reads them on each connection).
+   */
+  setNetGrants(ref: ServiceRef, change: (current: StoredService) => readonly string[]): Promise<StoredService> {
+    return this.serialize(async () => {
+      const current = this.find(ref);
+      const grants = change(current);
+      if (grants.length > LIMITS.maxSandboxGrants) throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxSandboxGrants} live network grants`, { limit: 'maxSandboxGrants', max: LIMITS.maxSandboxGrants });
+      const { netGrants: _previous, ...kept } = current;
+      const next: StoredService = { ...kept, ...(grants.length > 0 ? { netGrants: [...grants] } : {}), updatedAt: this.now().toISOString() };
+      await this.commit(this.services.map((service) => (service.id === current.id ? next : service)));
+      this.onChange({ kind: 'service.granted', service: next });
       return next;
     });
   }
@@ -266,6 +294,10 @@ export class ServiceRegistry {
       throw new WispError('SERVICE_NAME_TAKEN', `a service named ${name} already exists${how}`, { name });
     }
   }
+}
+
+function notLocal(name: string): WispError {
+  return new WispError('INVALID_CONFIG', `${name} is a remote service: it runs elsewhere, and a sandbox is for the programs the daemon starts`, { field: 'sandbox' });
 }
 
 function assertUrl(url: string | undefined): void {

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ENV_NAME_PATTERN, LIMITS, SERVICE_NAME_PATTERN } from '../core/index.js';
-import { SCHEMA_VERSION } from './service-store.js';
+import { ENV_NAME_PATTERN, GRANT_PATH_PATTERN, LIMITS, NET_GRANT_PATTERN, SERVICE_NAME_PATTERN } from '../core/index.js';
+import { SCHEMA_VERSION } from './registry-version.js';
 
 /** OAuth without a person: client credentials, or cross-app access (an identity assertion exchanged for an access token). */
 export const OAuthGrant = Type.Union([Type.Literal('client_credentials'), Type.Literal('cross_app')]);
@@ -61,6 +61,39 @@ const Template = Type.Object(
   { additionalProperties: false },
 );
 
+const GrantPath = Type.String({ pattern: GRANT_PATH_PATTERN, maxLength: LIMITS.maxCommandChars });
+
+/**
+ * A stdio service's sandbox: what it may read and write besides what it needs to run (its
+ * runtime, the system's libraries, the script or package its command and args name, read
+ * only; its cwd, read-write; a private empty $HOME and /tmp: all of those are worked out at
+ * each launch from command, args and cwd, src/mcp/sandbox/), and its network. Part of what
+ * defines the service: a change bumps configVersion and disables it. Absent: a service
+ * registered before sandboxes existed, which runs unsandboxed until turned on.
+ */
+export const SandboxProfile = Type.Object(
+  {
+    /** false: --no-sandbox, the service runs with every file and the network the user has. */
+    enabled: Type.Boolean(),
+    read: Type.Array(GrantPath, { maxItems: LIMITS.maxSandboxGrants }),
+    write: Type.Array(GrantPath, { maxItems: LIMITS.maxSandboxGrants }),
+    net: Type.Union([
+      Type.Object({ mode: Type.Literal('none') }, { additionalProperties: false }),
+      Type.Object({ mode: Type.Literal('all') }, { additionalProperties: false }),
+      Type.Object(
+        { mode: Type.Literal('ask'), hosts: Type.Optional(Type.Array(Type.String({ pattern: NET_GRANT_PATTERN, maxLength: 260 }), { maxItems: LIMITS.maxSandboxGrants })) },
+        { additionalProperties: false },
+      ),
+      Type.Object(
+        { mode: Type.Literal('hosts'), hosts: Type.Array(Type.String({ pattern: NET_GRANT_PATTERN, maxLength: 260 }), { minItems: 1, maxItems: LIMITS.maxSandboxGrants }) },
+        { additionalProperties: false },
+      ),
+    ]),
+  },
+  { additionalProperties: false },
+);
+export type SandboxProfile = Static<typeof SandboxProfile>;
+
 const StoredService = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
@@ -116,6 +149,15 @@ const StoredService = Type.Object(
     ),
     /** Variables whose value is written with `${VAR}` (stored as written; filled in at launch from the daemon's environment). */
     envTemplates: Type.Optional(Type.Array(Template, { maxItems: LIMITS.maxEnvVars })),
+    /** stdio: the sandbox; absent: registered before sandboxes (runs unsandboxed, shown as such). */
+    sandbox: Type.Optional(SandboxProfile),
+    /**
+     * Live network grants (`wispctl mcp allow`, an `ask` answered "always"): hosts this
+     * service's egress proxy lets through besides its profile's, given and revoked while it
+     * runs. Not part of the profile (no configVersion bump): only a service whose network is
+     * host grants or `ask` has them.
+     */
+    netGrants: Type.Optional(Type.Array(Type.String({ pattern: NET_GRANT_PATTERN, maxLength: 260 }), { maxItems: LIMITS.maxSandboxGrants })),
     /** Where the configuration came from; absent or null: registered by hand. */
     origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin, ImportOrigin])),
     enabled: Type.Boolean(),

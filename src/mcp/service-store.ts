@@ -3,19 +3,20 @@ import path from 'node:path';
 import type { RegistryLoadError } from '../core/index.js';
 import type { RegistryDocument, StoredService } from './service-store-schema.js';
 import { readSafe } from '../util/index.js';
-import { checks } from './registry-check.generated.js';
+import { checks } from '#generated/registry-check.js';
+import { SCHEMA_VERSION } from './registry-version.js';
 import { sweepTempFiles, writeFileAtomic } from '../util/index.js';
 
 /**
  * mcp-servers.json: non-sensitive service configuration only. This is persisted, so
  * changes to its shape are additive and bump SCHEMA_VERSION with a migration. Its schema:
  * service-store-schema.ts (TypeBox, not loaded when the daemon runs: the check of it is
- * generated at build time, registry-check.generated.js).
+ * generated at build time, #generated/registry-check.js).
  */
 export const REGISTRY_FILE = 'mcp-servers.json';
-export const SCHEMA_VERSION = 1;
+export { SCHEMA_VERSION };
 
-export type { InstallOrigin, SourceOrigin, ServiceOrigin, StoredService } from './service-store-schema.js';
+export type { InstallOrigin, SandboxProfile, SourceOrigin, ServiceOrigin, StoredService } from './service-store-schema.js';
 
 /** Why mcp-servers.json was not loaded: the wire's RegistryLoadError (daemon.status shows it). */
 export type LoadProblem = Readonly<RegistryLoadError>;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { WispError } from '../core/index.js';
 import { checkDirectory, openSafe } from '../util/index.js';
 import { moveAside, writeFileAtomic, type StorageProblem } from '../util/index.js';
-import type { SourceFile } from './config-sources.js';
+import { fileProblem, type SourceContent, type SourceFile } from './config-sources.js';
 import { isDaemonOwn } from './env-rules.js';
 
 /** A config file bigger than this is not read. */
@@ -23,12 +23,16 @@ export const GLOBAL_SETTINGS = 'settings.json';
 export const PLUGIN_MANIFEST = 'plugin.json';
 export const PROJECT_FILE = '.mcp.json';
 
-async function readJson(file: string): Promise<SourceFile['content'] | undefined> {
+type Parsed = { readonly json: unknown } | { readonly error: string };
+
+/** A JSON file of ours: undefined when it is not there; UNSAFE_FILE (thrown) when it is not the user's own. */
+async function readJson(file: string): Promise<Parsed | undefined> {
   let handle;
   try {
     handle = await openSafe(file, 'read');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // ENOTDIR: a plain file where a plugin folder or a project directory would be.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     // Not the user's own file (planted, shared, a symlink): refused, never read.
     if (error instanceof WispError) throw error;
     return { error: `cannot be read: ${(error as Error).message}` };
@@ -49,15 +53,61 @@ async function readJson(file: string): Promise<SourceFile['content'] | undefined
 }
 
 /**
+ * A config source: never fatal. A file that is not the user's own is UNSAFE_FILE (nothing
+ * read from it); one that cannot be read or parsed INVALID_CONFIG; either way the rest of the
+ * sources are still used, and the daemon still starts.
+ */
+async function readSource(file: string): Promise<SourceContent | undefined> {
+  try {
+    const content = await readJson(file);
+    if (content === undefined || 'json' in content) return content;
+    return { error: content.error, unusable: 'INVALID_CONFIG' };
+  } catch (error) {
+    return unusable(error);
+  }
+}
+
+/** What went wrong with a source (a refusal of safe-file: UNSAFE_FILE; anything else: INVALID_CONFIG). */
+function unusable(error: unknown): SourceContent {
+  if (error instanceof WispError && error.code === 'UNSAFE_FILE') return { error: error.message, unusable: 'UNSAFE_FILE' };
+  return { error: `cannot be read: ${error instanceof Error ? error.message : String(error)}`, unusable: 'INVALID_CONFIG' };
+}
+
+/** Checks a directory of the sources: null when it is usable (or absent), else why not (nothing in it is read). */
+async function directoryContent(dir: string): Promise<SourceContent | 'absent' | null> {
+  try {
+    return (await checkDirectory(dir)) === 'absent' ? 'absent' : null;
+  } catch (error) {
+    return unusable(error);
+  }
+}
+
+/**
  * Reads the sources in merge order: `<config>/settings.json` (global), then the plugins in
  * `<config>/plugins/<folder>/plugin.json` that settings.json lists in `enabledPlugins`
  * (sorted by name), then each project's `.mcp.json` in the order they were added.
  */
-export async function readSourceFiles(configDir: string, projects: readonly ProjectSource[]): Promise<SourceFile[]> {
+export async function readSourceFiles(configDir: string, projects: readonly ProjectSource[], gave: (file: string) => boolean = () => false): Promise<SourceFile[]> {
+  const configProblem = await directoryContent(configDir);
+  // A config dir that is not the user's own: nothing in it is read (its problem names the
+  // directory, so the services of settings.json and of every plugin are kept as they were).
+  const files: SourceFile[] = configProblem !== null && configProblem !== 'absent' ? [{ kind: 'global', file: configDir, content: configProblem }] : await readConfigDir(configDir, gave);
+  for (const { directory, allowEnv } of projects) files.push(await readProject(directory, allowEnv));
+  return files;
+}
+
+/** A project's .mcp.json, as a source. */
+export async function readProject(directory: string, allowEnv: readonly string[] = []): Promise<SourceFile> {
+  const file = path.join(directory, PROJECT_FILE);
+  const content = (await readSource(file)) ?? { error: `there is no ${PROJECT_FILE} in ${directory}`, absent: true as const };
+  return { kind: 'project', file, directory, allowEnv, content };
+}
+
+/** settings.json, then the enabled plugins (by name). `gave`: whether a service came from that file. */
+async function readConfigDir(configDir: string, gave: (file: string) => boolean): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
-  await checkDirectory(configDir);
   const globalFile = path.join(configDir, GLOBAL_SETTINGS);
-  const global = await readJson(globalFile);
+  const global = await readSource(globalFile);
   let enabled: string[] = [];
   if (global !== undefined) {
     files.push({ kind: 'global', file: globalFile, content: global });
@@ -67,27 +117,48 @@ export async function readSourceFiles(configDir: string, projects: readonly Proj
     }
   }
   const pluginsDir = path.join(configDir, 'plugins');
-  const folders = (await checkDirectory(pluginsDir)) === 'absent' ? [] : await fs.readdir(pluginsDir).catch(() => [] as string[]);
+  if (global !== undefined && !('json' in global)) {
+    // Which plugins are enabled is unknown: none is read, and the services they gave are kept.
+    if ((await directoryContent(pluginsDir)) === 'absent') return files;
+    return [...files, { kind: 'plugin', file: pluginsDir, content: { error: `not read: ${GLOBAL_SETTINGS}, which says which plugins are enabled, could not be used`, unusable: 'unusable' in global ? global.unusable : 'INVALID_CONFIG' } }];
+  }
+  return [...files, ...(await readPlugins(pluginsDir, enabled, gave))];
+}
+
+/**
+ * The enabled plugins, sorted by name. A manifest that cannot be used holds the plugin's
+ * name, so whether it is enabled is unknown: it is reported when its folder's name is
+ * enabled or a service came from it (those services are kept), and left alone otherwise.
+ */
+async function readPlugins(pluginsDir: string, enabled: readonly string[], gave: (file: string) => boolean): Promise<SourceFile[]> {
+  const dirProblem = await directoryContent(pluginsDir);
+  if (dirProblem === 'absent') return [];
+  if (dirProblem !== null) return [{ kind: 'plugin', file: pluginsDir, content: dirProblem }];
+  let folders: string[];
+  try {
+    folders = await fs.readdir(pluginsDir);
+  } catch (error) {
+    return [{ kind: 'plugin', file: pluginsDir, content: unusable(error) }];
+  }
   const plugins: SourceFile[] = [];
   for (const folder of folders.sort()) {
     const file = path.join(pluginsDir, folder, PLUGIN_MANIFEST);
-    const content = await readJson(file);
+    const content = await readSource(file);
     if (content === undefined) continue;
-    const declared = 'json' in content && typeof content.json === 'object' && content.json !== null ? (content.json as { name?: unknown }).name : undefined;
+    if (!('json' in content)) {
+      if (enabled.includes(folder) || gave(file)) plugins.push({ kind: 'plugin', file, plugin: folder, content });
+      continue;
+    }
+    const declared = typeof content.json === 'object' && content.json !== null ? (content.json as { name?: unknown }).name : undefined;
     const name = typeof declared === 'string' ? declared : folder;
     if (!enabled.includes(name)) continue;
     if (!PLUGIN_NAME.test(name)) {
-      plugins.push({ kind: 'plugin', file, plugin: name, content: { error: `the plugin name ${JSON.stringify(name)} is not 1-32 of A-Z a-z 0-9 _ -` } });
+      plugins.push({ kind: 'plugin', file, plugin: name, content: { error: `the plugin name ${JSON.stringify(name)} is not 1-32 of A-Z a-z 0-9 _ -`, unusable: 'INVALID_CONFIG' } });
       continue;
     }
     plugins.push({ kind: 'plugin', file, plugin: name, directory: path.join(pluginsDir, folder), content });
   }
-  files.push(...plugins.sort((a, b) => (a.plugin ?? '').localeCompare(b.plugin ?? '')));
-  for (const { directory, allowEnv } of projects) {
-    const file = path.join(directory, PROJECT_FILE);
-    files.push({ kind: 'project', file, directory, allowEnv, content: (await readJson(file)) ?? { error: `there is no ${PROJECT_FILE} in ${directory}` } });
-  }
-  return files;
+  return plugins.sort((a, b) => (a.plugin ?? '').localeCompare(b.plugin ?? ''));
 }
 
 /**
@@ -176,6 +247,13 @@ export class ProjectList {
       throw new WispError('ENV_NOT_ALLOWED', `${own.join(', ')} ${own.length === 1 ? 'is' : 'are'} the daemon's own (DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*): never given to a server, whatever is named`, { variables: own });
     }
     const normalized = this.projects.includes(directory) ? directory : path.normalize(directory);
+    // Refused before it is recorded: a project whose file cannot be used would only be skipped
+    // at every start. (One with no .mcp.json yet is added: the file may come later.)
+    const problem = fileProblem(await readProject(normalized));
+    if (problem?.code !== undefined) {
+      const why = problem.code === 'UNSAFE_FILE' ? problem.message : `${problem.file} ${problem.message.startsWith('is ') || problem.message.startsWith('cannot') ? '' : 'is unusable: '}${problem.message}`;
+      throw new WispError(problem.code, `${normalized} was not added: ${why}`, { path: problem.file });
+    }
     const allowed = new Map(this.allowed);
     if (allowEnv !== undefined) {
       if (allowEnv.length === 0) allowed.delete(normalized);
@@ -185,6 +263,15 @@ export class ProjectList {
     if (next === this.projects && allowEnv === undefined) return this.projects;
     await this.save(next, allowed);
     return this.projects;
+  }
+
+  /** What the list holds now: to put back with `restore` when what followed a change failed. */
+  snapshot(): { readonly projects: readonly string[]; readonly allowed: ReadonlyMap<string, readonly string[]> } {
+    return { projects: [...this.projects], allowed: new Map(this.allowed) };
+  }
+
+  async restore(snapshot: ReturnType<ProjectList['snapshot']>): Promise<void> {
+    await this.save([...snapshot.projects], snapshot.allowed);
   }
 
   async remove(directory: string): Promise<readonly string[]> {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { LIMITS, WispError, type SourcesReport } from '../core/index.js';
 import { mergeSources, type SourceEntry } from './config-sources.js';
 import type { RegisterInput, ServiceRegistry } from './service-registry.js';
@@ -26,6 +27,8 @@ export interface SourceSyncDeps {
   readonly stop: (serviceId: string) => Promise<void>;
   /** The values stored now (session store), or null for any missing. */
   readonly storedSecrets: (config: StoredService) => Promise<Readonly<Record<string, string>> | null>;
+  /** A source that is there but cannot be used (raised as a storage.warning at every sync that meets it). */
+  readonly warn: (problem: { readonly file: string; readonly problem: string }) => void;
 }
 
 export type SyncAction = SyncedEntry['action'];
@@ -72,6 +75,11 @@ function sameSecrets(stored: Readonly<Record<string, string>> | null, wanted: re
   return wanted.length === Object.keys(stored).length && wanted.every((v) => stored[v.name] === v.value);
 }
 
+/** Whether `file` is `place` or inside it (a problem may name a directory: the config dir, plugins/). */
+function within(file: string, place: string): boolean {
+  return file === place || file.startsWith(place.endsWith(path.sep) ? place : `${place}${path.sep}`);
+}
+
 /**
  * Syncs the merged config sources into the registry, at daemon start and on `mcp reload`
  * (never on its own). An entry whose content changed is updated, which stops and
@@ -99,14 +107,22 @@ export class SourceSync {
 
   private async run(): Promise<SyncReport> {
     const { registry } = this.deps;
-    const files = await readSourceFiles(this.deps.configDir(), this.deps.projects());
+    const gave = (file: string): boolean => registry.list().some((s) => s.origin?.kind === 'source' && s.origin.file === file);
+    const files = await readSourceFiles(this.deps.configDir(), this.deps.projects(), gave);
     const merged = mergeSources(files, this.deps.env());
     const entries: SyncedEntry[] = [];
-    const keep = new Set<string>();
+    // The services of a source that is there but unusable stay as they were: neither updated by
+    // another source's entry of the same name nor removed, until their own file can be read.
+    const held = new Map<string, string[]>();
+    for (const problem of merged.problems) {
+      if (problem.code === undefined) continue;
+      held.set(problem.file, registry.list().filter((s) => s.origin?.kind === 'source' && within(s.origin.file, problem.file)).map((s) => s.id));
+    }
+    const keep = new Set([...held.values()].flat());
     for (const entry of merged.entries) {
       const base = { name: entry.name, origin: entry.origin, transport: entry.transport, overrides: entry.overrides, warnings: [...entry.warnings] };
       try {
-        const result = await this.apply(entry);
+        const result = await this.apply(entry, keep);
         if (result.serviceId !== null) keep.add(result.serviceId);
         entries.push({ ...base, ...result });
       } catch (error) {
@@ -121,14 +137,24 @@ export class SourceSync {
       await registry.delete({ id: service.id }).catch(() => undefined);
       removed.push(service.name);
     }
-    this.last = { at: this.now().toISOString(), entries, skipped: merged.skipped, problems: merged.problems, removed };
+    const problems = merged.problems.map((problem) => {
+      const ids = held.get(problem.file);
+      if (ids === undefined) return problem;
+      const kept = registry.list().filter((s) => ids.includes(s.id)).map((s) => s.name).sort();
+      this.deps.warn({ file: problem.file, problem: `${problem.message} (${problem.code ?? ''}): this config source was skipped${kept.length > 0 ? `; the services it gave are kept as they were (${kept.join(', ')})` : ''}` });
+      return { ...problem, kept };
+    });
+    this.last = { at: this.now().toISOString(), entries, skipped: merged.skipped, problems, removed };
     return this.last;
   }
 
-  private async apply(entry: SourceEntry): Promise<{ action: SyncAction; reason: string | null; serviceId: string | null }> {
+  private async apply(entry: SourceEntry, held: ReadonlySet<string>): Promise<{ action: SyncAction; reason: string | null; serviceId: string | null }> {
     const { registry } = this.deps;
     const { input, values } = entryRegistration(entry, 'session');
     const existing = registry.list().find((s) => sameName(s.name, entry.name));
+    if (existing !== undefined && held.has(existing.id) && existing.origin?.kind === 'source') {
+      return { action: 'skipped', reason: `the name ${entry.name} is held by ${existing.name} from ${existing.origin.file}, which could not be used this time: kept as it was`, serviceId: null };
+    }
     if (existing !== undefined && existing.origin?.kind !== 'source') {
       return { action: 'skipped', reason: `the name ${entry.name} is taken by ${existing.name === entry.name ? 'a service' : `${existing.name} (names are one regardless of case), a service`} registered ${existing.origin?.kind === 'install' ? 'by an install' : existing.origin?.kind === 'import' ? `by an import of ${existing.origin.file}` : 'by hand'}`, serviceId: null };
     }

@@ -14,6 +14,21 @@ export interface StdioLaunch {
   readonly cwd: string | undefined;
   /** The complete environment of the child: nothing else is inherited. */
   readonly env: Readonly<Record<string, string>>;
+  /** Set when the command is a sandbox launcher (sandbox/host.ts) around the server. */
+  readonly sandbox?: SandboxedLaunch | undefined;
+}
+
+export interface SandboxedLaunch {
+  /**
+   * fd 3 carries bwrap's info (JSON with "child-pid", the sandbox's init as the daemon sees
+   * it): the stop ladder's SIGTERM goes to that process group, the server's, since bwrap
+   * itself passes no signal on (a SIGTERM to bwrap ends the sandbox at once).
+   */
+  readonly infoFd: boolean;
+  /** Written to fds 4, 5, ... at spawn, then closed: files the sandbox is made with (its one-user passwd, group). */
+  readonly inputs: readonly string[];
+  /** Told once the server has ended (a private directory to remove). */
+  readonly onEnd?: (() => void) | undefined;
 }
 
 export interface StopLadder {
@@ -55,6 +70,8 @@ export class StdioTransport implements Transport {
   private stopping: Promise<void> | undefined;
   private forceStop: (() => void) | undefined;
   private closedReported = false;
+  /** A sandboxed server's own process group (bwrap's info), once known. */
+  private innerGroup: number | undefined;
   /** Why the transport closed on its own (frame too large, garbage, exit), if it did. */
   failure: TransportFailure | undefined;
 
@@ -88,15 +105,18 @@ export class StdioTransport implements Transport {
 
   private spawnChild(): Promise<void> {
     return new Promise((resolve, reject) => {
+      const sandbox = this.launch.sandbox;
+      const extra = sandbox === undefined ? [] : ['pipe' as const, ...sandbox.inputs.map(() => 'pipe' as const)];
       const child = spawn(this.launch.command, [...this.launch.args], {
         cwd: this.launch.cwd,
         env: { ...this.launch.env },
         shell: false,
         detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe', ...extra],
         windowsHide: true,
       });
       this.child = child;
+      if (sandbox !== undefined) this.feedSandbox(child, sandbox);
       this.exited = new Promise((resolveExit) => {
         child.once('exit', (code, signal) => {
           this.hasExited = true;
@@ -127,6 +147,30 @@ export class StdioTransport implements Transport {
       child.stdout.on('error', () => undefined);
       child.stderr.on('error', () => undefined);
       child.once('close', () => this.reportClosed());
+    });
+  }
+
+  /** The sandbox's inputs go in and its info comes out on the extra fds; nothing more is read from them. */
+  private feedSandbox(child: ChildProcessWithoutNullStreams, sandbox: SandboxedLaunch): void {
+    const streams = child.stdio as unknown as (NodeJS.ReadWriteStream | null)[];
+    sandbox.inputs.forEach((input, i) => {
+      const stream = streams[4 + i];
+      stream?.on('error', () => undefined);
+      stream?.end(input);
+    });
+    const info = streams[3];
+    if (info === null || info === undefined) return;
+    info.on('error', () => undefined);
+    if (!sandbox.infoFd) {
+      info.end();
+      return;
+    }
+    let text = '';
+    info.on('data', (chunk: Buffer) => {
+      // bwrap writes a few hundred bytes; anything longer is not its info.
+      if (text.length < 4096) text += chunk.toString('utf8');
+      const pid = /"child-pid"\s*:\s*([0-9]+)/.exec(text)?.[1];
+      if (pid !== undefined && this.innerGroup === undefined) this.innerGroup = Number(pid);
     });
   }
 
@@ -202,7 +246,8 @@ export class StdioTransport implements Transport {
       await waitExit(this.options.ladder.stdinGraceMs);
     }
     if (!forced && !this.hasExited) {
-      signalGroup(pid, 'SIGTERM');
+      // Sandboxed: the server's own group (bwrap would end the sandbox at once, passing nothing on).
+      signalGroup(this.innerGroup ?? pid, 'SIGTERM');
       await waitExit(this.options.ladder.termGraceMs);
     }
     if (!this.hasExited) {
@@ -289,6 +334,7 @@ export class StdioTransport implements Transport {
   private reportClosed(): void {
     if (this.closedReported) return;
     this.closedReported = true;
+    this.launch.sandbox?.onEnd?.();
     this.onclose?.();
   }
 }

@@ -1,8 +1,7 @@
 import { isoTime, type CallSignal } from '../util/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, isErrorCode, type ConnectionState, type ErrorCode, isRemoteTransport } from '../core/index.js';
+import { LIMITS, WispError, isErrorCode, transition, type ConnectionEvent, type ConnectionState, type ErrorCode, type ToolWarning, isRemoteTransport } from '../core/index.js';
 import type { Connection, ConnectionHooks } from './connection.js';
-import { transition, type ConnectionEvent } from '../core/index.js';
 import { Failure } from './failure.js';
 import { StderrTail, type Redact } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
@@ -11,10 +10,10 @@ import type { CatalogTool } from './tool-catalog.js';
 import { ToolPins, launchDigest } from './tool-pins.js';
 import { chooseReviewed, heldReview, type HeldReview, type ReviewedTool } from './tool-review.js';
 import { toolWarnings, type OtherTool } from './tool-warnings.js';
-import type { ToolWarning } from '../core/index.js';
 import type { BearerSource } from './http-transport.js';
 import type { TransportFactory } from './transports.js';
 import type { OutboundRules } from './outbound.js';
+import type { Sandboxes } from './sandbox/sandboxes.js';
 import type { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
 import { elicitSink, failureEvent, trackerFor } from './supervisor-links.js';
@@ -42,8 +41,9 @@ export interface SupervisorOptions {
   };
   /** How servers are reached (default: local servers spawned, remote ones over streamable HTTP). */
   readonly transports?: TransportFactory;
-  /** The default transports' outbound rules (outbound.ts: a test seam; none in production). */
+  /** The default transports' outbound rules (outbound.ts: a test seam; none in production) and the sandbox sandboxed services run in. */
   readonly outbound?: OutboundRules | undefined;
+  readonly sandbox?: Sandboxes | undefined;
   /** The tool pins (default: kept in memory only). */
   readonly pins?: ToolPins;
   /** Where servers' elicitation requests go (none: no server is told we can answer one). */
@@ -264,7 +264,7 @@ export class Supervisor {
       bearer,
       redact: this.options.redact,
       tracker: trackerFor(this.options.processes, config),
-      transports: this.options.transports ?? defaultTransports(this.options.outbound),
+      transports: this.options.transports ?? defaultTransports(this.options.outbound, this.options.sandbox),
       toolListVersionBase: entry.toolListVersion,
       elicit: elicitSink(this.options.elicitations, entry),
     });

@@ -5,7 +5,7 @@ import { LIMITS, WispError, type ToolCallResult, type ToolWarning } from '../cor
 import type { McpEvent } from './events.js';
 import { canonicalJson, isoTime, nestsDeeperThan, sha256Hex, type CallSignal } from '../util/index.js';
 import { Failure } from './failure.js';
-import { normalizeResult } from './result.js';
+import { checkStructured, normalizeResult } from './result.js';
 import type { Supervisor } from './supervisor.js';
 import { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
@@ -216,7 +216,7 @@ export class ToolCalls {
       }
       return this.fail(call, failure);
     }
-    const result = normalizeResult(raw, this.options.redact);
+    const result = checkStructured(normalizeResult(raw, this.options.redact), raw.isError === true ? null : tool.validateOutput);
     const { durationMs, waitedMs } = timesOf(call);
     const callId = call.ref.callId;
     if (raw.isError === true) {

@@ -1,12 +1,13 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { LIMITS, WispError, isRemoteTransport, type PinStatus, type PinnedDefinition, type ServiceTransport } from '../core/index.js';
+import { LIMITS, WispError, isRemoteTransport, type PinStatus, type PinnedDefinition, type ServiceTransport, type ToolIcon } from '../core/index.js';
 import { canonicalJson, sha256Hex } from '../util/index.js';
 import { checkSchemaCost } from './schema-cost.js';
 // From tool-pins.ts: the supervisor loads that at start, and this module loads ajv (not at start).
 import { pinDigestOf } from './tool-pins.js';
 import { modelToolName } from './tool-names.js';
+import { toolIcons, toolMeta } from './tool-extras.js';
 import { RegExpBudgetExceeded, RegExpMeter, linearRegExpEngine } from './linear-regexp.js';
 
 export { modelToolName } from './tool-names.js';
@@ -34,6 +35,12 @@ export interface CatalogTool {
   /** Untrusted hints: shown, never obeyed. */
   readonly annotations: Record<string, unknown> | null;
   readonly validate: ArgumentValidator;
+  /** The output schema when it compiled (results are checked against it: validateOutput); null otherwise. */
+  readonly outputSchema: Record<string, unknown> | null;
+  readonly validateOutput: ArgumentValidator | null;
+  /** The server's icons that passed the checks of tool-extras.ts, and its _meta when small (untrusted, neither pinned). */
+  readonly icons: readonly ToolIcon[];
+  readonly meta: Record<string, unknown> | null;
   /** Digest of the whole definition as the server sent it: equal digests, the same tool in every detail. */
   readonly definitionDigest: string;
   /** What is pinned of it (name, title, description, schemas, annotations) and its digest. */
@@ -136,6 +143,22 @@ export class SchemaCompiler {
   }
 }
 
+/**
+ * The check of a tool's results, from its output schema, by the input schemas' rules (size,
+ * cost, dialects, RE2 patterns); null when it has none, or one that fails those rules: such
+ * a schema is not offered to anyone (nothing would check it), and the tool stays usable.
+ */
+function outputValidator(compiler: SchemaCompiler, tool: Tool): ArgumentValidator | null {
+  const schema = tool.outputSchema as Record<string, unknown> | undefined;
+  if (schema === undefined) return null;
+  try {
+    return compiler.compile(tool.name, schema);
+  } catch (error) {
+    if (error instanceof WispError) return null;
+    throw error;
+  }
+}
+
 /** Checks a discovered tool list against the limits and compiles every input schema. */
 export function buildCatalog(
   service: { id: string; name: string; transport?: ServiceTransport | undefined },
@@ -151,6 +174,8 @@ export function buildCatalog(
   }
   const seen = new Set<string>();
   const compiler = new SchemaCompiler();
+  // Output schemas apart: an $id of one can never make an input schema fail to compile.
+  const outputs = new SchemaCompiler();
   return tools.map((tool) => {
     if (seen.has(tool.name)) throw new WispError('PROTOCOL_ERROR', `${service.name} lists the tool ${JSON.stringify(tool.name)} twice`);
     seen.add(tool.name);
@@ -158,6 +183,7 @@ export function buildCatalog(
     // The input schema's own limit and checks first: their errors say more.
     const validate = compiler.compile(tool.name, inputSchema);
     const definition = pinnedDefinition(tool);
+    const output = outputValidator(outputs, tool);
     const bytes = Buffer.byteLength(JSON.stringify(definition));
     if (bytes > LIMITS.maxToolDefinitionBytes) {
       throw new WispError('LIMIT_EXCEEDED', `tool ${JSON.stringify(tool.name)} has a definition of ${bytes} bytes (at most ${LIMITS.maxToolDefinitionBytes})`, {
@@ -179,6 +205,10 @@ export function buildCatalog(
       inputSchema,
       annotations: (tool.annotations as Record<string, unknown> | undefined) ?? null,
       validate,
+      outputSchema: output === null ? null : (tool.outputSchema as Record<string, unknown>),
+      validateOutput: output,
+      icons: toolIcons(tool),
+      meta: toolMeta(tool),
       definitionDigest: sha256Hex(canonicalJson(tool)),
       definition,
       pinDigest: pinDigestOf(definition),

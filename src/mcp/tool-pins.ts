@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { LIMITS, WispError, type PinnedDefinition } from '../core/index.js';
 import { canonicalJson, checkDirectory, isoTime, jsonProblem, moveAside, readSafe, schemaProblem, sha256Hex, writeFileAtomic, type StorageProblem } from '../util/index.js';
-import { checks } from './pins-check.generated.js';
+import { checks } from '#generated/pins-check.js';
 import type { PinDocument } from './tool-pins-schema.js';
 import type { CatalogTool } from './tool-catalog.js';
 

@@ -1,12 +1,13 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LIMITS } from '../core/index.js';
+import { LIMITS, WispError } from '../core/index.js';
 import type { Failure, TransportFailure } from './failure.js';
 import type { BearerSource } from './http-transport.js';
 import { childEnvironment, checkCwd, resolveCommand } from './launch.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
-import { StdioTransport, type ProcessTracker, type StopLadder } from './stdio-transport.js';
-import type { StoredService } from './service-store.js';
+import { StdioTransport, type ProcessTracker, type StdioLaunch, type StopLadder } from './stdio-transport.js';
+import type { SandboxProfile, StoredService } from './service-store.js';
 import type { OutboundRules } from './outbound.js';
+import type { Sandboxes } from './sandbox/sandboxes.js';
 
 export { transportLink } from './link.js';
 
@@ -36,6 +37,8 @@ export interface TransportContext {
   readonly onFailure: (failure: TransportFailure) => void;
   /** The address rule's test seam for a remote service's requests besides its connection (outbound.ts); none in production. */
   readonly outbound?: OutboundRules | undefined;
+  /** Where sandboxed services are launched through (none: a sandboxed service fails SANDBOX_UNAVAILABLE). */
+  readonly sandbox?: Sandboxes | undefined;
 }
 
 /** One opened transport with what a connection needs to know about it beyond the MCP `Transport`. */
@@ -79,21 +82,36 @@ export const openTransport: TransportFactory = async (launch, context) => {
   return transport === 'http' ? remote.openRemote(launch, context) : remote.openSse(launch, context);
 };
 
-/** The default factory, with the outbound rules every remote service's requests are checked under. */
-export function defaultTransports(outbound: OutboundRules | undefined): TransportFactory {
-  return outbound === undefined ? openTransport : (launch, context) => openTransport(launch, { ...context, outbound });
+/** The default factory, with the outbound rules every remote service's requests are checked under and the daemon's sandbox. */
+export function defaultTransports(outbound: OutboundRules | undefined, sandbox?: Sandboxes): TransportFactory {
+  return (launch, context) => openTransport(launch, { ...context, ...(outbound !== undefined ? { outbound } : {}), ...(sandbox !== undefined ? { sandbox } : {}) });
+}
+
+/** A sandboxed service's launch through the daemon's sandbox; never the direct one. */
+async function sandboxed(name: string, launch: ServiceLaunch, profile: SandboxProfile, direct: StdioLaunch, context: TransportContext): Promise<StdioLaunch> {
+  if (context.sandbox === undefined) throw new WispError('SANDBOX_UNAVAILABLE', `${name} is sandboxed, and this daemon has no sandbox to launch it in. Nothing ran.`);
+  return (await context.sandbox.get()).wrap(name, launch.config, profile, direct, context.searchPath);
 }
 
 async function openLocal(launch: ServiceLaunch, context: TransportContext): Promise<ServiceLink> {
   const { config } = launch;
   await checkCwd(config.cwd);
   const command = await resolveCommand(config.command, context.searchPath);
-  context.signal.throwIfAborted();
+  const direct: StdioLaunch = { command, args: config.args, cwd: config.cwd ?? undefined, env: childEnvironment(launch.env) };
+  const profile = config.sandbox;
+  const stdio = profile?.enabled === true ? await sandboxed(config.name, launch, profile, direct, context) : direct;
   const transport = new StdioTransport(
-    { command, args: config.args, cwd: config.cwd ?? undefined, env: childEnvironment(launch.env) },
+    stdio,
     { maxFrameBytes: LIMITS.maxStdioFrameBytes, maxFrameNesting: LIMITS.maxServerMessageNesting, ladder: context.ladder, stderr: context.stderr, redact: context.redact, tracker: context.tracker },
   );
-  await transport.start();
+  try {
+    context.signal.throwIfAborted();
+    await transport.start();
+  } catch (error) {
+    // Nothing runs: what the sandbox made for this launch (a private directory, an egress proxy) goes now.
+    stdio.sandbox?.onEnd?.();
+    throw error;
+  }
   return {
     kind: 'local',
     transport,

@@ -1,6 +1,6 @@
 import type { SettingsFile, SettingsSection } from '../util/index.js';
 import type { ModelSection } from './settings-schema.js';
-import { checks } from './settings-check.generated.js';
+import { checks } from '#generated/model-settings-check.js';
 import { DEFAULT_MODEL_SETTINGS, type ModelSettings } from './deepseek.js';
 
 export type KeyStorage = 'keychain' | 'session' | null;

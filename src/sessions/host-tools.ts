@@ -2,10 +2,11 @@ import path from 'node:path';
 import { Type, type ObjectOptions, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ApprovalKind, Binding } from '../approvals/index.js';
-import { WispError, type ConnectionState } from '../core/index.js';
+import { WispError, type ConnectionState, type Service } from '../core/index.js';
 import type { ToolDefinition } from '../model/index.js';
 import { canonicalJson, compileSchema, sha256Hex } from '../util/index.js';
 import { failure } from './replies.js';
+import { isWispGateway, selfGatewayError } from '../mcp/index.js';
 
 /** What the daemon lets the model's host tools do; each call runs only after its own approval. */
 export interface HostActions {
@@ -26,10 +27,14 @@ export interface HostActions {
     templates: Record<string, string>;
     /** Every `${VAR}` a launch reads from the daemon's environment: field, variable, whether a secret, the file it is written in. */
     fromEnvironment: { field: string; variable: string; secret: boolean; file: string | null }[];
+    /** Its sandbox: on with its grants, off, legacy (registered before sandboxes), remote. */
+    sandbox: Service['sandbox'];
     configVersion: number;
   };
-  /** Saves a DISABLED configuration. */
-  register(input: { name: string; command: string; args: string[]; cwd?: string }): Promise<{ id: string; name: string; configVersion: number }>;
+  /** What a sandboxed launch of it would see, one line a path (services.sandboxPlan); null when it is not sandboxed. */
+  sandboxSees(id: string): Promise<string[] | null>;
+  /** Saves a DISABLED configuration, sandboxed (with these grants, if any). */
+  register(input: { name: string; command: string; args: string[]; cwd?: string; sandbox: { enabled: true; read: string[]; write: string[]; net: { mode: 'none' | 'all' } } }): Promise<{ id: string; name: string; configVersion: number }>;
   activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
   /** Plans an npm install and refuses early what can never run; `shown` is what the human approves. */
   planInstall(
@@ -143,8 +148,17 @@ const register = defineHostTool({
   name: 'mcp_register',
   description:
     'Save a DISABLED configuration for an MCP server that is already installed: the absolute path of the program, its arguments and an optional absolute working directory. ' +
+    'It will run in a sandbox: no network, its cwd read-write, nothing else of the user\'s. Paths it must read or write go in allowRead / allowWrite (absolute, existing), and net "all" gives it the network: the user sees each. ' +
     'Shells and package runners (npx...) are refused. It installs and starts nothing. Needs the user\'s approval.',
-  parameters: Params({ name: Type.String(), command: Type.String(), args: Type.Optional(Strings()), cwd: Type.Optional(Type.String()) }),
+  parameters: Params({
+    name: Type.String(),
+    command: Type.String(),
+    args: Type.Optional(Strings()),
+    cwd: Type.Optional(Type.String()),
+    allowRead: Type.Optional(Strings('Absolute paths the server may read (besides what it needs to run)')),
+    allowWrite: Type.Optional(Strings('Absolute paths the server may read and write (besides its cwd)')),
+    net: Type.Optional(Type.Unsafe<'none' | 'all'>(Type.String({ enum: ['none', 'all'], description: 'none (default): no network; all: any host' }))),
+  }),
   run: async (args, { actions, ask }) => {
     const { name, command, args: list, cwd } = args;
     if (!path.isAbsolute(command)) throw new WispError('INVALID_CONFIG', 'the command must be an absolute path to an installed program');
@@ -152,8 +166,10 @@ const register = defineHostTool({
       throw new WispError('INVALID_CONFIG', `${path.basename(command)} is a shell or a package runner; register the installed program itself`);
     }
     const binding = argumentsBinding('mcp_register', args);
-    await ask({ kind: 'registration', binding, current: () => binding, serviceName: 'wisp host', title: 'Save a DISABLED configuration (nothing is installed or started)', shown: args });
-    const saved = await actions.register({ name, command, args: list ?? [], ...(cwd !== undefined ? { cwd } : {}) });
+    const sandbox = { enabled: true as const, read: args.allowRead ?? [], write: args.allowWrite ?? [], net: { mode: args.net ?? 'none' } };
+    const title = `Save a DISABLED configuration (nothing is installed or started); it will run sandboxed: ${sandbox.net.mode === 'all' ? 'ANY host' : 'no network'}, its cwd and ${sandbox.read.length + sandbox.write.length} granted path(s), nothing else of yours`;
+    await ask({ kind: 'registration', binding, current: () => binding, serviceName: 'wisp host', title, shown: args });
+    const saved = await actions.register({ name, command, args: list ?? [], ...(cwd !== undefined ? { cwd } : {}), sandbox });
     return { registered: saved, state: 'disabled', note: 'Saved a disabled configuration. Nothing was installed or started; activating it needs its own approval (mcp_activate_service).' };
   },
 });
@@ -191,6 +207,9 @@ const activate = defineHostTool({
   parameters: Params({ id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }, { anyOf: [{ required: ['id'] }, { required: ['name'] }] }),
   run: async (args, { actions, ask, signal }) => {
     const shown = actions.describe(args.id !== undefined ? { id: args.id } : { name: args.name ?? '' });
+    // Refused before a human is asked: it would be refused after the answer anyway.
+    if (isWispGateway(shown)) throw selfGatewayError(shown.name, 'activated');
+    const sees = shown.transport === 'stdio' ? await actions.sandboxSees(shown.id) : null;
     const now = (): Binding => {
       const current = actions.describe({ id: shown.id });
       return { serviceId: current.id, configVersion: current.configVersion };
@@ -200,9 +219,9 @@ const activate = defineHostTool({
       binding: { serviceId: shown.id, configVersion: shown.configVersion },
       current: now,
       serviceName: shown.name,
-      title: shown.transport === 'stdio' ? 'Trust and start this program (it runs with your permissions)' : 'Trust and connect to this remote server (what it answers is untrusted)',
+      title: activationTitle(shown.transport, shown.sandbox),
       shown: {
-        ...(shown.transport === 'stdio' ? { command: shown.command, args: shown.args, cwd: shown.cwd, env: shown.env } : { url: shown.url, headers: shown.headers }),
+        ...(shown.transport === 'stdio' ? { command: shown.command, args: shown.args, cwd: shown.cwd, env: shown.env, sandbox: shown.sandbox, ...(sees !== null ? { sees } : {}) } : { url: shown.url, headers: shown.headers }),
         // The templates are shown as written; every variable they read is named, field by field.
         ...(Object.keys(shown.templates).length > 0 ? { templates: shown.templates } : {}),
         ...(shown.fromEnvironment.length > 0 ? { fromDaemonEnvironment: shown.fromEnvironment } : {}),
@@ -212,6 +231,13 @@ const activate = defineHostTool({
     return { service: shown.name, state: await actions.activate(shown.id, shown.configVersion, signal) };
   },
 });
+
+/** What activating means, in the approval's title: in its sandbox, or with the user's permissions. */
+function activationTitle(transport: string, sandbox: Service['sandbox']): string {
+  if (transport !== 'stdio') return 'Trust and connect to this remote server (what it answers is untrusted)';
+  if (sandbox.status === 'on') return 'Trust and start this program in its sandbox (it sees only the paths listed)';
+  return `Trust and start this program NOT sandboxed (${sandbox.status === 'off' ? 'its sandbox is off' : 'registered before sandboxes'}): it runs with your permissions`;
+}
 
 /** The model's host tools, in the order they are offered. Each asks a human first and claims no more than it did. */
 export const HOST_TOOLS: readonly HostTool[] = [listServices, register, installNpm, activate];

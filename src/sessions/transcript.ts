@@ -3,7 +3,7 @@ import path from 'node:path';
 import { jsonProblem, schemaProblem, type StorageProblem } from '../util/index.js';
 import { checkDirectory, openSafe, readSafe } from '../util/index.js';
 import type { TranscriptRecord } from './transcript-schema.js';
-import { checks } from './transcript-checks.generated.js';
+import { checks } from '#generated/transcript-checks.js';
 
 export type { TranscriptRecord } from './transcript-schema.js';
 

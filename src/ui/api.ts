@@ -23,7 +23,9 @@ export const ALLOWED_METHODS: ReadonlySet<string> = new Set([
   'services.disable',
   'services.refreshTools',
   'services.logs',
+  'services.sandboxPlan',
   'tools.list',
+  'tools.call',
   'approvals.list',
   'approvals.respond',
   'installs.plan',
@@ -106,10 +108,12 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
 }
 
 /** What a page sees of a daemon error: its code, message, schema failures and install problems. */
-function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown; problems?: unknown } {
+function errorBody(error: unknown): { code: ErrorCode; message: string; errors?: unknown; problems?: unknown; result?: unknown } {
   if (error instanceof WispError) {
-    const { errors, problems } = error.details;
-    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}), ...(Array.isArray(problems) ? { problems } : {}) };
+    const { errors, problems, result } = error.details;
+    // TOOL_ERROR carries the error result (already redacted by the daemon): the page shows it as the model gets it.
+    const toolResult = error.code === 'TOOL_ERROR' && typeof result === 'object' && result !== null ? { result } : {};
+    return { code: error.code, message: error.message, ...(Array.isArray(errors) ? { errors } : {}), ...(Array.isArray(problems) ? { problems } : {}), ...toolResult };
   }
   return { code: 'INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) };
 }

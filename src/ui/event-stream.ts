@@ -27,6 +27,7 @@ export const PANEL_EVENT_TYPES = [
   'install.progress',
   'install.finished',
   'storage.warning',
+  'network.refused',
   'daemon.recovered',
   'daemon.stopping',
 ] as const;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { WispClient } from '../../src/control/client.js';
-import type { Service, WispEvent } from '../../src/core/index.js';
+import type { Params, Service, WispEvent } from '../../src/core/index.js';
 import { repoRoot } from './wispd.js';
 
 export const scenarioServer = path.join(repoRoot, 'fixtures', 'servers', 'scenario-server.mjs');
@@ -10,7 +10,7 @@ export async function registerScenario(
   client: WispClient,
   name: string,
   flags: string[] = [],
-  extra: { timeoutMs?: number; cwd?: string } = {},
+  extra: { timeoutMs?: number; cwd?: string; sandbox?: Params<'services.register'>['sandbox'] } = {},
 ): Promise<Service> {
   const { service } = await client.call('services.register', { name, command: process.execPath, args: [scenarioServer, ...flags], ...extra });
   return service;

@@ -113,10 +113,10 @@ export function runWispdExpectingExit(dataDir: string, args: string[] = [], env 
 /** Runs bin/wispctl.js to completion. */
 export function runWispctl(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [wispctlBin, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? daemonEnv() });
+    const child = spawn(process.execPath, [wispctlBin, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? daemonEnv(), ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

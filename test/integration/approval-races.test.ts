@@ -6,6 +6,7 @@ import type { Approval, Service, Task, WispEvent } from '../../src/core/index.js
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, pidOf } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 // Issue 12, items 9 and 10: approvals are exact under races. A tool-list change freezes the
 // service's approvals until the new list is in; stopping a service (disable, edit, delete)
@@ -75,7 +76,8 @@ async function recorded(file: string, match: (e: RecordEntry) => boolean): Promi
 }
 
 async function registerHostile(name: string, mode: string, arg: string): Promise<Service> {
-  await asker.call('services.register', { name, command: process.execPath, args: [hostileServer, mode, arg] });
+  // Signalled from outside and recording into the test's files: the sandbox is not what this tests.
+  await asker.call('services.register', { name, command: process.execPath, args: [hostileServer, mode, arg], sandbox: NO_SANDBOX });
   return activate(asker, name);
 }
 

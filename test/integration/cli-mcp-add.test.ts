@@ -218,7 +218,7 @@ describe('mcp import --from CLIENT', () => {
     for (const [from, imported] of Object.entries(expected)) {
       const result = await ctl(['mcp', 'import', '--from', from], { env });
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toBe([...imported.map((n) => `imported ${n} (stdio, disabled)`), 'trust and start each with: wispctl mcp activate NAME'].join('\n') + '\n');
+      expect(result.stdout).toBe([...imported.map((n) => `imported ${n} (stdio, disabled, sandboxed)`), 'the local ones run sandboxed: no network, their cwd only, nothing else of yours (not your home, not other projects); a path their args name is not granted by itself. See and grant with: wispctl mcp sandbox NAME', 'trust and start each with: wispctl mcp activate NAME'].join('\n') + '\n');
     }
     expect(await names()).not.toContain('not-here');
     expect((await client.call('services.get', { name: 'from-vscode' })).service.args).toEqual(['${HOME}/x']);

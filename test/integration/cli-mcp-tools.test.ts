@@ -203,7 +203,7 @@ describe.skipIf(!Terminal.available())('mcp restart on a terminal', () => {
     for (const [answer, status] of [['n', 7], ['y', 0]] as const) {
       const terminal = new Terminal(['/bin/sh', '-c', '"$@"; echo "[exit $?]"', 'sh', process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'restart', 'tools'], { PATH: process.env.PATH ?? '' });
       try {
-        await terminal.waitFor(/tools will run as you, with your permissions\.(.|\n)*Trust and start \S+ \(service tools\)\? \[y\/N\]\s*$/m);
+        await terminal.waitFor(/tools will run in a sandbox: it sees only the paths listed below(.|\n)*Trust and start \S+ \(service tools\)\? \[y\/N\]\s*$/m);
         terminal.type(`${answer}\r`);
         const screen = await terminal.waitFor(/\[exit \d+\]/);
         expect(screen).toContain(`[exit ${status}]`);

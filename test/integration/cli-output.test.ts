@@ -21,6 +21,8 @@ let client: WispClient;
 let events: EventLog;
 let registry: LocalRegistry;
 let digest: string;
+/** What `wispctl install ... --yes` wrote to stderr (a pipe: one progress line per step). */
+let installStderr = '';
 const ctl = (...args: string[]) => runWispctl(['--socket', daemon.socket, ...args]);
 
 /** Two seeded sessions whose ids start alike (abcd...), one titled with a terminal escape. */
@@ -49,6 +51,7 @@ beforeAll(async () => {
   await client.call('installs.setSettings', { runtimeDirs: [npm12], registry: registry.url, timeoutMs: 120_000 });
   const installed = await ctl('install', 'tiny-mcp@1.0.0', '--bin', 'tiny-mcp', '--yes');
   expect(installed.code, installed.stderr).toBe(0);
+  installStderr = installed.stderr;
   digest = (await client.call('installs.list')).attempts[0]?.digest ?? '';
   // One variable, so env list has an item to check.
   expect((await runWispctl(['--socket', daemon.socket, 'mcp', 'env', 'set', 'tools', 'TOKEN', '--session'], { input: 'v\n' })).code).toBe(0);
@@ -154,6 +157,18 @@ describe('-o json|wide on every read command', () => {
     const bad = await ctl('status', '-o', 'yaml');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Allowed choices are json, wide");
+  });
+});
+
+describe('the install progress bar (issue 37)', () => {
+  it('ends full when the install succeeds: its last line is every step done, not the last one started', () => {
+    const bars = installStderr.split('\n').filter((line) => line.startsWith('['));
+    expect(bars.length).toBeGreaterThan(2);
+    expect(bars[0]).toMatch(/^\[\.{24}\] 1\/\d+ /);
+    const total = /^\[[#.]+\] \d+\/(\d+) /.exec(bars[0] ?? '')?.[1];
+    expect(bars.at(-1)).toBe(`[${'#'.repeat(24)}] ${total}/${total} done`);
+    // The step before it had the bar short of full (as every step line does: the steps before it are done).
+    expect(bars.at(-2)).toMatch(new RegExp(`^\\[#+\\.+\\] ${total}/${total} register$`));
   });
 });
 

@@ -46,7 +46,7 @@ describe('wispctl against a daemon it starts', () => {
     const list = await ctl('--json', 'mcp', 'list');
     const services = JSON.parse(list.stdout) as { name: string; args: string[]; enabled: boolean; cwd: string }[];
     expect(services).toEqual([expect.objectContaining({ name: 'files', args: ['/srv/files.js', '--root', 'a dir'], enabled: false, cwd: '/tmp' })]);
-    expect((await ctl('mcp', 'list')).stdout).toMatch(/^NAME\s+STATE\s+PID\s+TOOLS\s+SINCE\s+TRANSPORT\s+REASON\nfiles\s+disabled\s+-\s+-\s+\S+\s+stdio$/m);
+    expect((await ctl('mcp', 'list')).stdout).toMatch(/^NAME\s+STATE\s+PID\s+TOOLS\s+SINCE\s+TRANSPORT\s+SANDBOX\s+REASON\nfiles\s+disabled\s+-\s+-\s+\S+\s+stdio\s+on, net none$/m);
 
     const edit = await ctl('mcp', 'edit', 'files', '--name', 'docs', '--no-cwd', '--args-json', '["/srv/docs.js"]');
     expect(edit.code).toBe(0);
@@ -69,9 +69,10 @@ describe('wispctl against a daemon it starts', () => {
     const missing = await ctl('mcp', 'show', 'nope');
     expect(missing.code).toBe(4);
     expect(missing.stderr).toContain('(SERVICE_NOT_FOUND)');
-    const relative = await ctl('mcp', 'add', 'rel', '--cwd', 'relative/dir', '--', '/bin/true');
-    expect(relative.code).toBe(2);
-    expect(relative.stderr).toContain('cwd must be an absolute path');
+    // (A relative --cwd is resolved against the current directory: cli-edges.test.ts.)
+    const unsafe = await ctl('mcp', 'add', 'rel', '--cwd', '', '--', '/bin/true');
+    expect(unsafe.code).toBe(2);
+    expect(unsafe.stderr).toContain('(INVALID_PARAMS)');
     const badName = await ctl('mcp', 'add', 'bad name', '--', '/bin/true');
     expect(badName.code).toBe(2);
     expect(badName.stderr).toContain('(INVALID_PARAMS)');
@@ -182,7 +183,7 @@ describe('wispctl runs a real server', () => {
     expect(activated.stdout).toMatch(/^demo: active \(pid \d+, 3 tools\)$/m);
 
     const list = await run('mcp', 'list');
-    expect(list.stdout).toMatch(/^demo\s+active\s+\d+\s+3\s+\S+\s+stdio\s*$/m);
+    expect(list.stdout).toMatch(/^demo\s+active\s+\d+\s+3\s+\S+\s+stdio\s+on, net none\s*$/m);
     const tools = await run('mcp', 'tools', 'demo');
     expect(tools.stdout).toMatch(/^demo\s+echo\s+mcp_[0-9a-f]{12}_[0-9a-f]{16}\s+readOnly\s+Echoes its text argument\.$/m);
     expect((await run('mcp', 'refresh', 'demo')).stdout).toMatch(/^demo: active/m);
@@ -247,7 +248,7 @@ describe('wispctl runs a real server', () => {
     const result = await run('mcp', 'activate', 'broken', '--yes');
     expect(result.stdout).toContain("broken: failed COMMAND_NOT_FOUND: no-such-wisp-command was not found on the daemon's PATH");
     expect(result.code).toBe(1);
-    expect((await run('mcp', 'list')).stdout).toMatch(/^broken\s+failed\s+-\s+-\s+\S+\s+stdio\s+COMMAND_NOT_FOUND: /m);
+    expect((await run('mcp', 'list')).stdout).toMatch(/^broken\s+failed\s+-\s+-\s+\S+\s+stdio\s+on, net none\s+COMMAND_NOT_FOUND: /m);
   });
 });
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { conformanceCli } from '../../scripts/npm12-runtime.mjs';
 import { startBearerRelay } from '../helpers/bearer-relay.js';
+import { human } from '../helpers/gateway.js';
 import { ensureNpm12, NPM12_SETUP_MS } from '../helpers/npm12.js';
 import { activate, registerScenario } from '../helpers/services.js';
 import { killLeftovers, repoRoot, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
@@ -24,6 +25,7 @@ let cli: string;
 const out = tempDir();
 let daemon: RunningDaemon;
 let client: WispClient;
+let asked: Awaited<ReturnType<typeof human>>;
 
 beforeAll(async () => {
   [node22, cli] = await Promise.all([ensureNpm12().then((bin) => path.join(bin, 'node')), conformanceCli()]);
@@ -31,6 +33,11 @@ beforeAll(async () => {
   client = await daemon.connect();
   await registerScenario(client, 'tools');
   await activate(client, 'tools');
+  // The suite's tools by their names, for the --service setup (SETUPS).
+  await registerScenario(client, 'reference', ['--conformance-tools']);
+  await activate(client, 'reference');
+  // A human at another connection approves every call the suite makes.
+  asked = await human(await daemon.connect(), () => 'approve');
 }, NPM12_SETUP_MS + 120_000);
 afterAll(async () => {
   await client.call('daemon.shutdown');
@@ -50,8 +57,8 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
 }
 
 /** `wispctl mcp serve --http`: the process, and the URL and token it printed once on stdout. */
-async function startGateway(): Promise<{ child: ChildProcessWithoutNullStreams; url: string; token: string }> {
-  const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve', '--http'], { stdio: 'pipe', env: { PATH: process.env.PATH } });
+async function startGateway(serveArgs: readonly string[]): Promise<{ child: ChildProcessWithoutNullStreams; url: string; token: string }> {
+  const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve', '--http', ...serveArgs], { stdio: 'pipe', env: { PATH: process.env.PATH } });
   let printed = '';
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
@@ -77,13 +84,25 @@ async function serverScenarios(): Promise<string[]> {
   return [...output.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1] ?? '');
 }
 
+/**
+ * The two setups: every service (names SERVICE__TOOL, so a scenario that calls a tool by the
+ * suite's own name finds none), and `--service reference` (the scenario server with the
+ * tools the suite calls, under their own names, as if the suite were connected to it, through
+ * Wisp's approvals). Each
+ * has its baseline of known failures and its figure.
+ */
+const SETUPS = [
+  { label: 'wispctl mcp serve', serveArgs: [], baseline: 'conformance-baseline.yml', figure: 'conformance-server.txt' },
+  { label: 'wispctl mcp serve --service reference', serveArgs: ['--service', 'reference'], baseline: 'conformance-baseline-service.yml', figure: 'conformance-server-service.txt' },
+] as const;
+
 describe('the MCP conformance suite (server scenarios) against wispctl mcp serve', () => {
-  it('passes every scenario but the known failures of the baseline', async () => {
-    const baseline = path.join(repoRoot, 'test', 'conformance-baseline.yml');
+  it.each(SETUPS)('$label passes every scenario but the known failures of its baseline', async (setup) => {
+    const baseline = path.join(repoRoot, 'test', setup.baseline);
     const names = await serverScenarios();
     const results: { name: string; passed: boolean; checks: string; code: number | null; output: string }[] = [];
     for (const name of names) {
-      const gateway = await startGateway();
+      const gateway = await startGateway(setup.serveArgs);
       const relay = await startBearerRelay(gateway.url, gateway.token);
       try {
         const { code, output } = await run(['server', '--url', relay.url, '--scenario', name, '--expected-failures', baseline, '-o', path.join(out.path, 'results')]);
@@ -96,13 +115,18 @@ describe('the MCP conformance suite (server scenarios) against wispctl mcp serve
       }
     }
     const passed = results.filter((r) => r.passed).length;
-    const figure = `conformance: ${passed}/${results.length} server scenarios passed (wispctl mcp serve)`;
+    const figure = `conformance: ${passed}/${results.length} server scenarios passed (${setup.label})`;
     console.log(figure);
     mkdirSync(path.join(repoRoot, 'test-results'), { recursive: true });
-    writeFileSync(path.join(repoRoot, 'test-results', 'conformance-server.txt'), `${figure}\n${results.map((r) => `${r.passed ? 'pass' : 'FAIL'}  ${r.name}: ${r.checks}`).join('\n')}\n`);
+    writeFileSync(path.join(repoRoot, 'test-results', setup.figure), `${figure}\n${results.map((r) => `${r.passed ? 'pass' : 'FAIL'}  ${r.name}: ${r.checks}`).join('\n')}\n`);
     expect(results.length).toBeGreaterThan(25);
     // The gateway's own door and the protocol's basics must hold whatever the baseline says.
     for (const name of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) expect(results.find((r) => r.name === name)?.passed, name).toBe(true);
+    if (setup.serveArgs.length > 0) {
+      // Its tool-call passes come from the tools themselves, approved by the human: not from an error result.
+      const tools = new Set(asked.requested.map((a) => `${a.summary.serviceName}/${a.summary.toolName}`));
+      for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling']) expect(tools, tool).toContain(`reference/${tool}`);
+    }
     // Exit 0 means: passed and not in the baseline, or failed as the baseline expects.
     for (const r of results) expect(r.code, `${r.name}: ${r.checks}\n${r.output.slice(-3000)}`).toBe(0);
   }, 900_000);

@@ -219,9 +219,10 @@ describe('${VAR} from the daemon environment', () => {
     const out = await wispctl(['mcp', 'import', file, '--session']);
     expect(out.stdout).toContain("skipped imp-key: ENV_NOT_ALLOWED: ${DEEPSEEK_API_KEY} (in env.LOG_TOKEN) is the daemon's own (the model API key): never given to a server");
     // Your own import may read your other variables: kept as written, read at launch.
-    expect(out.stdout).toContain('imported imp-gh (stdio, disabled)');
+    expect(out.stdout).toContain('imported imp-gh (stdio, disabled, sandboxed)');
     const { service } = await call(client.call('services.get', { name: 'imp-gh' }));
-    expect(service).toMatchObject({ env: [], envTemplates: [{ name: 'GH', template: '${env:GITHUB_TOKEN}' }], environmentReads: [{ field: 'env.GH', variable: 'GITHUB_TOKEN', secret: true, file }] });
+    // mcp import FILE reads the file as --from does (issue 33): ${env:NAME} is written ${NAME}.
+    expect(service).toMatchObject({ env: [], envTemplates: [{ name: 'GH', template: '${GITHUB_TOKEN}' }], environmentReads: [{ field: 'env.GH', variable: 'GITHUB_TOKEN', secret: true, file }] });
   });
 
   it('the sweep: the model key is nowhere, and the named token only where it was sent', async () => {

@@ -101,6 +101,9 @@ describe('a public ${VAR} is no secret', () => {
         { field: 'env.HOME_DIR', variable: 'HOME', secret: false, file: projectFile },
         { field: 'env.DOCS', variable: 'HOME', secret: false, file: projectFile },
       ],
+      // Where it will run: its sandbox, path by path (issue 34).
+      sandbox: { status: 'on', read: [], write: [], net: { mode: 'none' } },
+      sees: expect.arrayContaining([`read-write ${projectDir} (cwd)`, 'network: none']) as unknown,
       configVersion: 1,
     });
     await client.call('approvals.respond', { id: requested.approval.id, decision: 'approve' });
@@ -142,9 +145,10 @@ describe('a public ${VAR} is no secret', () => {
     const file = path.join(userHome, 'mcp.json');
     writeFileSync(file, JSON.stringify({ servers: { 'imp-home': { command: node, args: [scenarioServer, '--print-env'], env: { HOME_DIR: '${env:HOME}' } } } }));
     const out = await wispctl(['mcp', 'import', file, '--session']);
-    expect(out.stdout).toContain('imported imp-home (stdio, disabled)');
+    expect(out.stdout).toContain('imported imp-home (stdio, disabled, sandboxed)');
     const { service } = await client.call('services.get', { name: 'imp-home' });
-    expect(service).toMatchObject({ env: [], envTemplates: [{ name: 'HOME_DIR', template: '${env:HOME}' }], environmentReads: [{ field: 'env.HOME_DIR', variable: 'HOME', secret: false, file }] });
+    // mcp import FILE reads the file as --from does (issue 33): ${env:NAME} is written ${NAME}.
+    expect(service).toMatchObject({ env: [], envTemplates: [{ name: 'HOME_DIR', template: '${HOME}' }], environmentReads: [{ field: 'env.HOME_DIR', variable: 'HOME', secret: false, file }] });
     await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
     const env = await client.call('tools.call', { serviceId: service.id, toolName: 'env-values', arguments: {} });
     expect(env.text).toContain(`"HOME_DIR":"${userHome}"`);

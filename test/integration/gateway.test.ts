@@ -60,15 +60,15 @@ afterAll(async () => {
 });
 
 describe('wispctl mcp serve over stdio, with the SDK Client', () => {
-  it('lists the active catalog under the model-facing names, marked as the server\'s, and no host tool', async () => {
+  it('lists the active catalog as SERVICE__TOOL, marked as the server\'s, and no host tool', async () => {
     const { tools } = await gateway.client.listTools();
     const echo = tools.find((tool) => tool.title === '[from server files] echo');
-    expect(echo?.name).toBe(await modelName(files, 'echo'));
+    expect(echo?.name).toBe('files__echo');
     expect(echo?.title).toBe('[from server files] echo');
     expect(echo?.description).toBe('[from server files] tool "echo": Echoes its text argument.');
     expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
     // Exactly the daemon's catalog: no host tool (list, register, install, activate) among them.
-    const catalog = (await admin.call('tools.list', {})).tools.map((tool) => tool.modelName);
+    const catalog = (await admin.call('tools.list', {})).tools.map((tool) => `${tool.serviceName}__${tool.name}`);
     expect(tools.map((tool) => tool.name).sort()).toEqual([...catalog].sort());
     for (const host of ['mcp_list_services', 'mcp_register', 'mcp_install_npm', 'mcp_activate_service']) expect(tools.map((tool) => tool.name)).not.toContain(host);
     const host = await gateway.client.callTool({ name: 'mcp_list_services', arguments: {} });
@@ -119,8 +119,8 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
     await changed;
     // A tool that requires tasks is not offered (every plain call of it would fail).
     const offered = (await gateway.client.listTools()).tools.map((tool) => tool.name);
-    expect(offered).toContain(await modelName(pictures, 'media-structured'));
-    expect(offered).not.toContain(await modelName(pictures, 'tasks-only'));
+    expect(offered).toContain('pictures__media-structured');
+    expect(offered).not.toContain('pictures__tasks-only');
     const data = Buffer.from(Array.from({ length: 3072 }, (_, i) => (i * 7) % 256)).toString('base64');
     const media = await gateway.client.callTool({ name: await modelName(pictures, 'media-structured'), arguments: {} });
     expect(media.isError).not.toBe(true);
@@ -137,10 +137,10 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
   it('sends tools/list_changed when a service is activated, and lists its tools', async () => {
     await registerScenario(admin, 'more', ['--tools', '2']);
     const changed = gateway.nextListChanged();
-    const more = await activate(admin, 'more');
+    await activate(admin, 'more');
     await changed;
     const { tools } = await gateway.client.listTools();
-    expect(tools.map((tool) => tool.name)).toContain(await modelName(more, 'tool-1'));
+    expect(tools.map((tool) => tool.name)).toContain('more__tool-1');
   });
 
   it('a notifications/cancelled from the client cancels the waiting approval', async () => {
@@ -184,8 +184,9 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
       expect(asked[0]).not.toContain('\u202e');
       // Deny is the first choice and the default.
       expect(schemas[0]).toContain('"enum":["deny","approve"],"default":"deny"');
-      const resolved = log.events.filter((e): e is Resolved => e.type === 'approval.resolved').at(-1);
-      expect(resolved?.approval.state).toMatchObject({ status: 'approved', by: expect.stringMatching(/^client-\d+ \(mcp:eliciting-client\)$/) as unknown });
+      // The event may reach this test's own connection after the call's result does.
+      const resolved = (await log.waitFor((e) => e.type === 'approval.resolved' && JSON.stringify(e.approval.state).includes('(mcp:eliciting-client)'))) as Resolved;
+      expect(resolved.approval.state).toMatchObject({ status: 'approved', by: expect.stringMatching(/^client-\d+ \(mcp:eliciting-client\)$/) as unknown });
     } finally {
       policy = () => 'approve';
       await own.close();

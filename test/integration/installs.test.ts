@@ -296,13 +296,15 @@ describe('the model\'s install tool', () => {
   });
 });
 
-describe('an install interrupted by a daemon crash', () => {
+// Sandboxed, npm dies with the daemon (install-sandbox.test.ts); unsandboxed (install settings
+// --no-sandbox) it outlives it, and the next start ends it.
+describe('an unsandboxed install interrupted by a daemon crash', () => {
   it('comes back interrupted, ends the npm left behind, and refuses to replay it', async () => {
     const data = path.join(home.path, 'crash-data');
     const first = await startWispd(data);
     const client = await first.connect();
     const log = await EventLog.follow(client);
-    await client.call('installs.setSettings', { runtimeDirs: [npm12Bin], registry: stuck.url });
+    await client.call('installs.setSettings', { runtimeDirs: [npm12Bin], registry: stuck.url, sandbox: false });
     const planned = await plan('hello-mcp', '1.0.0', 'hello-mcp', [], client);
     const pid = npmPid(log, planned.digest);
     const running = install(planned, 'approve', client, log);

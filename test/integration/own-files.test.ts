@@ -79,26 +79,29 @@ describe('only our own files are trusted', () => {
     expect(readFileSync(victim, 'utf8')).toBe('mine\n');
   });
 
-  it('refuses a config source that is not the user\'s own at start, and at runtime fails the reload with UNSAFE_FILE', async () => {
+  it('skips a config source that is not the user\'s own (the daemon starts, nothing is read from it), and a reload reports it the same way', async () => {
     const dir = dataDir();
     const config = path.join(dir, 'config');
     mkdirSync(config, { mode: 0o700 });
+    const settings = path.join(config, 'settings.json');
     const other = path.join(home(), 'elsewhere.json');
-    writeFileSync(other, JSON.stringify({ mcpServers: {} }));
-    symlinkSync(other, path.join(config, 'settings.json'));
-    const refused = await runWispdExpectingExit(dir);
-    expect(refused.code).toBe(7);
-    expect(refused.output).toContain(`unsafe ${path.join(config, 'settings.json')}: it is a symlink`);
-
-    execFileSync('rm', [path.join(config, 'settings.json')]);
+    writeFileSync(other, JSON.stringify({ mcpServers: { planted: { command: '/bin/true' } } }));
+    symlinkSync(other, settings);
+    // Issue 33 (LOW 6): an unsafe source made wispd refuse to start; it is skipped, never fatal.
     const daemon = await startWispd(dir);
     const client = await daemon.connect();
-    writeFileSync(path.join(config, 'settings.json'), JSON.stringify({ mcpServers: {} }));
-    chmodSync(path.join(config, 'settings.json'), 0o646);
-    await expect(client.call('sources.reload', {})).rejects.toMatchObject({
-      code: 'UNSAFE_FILE',
-      message: expect.stringContaining(`unsafe ${path.join(config, 'settings.json')}: it is writable by group or others (mode 0646)`),
-    });
+    expect((await client.call('sources.list')).report?.problems).toEqual([
+      { file: settings, message: expect.stringContaining(`unsafe ${settings}: it is a symlink`) as string, code: 'UNSAFE_FILE', kept: [] },
+    ]);
+    expect((await client.call('services.list')).services).toEqual([]);
+
+    execFileSync('rm', [settings]);
+    writeFileSync(settings, JSON.stringify({ mcpServers: {} }));
+    chmodSync(settings, 0o646);
+    const view = await client.call('sources.reload', {});
+    expect(view.report?.problems).toEqual([
+      { file: settings, message: expect.stringContaining(`unsafe ${settings}: it is writable by group or others (mode 0646)`) as string, code: 'UNSAFE_FILE', kept: [] },
+    ]);
     await client.call('daemon.shutdown');
     await daemon.exited;
   });

@@ -6,6 +6,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf } from '../helpers/services.js';
 import { isRunning, perTestHomes, repoRoot, startWispd } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 const home = perTestHomes(afterEach);
 const hostileServer = path.join(repoRoot, 'fixtures', 'servers', 'hostile-server.mjs');
@@ -27,12 +28,14 @@ async function stderrPid(client: WispClient, name: string, label: string): Promi
   return pid;
 }
 
+// These are the truths of an unsandboxed server's process group (the pids its children
+// report, crash records): a sandboxed one's pid namespace ends with it (sandbox-lifecycle.test.ts).
 describe('process truths', () => {
   it('fails a service as soon as its leader exits while a child holds its pipes, and sweeps the group', async () => {
     const daemon = await startWispd(home(), { args: ['--stop-grace-ms', '300'] });
     const client = await daemon.connect();
     const log = await EventLog.follow(client);
-    const { service } = await client.call('services.register', { name: 'leader', command: process.execPath, args: [hostileServer, 'leader-exits'] });
+    const { service } = await client.call('services.register', { name: 'leader', command: process.execPath, args: [hostileServer, 'leader-exits'], sandbox: NO_SANDBOX });
     const leader = pidOf(await activate(client, 'leader'));
     const child = await stderrPid(client, 'leader', 'child');
     expect(isRunning(child)).toBe(true);
@@ -53,7 +56,7 @@ describe('process truths', () => {
     const daemon = await startWispd(home(), { args: ['--stop-grace-ms', '300'] });
     const client = await daemon.connect();
     const log = await EventLog.follow(client);
-    const { service } = await client.call('services.register', { name: 'midcall', command: process.execPath, args: [hostileServer, 'leader-exits', '--exit-mid-call'] });
+    const { service } = await client.call('services.register', { name: 'midcall', command: process.execPath, args: [hostileServer, 'leader-exits', '--exit-mid-call'], sandbox: NO_SANDBOX });
     await activate(client, 'midcall');
     const child = await stderrPid(client, 'midcall', 'child');
     const asked = log.next((e) => e.type === 'approval.requested') as Promise<Extract<WispEvent, { type: 'approval.requested' }>>;
@@ -71,7 +74,7 @@ describe('process truths', () => {
     const dataDir = home();
     const first = await startWispd(dataDir, { args: ['--stop-grace-ms', '300'] });
     const c1 = await first.connect();
-    const { service } = await c1.call('services.register', { name: 'stubborn', command: process.execPath, args: [hostileServer, 'stubborn'] });
+    const { service } = await c1.call('services.register', { name: 'stubborn', command: process.execPath, args: [hostileServer, 'stubborn'], sandbox: NO_SANDBOX });
     const id = service.id;
     const leader = pidOf(await activate(c1, 'stubborn'));
     const grandchild = await stderrPid(c1, 'stubborn', 'child');

@@ -10,7 +10,7 @@ import { Terminal } from '../helpers/tmux.js';
 import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
- * Issue 18: README.md's "A short tour", run end to end against a real daemon and real stdio
+ * Issue 18: the tour (docs/wispctl.md's "A short tour"; issue 37 moved it out of README.md), run end to end against a real daemon and real stdio
  * servers (the scenario fixture standing in for /opt/mcp/files/server.js, a local npm registry
  * for the npm registry, the mock model API for DeepSeek). Each step names the README line it
  * mirrors, and the first test checks the tour still has every one of them: a README edit that
@@ -31,13 +31,26 @@ const myApp = path.join(home.path, 'my-app');
 const claudeFile = path.join(home.path, 'claude_desktop_config.json');
 const node = process.execPath;
 
-const tour = (() => {
-  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-  const start = readme.indexOf('## A short tour');
-  const block = readme.slice(readme.indexOf('```sh\n', start) + 6, readme.indexOf('\n```', readme.indexOf('```sh\n', start) + 6));
-  // Each command line without its trailing comment.
+/** The `wispctl` lines of the first sh block after `heading` in `file`, each without its trailing comment. */
+function commandsOf(file: string, heading: string): string[] {
+  const text = readFileSync(path.join(repoRoot, file), 'utf8');
+  const start = text.indexOf(heading);
+  expect(start, `${file} has ${heading}`).toBeGreaterThanOrEqual(0);
+  const block = text.slice(text.indexOf('```sh\n', start) + 6, text.indexOf('\n```', text.indexOf('```sh\n', start) + 6));
   return block.split('\n').map((line) => line.replace(/\s+#.*$/, '').trimEnd()).filter((line) => line.startsWith('wispctl '));
-})();
+}
+
+const tour = commandsOf('docs/wispctl.md', '## A short tour');
+
+/**
+ * The README's five-minute start: each line is one the tour runs above, or one that the
+ * named test runs with a real server (server-everything from the npm registry, sandboxed).
+ */
+const START_ELSEWHERE: Record<string, { readonly test: string; readonly runs: string }> = {
+  'wispctl mcp tools mcp-server-everything': { test: 'test/integration/sandbox-real-servers.test.ts', runs: "ctl(['mcp', 'tools', 'everything'])" },
+  'wispctl mcp call mcp-server-everything echo message=hello': { test: 'test/integration/sandbox-real-servers.test.ts', runs: "call('everything', 'echo', { message: " },
+  'wispctl mcp connect-client claude-desktop': { test: 'test/integration/connect-client.test.ts', runs: "'claude-desktop'" },
+};
 
 /** The README lines the steps below mirror, in the tour's order. */
 const MIRRORED: string[] = [];
@@ -96,11 +109,22 @@ describe('the README tour, end to end', () => {
 
     step('wispctl mcp list');
     const list = await ctl(['mcp', 'list']);
-    expect(list.stdout).toMatch(/^NAME +STATE +PID +TOOLS +SINCE +TRANSPORT +REASON\nfiles +disabled +- +- +\S+ +stdio\nweather +disabled +- +- +\S+ +stdio\n$/);
+    expect(list.stdout).toMatch(/^NAME +STATE +PID +TOOLS +SINCE +TRANSPORT +SANDBOX +REASON\nfiles +disabled +- +- +\S+ +stdio +on, net none\nweather +disabled +- +- +\S+ +stdio +on, net none\n\n0 of 2 connected; idle \(no service started\)\n$/);
     step('wispctl mcp show files');
     const show = await ctl(['mcp', 'show', 'files']);
     expect(show.stdout).toMatch(/^name: +files\nid: +\S+\nstate: +disabled\n/m);
     expect(JSON.parse((await ctl(['mcp', 'show', 'files', '--json'])).stdout)).toMatchObject({ name: 'files', cwd: docs });
+
+    step('wispctl mcp sandbox files');
+    const sees = await ctl(['mcp', 'sandbox', 'files']);
+    expect(sees.stdout).toContain('it will see only these paths');
+    expect(sees.stdout).toContain(`read-write ${docs}  (its cwd)`);
+    step('wispctl mcp sandbox files --allow-read /home/me/papers');
+    const papers = path.join(home.path, 'papers');
+    mkdirSync(papers);
+    const granted = await ctl(['mcp', 'sandbox', 'files', '--allow-read', papers]);
+    expect(granted.stdout).toMatch(/^updated files \(disabled, configVersion 2\)/);
+    expect(granted.stdout).toContain(`read:    ${papers}`);
   });
 
   it.skipIf(!Terminal.available())('activate (asked in a terminal), tools, refresh, logs', async () => {
@@ -164,7 +188,7 @@ describe('the README tour, end to end', () => {
     expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stdout).toMatch(/^installed @modelcontextprotocol\/server-everything@2026\.8\.31 \(\d+ packages verified\)\nregistered mcp-server-everything \(disabled\)/);
     step('wispctl mcp activate mcp-server-everything');
-    expect((await ctl(['mcp', 'activate', 'mcp-server-everything', '--yes'])).stdout).toMatch(/^mcp-server-everything: active \(pid \d+, 1 tools\)/);
+    expect((await ctl(['mcp', 'activate', 'mcp-server-everything', '--yes'])).stdout).toMatch(/^mcp-server-everything: active \(pid \d+, 1 tool\)/);
     step('wispctl install list');
     expect((await ctl(['install', 'list'])).stdout).toMatch(/^DIGEST +PACKAGE +STATUS +SERVICE +STARTED\n[0-9a-f]{32} +@modelcontextprotocol\/server-everything@2026\.8\.31 +succeeded +mcp-server-everything /);
   }, 180_000);
@@ -177,7 +201,7 @@ describe('the README tour, end to end', () => {
     step('wispctl mcp reload');
     expect((await ctl(['mcp', 'reload'])).stdout).toMatch(/^app-tools +stdio +unchanged +project /m);
     step('wispctl mcp import ~/Library/Application\\ Support/Claude/claude_desktop_config.json');
-    expect((await ctl(['mcp', 'import', claudeFile])).stdout).toBe('imported from-claude (stdio, disabled)\ntrust and start each with: wispctl mcp activate NAME\n');
+    expect((await ctl(['mcp', 'import', claudeFile])).stdout).toBe('imported from-claude (stdio, disabled, sandboxed)\nthe local ones run sandboxed: no network, their cwd only, nothing else of yours (not your home, not other projects); a path their args name is not granted by itself. See and grant with: wispctl mcp sandbox NAME\ntrust and start each with: wispctl mcp activate NAME\n');
   });
 
   it('remote servers: add-remote, header set (activation needs the real hosts)', async () => {
@@ -224,8 +248,19 @@ describe('the README tour, end to end', () => {
     await daemon.exited;
   });
 
-  it('the README tour still has every line mirrored above', () => {
+  it('the tour still has every line mirrored above', () => {
     expect(MIRRORED.length).toBeGreaterThan(30);
     for (const line of MIRRORED) expect(tour, line).toContain(line);
+  });
+
+  it('the README\'s five-minute start runs only what is run above or by a test with a real server', () => {
+    const start = commandsOf('README.md', '## Five-minute start');
+    expect(start.length).toBeGreaterThanOrEqual(5);
+    for (const line of start) {
+      if (MIRRORED.includes(line)) continue;
+      const elsewhere = START_ELSEWHERE[line];
+      if (elsewhere === undefined) throw new Error(`${line}: neither in the tour nor run by another test`);
+      expect(readFileSync(path.join(repoRoot, elsewhere.test), 'utf8'), line).toContain(elsewhere.runs);
+    }
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Service, ToolCallResult, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
-import { makeCanary, sweepForCanary } from '../helpers/canary.js';
+import { findLeak, makeCanary, makeEncodableCanary, sweepForCanary } from '../helpers/canary.js';
 import { EventLog } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
@@ -12,10 +12,13 @@ import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, ty
  * A secret a service holds (its variable CANARY, kept in memory) is handed back by hostile
  * servers in every field a result, an error, a tool definition, stdout and stderr can carry.
  * It must never leave the daemon: not in replies, events, files, the log, the model's
- * requests, transcripts, or wispctl's output. At the end, every channel is swept.
+ * requests, transcripts, or wispctl's output, nor base64- or percent-encoded in any of them
+ * (issue 33, LOW 10). At the end, every channel is swept for both secrets.
  */
 const hostile = path.join(repoRoot, 'fixtures', 'servers', 'hostile-server.mjs');
 const SECRET = makeCanary();
+/** A second service's secret, which its server echoes only encoded (base64, percent in any case). */
+const ENCODED = makeEncodableCanary('ENCODED');
 const MARK = '[REDACTED:CANARY]';
 const API_KEY = 'sk-model-key-for-redaction-7781';
 const mock = new MockDeepSeek();
@@ -248,9 +251,50 @@ describe('redaction of a secret a hostile server hands back', () => {
     replies.push(await client.call('sessions.get', { id: session.id }));
   });
 
+  it('covers a secret echoed encoded: base64 (alone, a Basic credential, inside blobs at each offset, URL-safe), percent in any case', async () => {
+    const { encodings } = (await import(path.join(repoRoot, 'fixtures', 'servers', 'hostile', 'leak-encoded.mjs'))) as { encodings: (s: string) => Record<string, string> };
+    const forms = encodings(ENCODED);
+    const noLeak = (what: string, value: unknown): void => expect(findLeak(ENCODED, typeof value === 'string' ? value : JSON.stringify(value)), what).toBeNull();
+    // Without redaction each of these would show the secret to anyone who decodes it.
+    for (const [name, form] of Object.entries(forms)) expect(findLeak(ENCODED, form), name).not.toBeNull();
+    const service = await hostileService('encoded', 'leak-encoded', ENCODED);
+    const { tools } = await call(client.call('tools.list', { serviceId: service.id }));
+    noLeak('tool definitions', tools);
+    expect(tools.find((t) => t.name === 'echo-encoded')).toMatchObject({ title: `Echo Basic YWxpY2U6${MARK}` });
+
+    const result = await callTool(service, 'echo-encoded');
+    noLeak('the result', result);
+    for (const name of Object.keys(forms)) expect(result.text).toMatch(new RegExp(`^${name}=.*\\[REDACTED:CANARY\\]`, 'm'));
+    expect(result.text).toContain(`base64=${MARK}\n`);
+    expect(result.text).toContain(`lowerPercent=${MARK}\n`);
+    expect(result.structuredContent).toMatchObject({ [MARK]: 'as a key', base64url: MARK, mixedPercent: MARK, formField: MARK });
+    expect(result.content).toEqual(expect.arrayContaining([expect.objectContaining({ uri: `https://example.invalid/cb?code=${MARK}&state=${MARK}` })]));
+
+    const error = await failure(callTool(service, 'fail'));
+    expect(error.code).toBe('TOOL_ERROR');
+    expect(error.message).toContain(`basic=Basic YWxpY2U6${MARK}`);
+    noLeak('the error', error);
+    noLeak('the failure event', await log.waitFor((e) => e.type === 'tool.call.failed' && e.call.service.name === 'encoded'));
+    const logs = await logsWhen(service, (l) => l.stderr.includes('called fail'));
+    expect(logs.stderr).toContain(`upperPercent=${MARK}`);
+    noLeak('the stderr tail', logs);
+
+    // The model sees the definition and the result, both redacted.
+    const modelName = tools.find((t) => t.name === 'echo-encoded')?.modelName ?? '';
+    const before = mock.requests.length;
+    mock.enqueue({ events: toolCallEvents([{ id: 'call_e', name: modelName, arguments: '{}' }]) }, { events: textEvents('Done.') });
+    const { session } = await call(client.call('sessions.create', { title: 'encoded' }));
+    const { task } = await call(client.call('sessions.send', { id: session.id, text: 'Echo.' }));
+    await log.waitFor((e) => e.type === 'task.state' && e.task.id === task.id && e.task.state.status === 'completed');
+    const sent = mock.requests.slice(before);
+    expect(sent).toHaveLength(2);
+    expect(JSON.stringify(sent[1]?.body.messages)).toContain(`blob1=e0`);
+    for (const request of sent) noLeak('a model request', request.body);
+  });
+
   it('the canary sweep: no reply, event, file, log line, model request, transcript or wispctl output holds it', async () => {
     const env = daemonEnv({ WISP_SOCKET: daemon.socket, WISP_HOME: home.path });
-    for (const args of [['mcp', 'list'], ['--json', 'mcp', 'list'], ['mcp', 'show', 'content'], ['mcp', 'tools'], ['mcp', 'logs', 'shouter'], ['mcp', 'logs', 'garbler'], ['approvals', '--all'], ['sessions', 'list']]) {
+    for (const args of [['mcp', 'list'], ['--json', 'mcp', 'list'], ['mcp', 'show', 'content'], ['mcp', 'tools'], ['mcp', 'logs', 'shouter'], ['mcp', 'logs', 'garbler'], ['mcp', 'logs', 'encoded'], ['approvals', '--all'], ['sessions', 'list']]) {
       const out = await runWispctl(args, { env });
       terminal.push(out.stdout, out.stderr);
     }
@@ -261,16 +305,18 @@ describe('redaction of a secret a hostile server hands back', () => {
     late.onEvent((e) => replayed.push(e));
     await late.call('events.subscribe', { since: 0 });
     await log.waitFor((e) => e.type === 'task.state' && e.task.state.status === 'completed');
-    const { files } = await sweepForCanary(SECRET, {
-      replies,
-      events: [...log.events, ...replayed],
-      dataDir: home.path,
-      expectFiles: ['mcp-servers.json', 'audit.jsonl'],
-      daemonOutput: daemon.output(),
-      modelRequests: mock.requests.map((r) => r.body),
-      terminal,
-    });
-    expect(files.some((f) => f.includes(`${path.sep}sessions${path.sep}`))).toBe(true);
+    for (const secret of [SECRET, ENCODED]) {
+      const { files } = await sweepForCanary(secret, {
+        replies,
+        events: [...log.events, ...replayed],
+        dataDir: home.path,
+        expectFiles: ['mcp-servers.json', 'audit.jsonl'],
+        daemonOutput: daemon.output(),
+        modelRequests: mock.requests.map((r) => r.body),
+        terminal,
+      });
+      expect(files.some((f) => f.includes(`${path.sep}sessions${path.sep}`))).toBe(true);
+    }
     expect(log.events.length).toBeGreaterThan(20);
     await late.close();
   });

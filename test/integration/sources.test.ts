@@ -175,10 +175,16 @@ describe('config sources', () => {
     expect((await client.call('services.list')).services.map((s) => s.name).sort()).toEqual(['kit.helper', 'mine', 'shared', 'with-secret']);
   });
 
-  it('reports a project file that is not JSON, and keeps the other sources', async () => {
+  it('refuses to add a project whose file is not JSON: nothing recorded, the other sources as they were', async () => {
     writeFileSync(path.join(projectDir, '.mcp.json'), '{ not json');
-    const view = await client.call('sources.addProject', { directory: projectDir });
-    expect(view.report?.problems).toEqual([{ file: path.join(projectDir, '.mcp.json'), message: expect.stringContaining('not valid JSON') }]);
+    const before = readFileSync(path.join(data, 'sources.json'), 'utf8');
+    await expect(client.call('sources.addProject', { directory: projectDir })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining(`${projectDir} was not added: ${path.join(projectDir, '.mcp.json')} is not valid JSON`) as string,
+    });
+    expect(readFileSync(path.join(data, 'sources.json'), 'utf8')).toBe(before);
+    const view = await client.call('sources.list');
+    expect(view.projects).toEqual([]);
     expect(entry(view, 'with-secret')?.action).toBe('unchanged');
   });
 });

@@ -70,7 +70,7 @@ describe('remote servers over the legacy HTTP+SSE transport', () => {
     const { service: after } = await client.call('services.get', { id: service.id });
     expect(after.connection).toMatchObject({ status: 'failed', code: 'FRAME_TOO_LARGE', message: expect.stringContaining('SSE event over the 1048576-byte limit') });
     const list = await ctl('mcp', 'list');
-    expect(list.stdout).toMatch(/legacy\s+failed.*sse\s+FRAME_TOO_LARGE/);
+    expect(list.stdout).toMatch(/legacy\s+failed.*sse\s+-\s+FRAME_TOO_LARGE/);
   });
 
   it('registers with wispctl mcp add --transport sse (claude mcp add\'s form) and activates', async () => {

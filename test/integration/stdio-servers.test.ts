@@ -5,6 +5,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { ConnectionState, Service } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario, scenarioServer } from '../helpers/services.js';
 import { daemonEnv, environOf, isRunning, killLeftovers, onLinux, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 const home = tempDir();
 let daemon: RunningDaemon;
@@ -135,7 +136,8 @@ describe('discovery', () => {
   });
 
   it('follows tools/list_changed: added and removed tools, a new tool-list version each time', async () => {
-    const service = await registerScenario(client, 'changing');
+    // Signalled from outside: its own pid is the one in the list only unsandboxed (the sandbox is not what this tests).
+    const service = await registerScenario(client, 'changing', [], { sandbox: NO_SANDBOX });
     const pid = pidOf(await activate(client, 'changing'));
     const added = log.next((e) => e.type === 'service.tools' && e.service.id === service.id);
     process.kill(pid, 'SIGUSR2');
@@ -156,7 +158,7 @@ describe('discovery', () => {
   });
 
   it('withdraws the tools and fails the service when a refresh fails', async () => {
-    const service = await registerScenario(client, 'breaking');
+    const service = await registerScenario(client, 'breaking', [], { sandbox: NO_SANDBOX });
     const pid = pidOf(await activate(client, 'breaking'));
     const failure = log.next((e) => e.type === 'service.state' && e.service.id === service.id && e.connection.status === 'failed');
     process.kill(pid, 'SIGUSR1');
@@ -251,7 +253,8 @@ describe('misbehaving and exiting servers', () => {
   });
 
   it('stops a server that ignores stdin EOF and SIGTERM, and its grandchild', async () => {
-    await registerScenario(client, 'stubborn', ['--ignore-signals', '--grandchild']);
+    // The grandchild's pid as the server sees it is the host's only unsandboxed (sandboxed: sandbox-lifecycle.test.ts).
+    await registerScenario(client, 'stubborn', ['--ignore-signals', '--grandchild'], { sandbox: NO_SANDBOX });
     const service = await activate(client, 'stubborn');
     const pid = pidOf(service);
     const grandchild = Number(/grandchild pid (\d+)/.exec((await client.call('services.logs', { name: 'stubborn' })).stderr)?.[1]);

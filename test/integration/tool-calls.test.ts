@@ -5,6 +5,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { Approval, WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
 import { isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 const home = tempDir();
 let daemon: RunningDaemon;
@@ -20,7 +21,8 @@ beforeAll(async () => {
   human = await daemon.connect();
   askerLog = await EventLog.follow(asker);
   humanLog = await EventLog.follow(human);
-  serviceId = (await registerScenario(asker, 'tools', ['--call-tools'])).id;
+  // Signalled from outside (list_changed on SIGUSR2): its own pid is the listed one only unsandboxed.
+  serviceId = (await registerScenario(asker, 'tools', ['--call-tools'], { sandbox: NO_SANDBOX })).id;
   await activate(asker, 'tools');
 });
 
@@ -142,11 +144,11 @@ describe('tool calls with approvals', () => {
     const result = await callApproved('media');
     expect(result.content).toEqual([
       { type: 'text', text: 'here is everything' },
-      { type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 14, uri: null },
-      { type: 'omitted', originalType: 'audio', mimeType: 'audio/wav', bytes: 8, uri: null },
+      { type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 14, uri: null, name: null },
+      { type: 'omitted', originalType: 'audio', mimeType: 'audio/wav', bytes: 8, uri: null, name: null },
       { type: 'resource', uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'embedded text' },
-      { type: 'omitted', originalType: 'resource', mimeType: 'application/octet-stream', bytes: 10, uri: 'file:///blob.bin' },
-      { type: 'omitted', originalType: 'resource_link', mimeType: null, bytes: null, uri: 'https://example.com/never-opened' },
+      { type: 'omitted', originalType: 'resource', mimeType: 'application/octet-stream', bytes: 10, uri: 'file:///blob.bin', name: null },
+      { type: 'omitted', originalType: 'resource_link', mimeType: null, bytes: null, uri: 'https://example.com/never-opened', name: 'link' },
     ]);
     expect(result.structuredContent).toEqual({ ok: true, n: 3 });
     expect(result.text).toBe('here is everything\nembedded text');
@@ -246,7 +248,7 @@ describe('structured content', () => {
   it('replaces the base64 of an image in structuredContent with a marker, as in content (server-filesystem\'s read_media_file)', async () => {
     const result = await callStructured('media-structured');
     const data = Buffer.from(Array.from({ length: 3072 }, (_, i) => (i * 7) % 256)).toString('base64');
-    expect(result.content).toEqual([{ type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 3072, uri: null }]);
+    expect(result.content).toEqual([{ type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 3072, uri: null, name: null }]);
     expect(result.structuredContent).toEqual({
       content: [{ type: 'image', data: '[omitted by Wisp: data image/png, 3072 bytes]', mimeType: 'image/png' }],
       preview: '[omitted by Wisp: data URI image/png, 300 bytes]',

@@ -34,7 +34,8 @@ afterAll(async () => {
 async function flooding(name: string, rounds: string): Promise<{ id: string; dir: string; lists: () => number[] }> {
   const dir = path.join(home.path, `${name}-record`);
   mkdirSync(dir);
-  const { service } = await client.call('services.register', { name, command: process.execPath, args: [hostile, 'list-flood', dir, rounds] });
+  // It records each tools/list in the test's directory: granted, read-write.
+  const { service } = await client.call('services.register', { name, command: process.execPath, args: [hostile, 'list-flood', dir, rounds], sandbox: { enabled: true, read: [], write: [dir], net: { mode: 'none' } } });
   expect((await activate(client, name)).connection.status).toBe('active');
   const lists = () =>
     readFileSync(path.join(dir, 'lists.jsonl'), 'utf8')

@@ -5,6 +5,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { Result, WispEvent } from '../../src/core/index.js';
 import { activate, EventLog } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /**
  * tools.accept is bound to the definitions reviewed (their digests), not only to the tool-list
@@ -35,6 +36,8 @@ beforeAll(async () => {
     name: 'notes',
     command: process.execPath,
     args: [rugServer, '--change', 'description', '--state', path.join(home.path, 'notes.state'), '--more', moreFile],
+    // Its state file is the test's: unsandboxed, as the sandbox is not what this tests.
+    sandbox: NO_SANDBOX,
   });
 }, 60_000);
 

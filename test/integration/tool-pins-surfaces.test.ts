@@ -5,6 +5,7 @@ import type { Result, Service, ToolInfo, WispEvent } from '../../src/core/index.
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { EventLog, activate } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /**
  * Issue 17, the other ways a change can reach someone: a manual refresh (`wispctl mcp
@@ -97,7 +98,8 @@ beforeAll(async () => {
   humanLog = await EventLog.follow(human);
   await asker.call('model.setSettings', { baseUrl: url, model: 'mock-model', maxRetries: 0, idleTimeoutMs: 5000, firstByteTimeoutMs: 5000 });
   for (const [name, extra] of [['loud', []], ['quiet', ['--silent']]] as const) {
-    await asker.call('services.register', { name, command: process.execPath, args: [rugServer, '--change', 'description', '--state', path.join(home.path, `${name}.state`), ...extra] });
+    // Its state file is the test's: unsandboxed, as the sandbox is not what this tests.
+    await asker.call('services.register', { name, command: process.execPath, args: [rugServer, '--change', 'description', '--state', path.join(home.path, `${name}.state`), ...extra], sandbox: NO_SANDBOX });
   }
   loud = await activate(asker, 'loud');
   quiet = await activate(asker, 'quiet');
@@ -129,7 +131,7 @@ describe('a manual refresh', () => {
     const refreshed = await runWispctl(['--socket', daemon.socket, 'mcp', 'refresh', 'quiet'], { env: daemonEnv() });
     expect(refreshed).toMatchObject({ code: 0, stderr: '' });
     // The server offers 2 tools; the one that changed is held, and the refresh says so.
-    expect(refreshed.stdout).toMatch(/^quiet: active \(pid \d+, 2 tools\)\n1 held tool \(changed or added since trusted; not callable\): review with wispctl mcp review quiet\n$/);
+    expect(refreshed.stdout).toMatch(/^quiet: active \(pid \d+, 2 tools, 1 held for review: wispctl mcp review quiet\)\n$/);
     expect(await quietHeld).toMatchObject({ serviceId: quiet.id, serviceName: 'quiet', added: [], changed: ['read_notes'] });
 
     // Held alike: listed as changed, refused before any approval, reviewed with the same diff and warnings.

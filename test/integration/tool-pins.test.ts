@@ -6,6 +6,7 @@ import type { Result, ToolInfo, WispEvent } from '../../src/core/index.js';
 import { MockDeepSeek, textEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, registerScenario } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /**
  * Tool pins against real servers (fixtures/servers/rug-server.mjs) that change after their
@@ -123,7 +124,8 @@ beforeAll(async () => {
   await registerScenario(asker, 'helper');
   await activate(asker, 'helper');
   for (const s of SCENARIOS) {
-    await asker.call('services.register', { name: nameOf(s), command: process.execPath, args: [rugServer, '--change', s.change, '--state', path.join(home.path, `${s.change}.state`)] });
+    // Its state file is the test's (beside the data dir): unsandboxed, as the sandbox is not what this tests.
+    await asker.call('services.register', { name: nameOf(s), command: process.execPath, args: [rugServer, '--change', s.change, '--state', path.join(home.path, `${s.change}.state`)], sandbox: NO_SANDBOX });
   }
 }, 60_000);
 

@@ -65,11 +65,28 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui --demo', { timeout: 90_0
     await row.getByRole('button', { name: 'broken' }).click();
     await page.getByRole('button', { name: 'Trust and activate…' }).click();
     const trust = page.getByRole('region', { name: 'Trust and activate broken' });
-    expect(await trust.innerText()).toContain('broken will run as you, with your permissions');
+    expect(await trust.innerText()).toContain('broken will run in a sandbox: it sees only the paths listed below');
     await trust.getByRole('button', { name: 'Trust and start fail' }).click();
     await expect.poll(() => row.innerText(), { timeout: 10_000 }).toContain('SPAWN_FAILED: demo: a command named fail shows how a start failure looks (nothing was run)');
     expect(childrenOf(panel.child.pid ?? 0)).toEqual([]);
     await shot('demo-services');
+  });
+
+  it('calls a stdio service by what it is (never "remote"), and says a value was dropped, never "saved (keychain)"', async () => {
+    await page.getByRole('link', { name: 'Services' }).click();
+    await page.locator('tr[data-service="notes"]').getByRole('button', { name: 'notes' }).click();
+    const detail = page.locator('section.detail');
+    const state = detail.locator('dt', { hasText: /^state$/ }).locator('xpath=following-sibling::dd');
+    expect(await state.innerText()).toBe('active (2 tools)');
+    expect(await detail.innerText()).not.toContain('remote');
+    const form = detail.getByRole('form', { name: 'Set a variable' });
+    await form.getByLabel('Variable name').fill('NOTES_TOKEN');
+    await form.getByLabel('Value (not shown)').fill('demo-value-1');
+    await form.getByRole('button', { name: 'Save the variable' }).click();
+    const said = await detail.getByRole('status').innerText();
+    expect(said).toBe('notes: NOTES_TOKEN taken (demo: the value was dropped at once; nothing is saved and the keychain is never touched); the service is disabled until activated again');
+    expect(await detail.locator('ul.secret-names').innerText()).toBe('NOTES_TOKEN (keychain chosen; demo: not kept)');
+    expect(await detail.innerText()).not.toContain('saved (keychain)');
   });
 
   it('walks the conversational install, then a separate activation, then the call, each approved in the page', async () => {

@@ -127,8 +127,12 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: the web panel in a brow
     await page.getByRole('button', { name: 'Trust and activate…' }).click();
     const trust = page.getByRole('region', { name: 'Trust and activate echo' });
     await trust.waitFor();
+    // What its sandbox lets it see, from services.sandboxPlan (issue 34).
+    await trust.getByText('It will see only these paths').waitFor();
     const shown = await trust.innerText();
-    expect(shown).toContain('echo will run as you, with your permissions. Its working directory is not a sandbox.');
+    expect(shown).toContain('echo will run in a sandbox: it sees only the paths listed below, and the network shown.');
+    expect(shown).toContain(`read-write ${home.path} (its cwd)`);
+    expect(shown).toContain('Network: none (its own loopback only)');
     expect(shown).toContain(process.execPath);
     expect(shown).toContain(scenarioServer);
     expect(shown).toContain(home.path);

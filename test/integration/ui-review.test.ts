@@ -38,7 +38,8 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: reviewing held tools', 
     const more = path.join(s.home.path, 'more.txt');
     writeFileSync(more, HOSTILE);
     for (const change of ['description', 'add']) {
-      await s.client.call('services.register', { name: change, command: process.execPath, args: [rugServer, '--change', change, '--more', more] });
+      // The text it adds is the test's file: granted, read-only.
+      await s.client.call('services.register', { name: change, command: process.execPath, args: [rugServer, '--change', change, '--more', more], sandbox: { enabled: true, read: [more], write: [], net: { mode: 'none' } } });
     }
   }, 60_000);
 
@@ -65,6 +66,12 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: reviewing held tools', 
     const { page } = s;
     const service = await rugPull('description');
     const detail = await open('description');
+    // Issue 33: the status table says it too, where the tool count is, and how to review.
+    const row = page.locator('tr[data-service="description"]');
+    await expect.poll(() => row.locator('[data-cell="tools"]').innerText()).toBe('2 (1 held)');
+    expect(await row.locator('[data-cell="reason"]').innerText()).toBe('1 held for review: wispctl mcp review description (or select it to review them here)');
+    expect(await page.locator('p[data-cell="summary"]').innerText()).toBe('1 of 2 connected; ready');
+    expect(await detail.locator('dt', { hasText: /^state$/ }).locator('xpath=following-sibling::dd').innerText()).toMatch(/^active \(pid \d+, 2 tools, 1 held for review: wispctl mcp review description\)$/);
     await detail.getByRole('button', { name: 'Review the 1 held tools…' }).click();
     const review = detail.getByRole('region', { name: 'Held tools of description' });
     const tool = review.getByRole('region', { name: 'read_notes: changed since it was trusted' });
@@ -97,6 +104,8 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: reviewing held tools', 
     await review.getByRole('status').getByText('Accepted: read_notes. 0 still held.').waitFor();
     expect((await s.client.call('tools.list', { serviceId: service.id })).tools.map((t) => t.pin)).toEqual(['trusted', 'trusted']);
     await expect.poll(() => detail.locator('strong.held').count()).toBe(0);
+    await expect.poll(() => row.locator('[data-cell="tools"]').innerText()).toBe('2');
+    expect(await row.locator('[data-cell="reason"]').innerText()).toBe('');
     expect((await s.client.call('tools.call', { serviceId: service.id, toolName: 'read_notes', arguments: {} })).text).toBe('read_notes ran');
     expect(await page.title()).not.toContain('pwned');
     expect(s.dialogs).toEqual([]);

@@ -119,4 +119,29 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60
     expect(shown).toContain('env.API ← ${SOME_TOKEN} (a secret: redacted wherever it appears)');
     await s.shot('services-trust-reads');
   });
+
+  it('a plugin\'s service: its origin names the plugin once, and instead of a removal the daemon would refuse it says where it comes from', async () => {
+    const { page } = s;
+    const manifest = path.join(s.home.path, 'config', 'plugins', 'kit-folder', 'plugin.json');
+    writeJson(manifest, { name: 'kit', mcpServers: { helper: stdio() } });
+    writeJson(settingsFile, { enabledPlugins: ['kit'], config: { mcpServers: {} } });
+    await s.client.call('services.register', { name: 'by-hand', command: process.execPath, args: [scenarioServer] });
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByRole('button', { name: 'Reload the sources' }).click();
+    await expect.poll(() => cell('kit.helper', 'action').textContent()).toBe('added');
+    await page.getByRole('link', { name: 'Services' }).click();
+    const row = page.locator('tr[data-service="kit.helper"]');
+    expect(await row.locator('[data-cell="origin"]').innerText()).toBe(`plugin kit: ${manifest}`);
+    await row.getByRole('button', { name: 'kit.helper' }).click();
+    const detail = page.locator('section.detail');
+    expect(await detail.locator('dt', { hasText: /^origin$/ }).locator('xpath=following-sibling::dd').innerText()).toBe(`plugin kit: ${manifest}`);
+    expect(await detail.getByRole('button', { name: 'Remove…' }).count()).toBe(0);
+    expect(await detail.getByRole('button', { name: 'Edit…' }).count()).toBe(0);
+    expect(await detail.locator('p[data-note="source"]').innerText()).toBe(
+      `It comes from the plugin kit's manifest, ${manifest}: to change or remove it, edit that entry or disable the plugin (enabledPlugins in settings.json), then reload the sources (the Sources page, or wispctl mcp reload).`,
+    );
+    // A service registered by hand is still removable here.
+    await page.locator('tr[data-service="by-hand"]').getByRole('button', { name: 'by-hand' }).click();
+    await page.locator('section.detail').getByRole('button', { name: 'Remove…' }).waitFor();
+  });
 });

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, pidOf, registerScenario } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /** Bounded for CI; WISP_STRESS=1 runs the issue's full size (250 calls per stream). */
 const CALLS_PER_STREAM = process.env.WISP_STRESS === '1' ? 250 : 25;
@@ -46,7 +47,8 @@ describe('load: many clients calling tools while the registry and tool lists cha
     });
     await approver.call('events.subscribe', {});
 
-    const target = await registerScenario(admin, 'target');
+    // Signalled from outside (list_changed on SIGUSR2): its own pid is the listed one only unsandboxed.
+    const target = await registerScenario(admin, 'target', [], { sandbox: NO_SANDBOX });
     const active = await activate(admin, 'target');
     if (active.connection.status !== 'active') throw new Error('not active');
     const pid = pidOf(active);

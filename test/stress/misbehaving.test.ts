@@ -3,6 +3,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { Service } from '../../src/core/index.js';
 import { activate, pidOf, registerScenario } from '../helpers/services.js';
 import { isRunning, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /**
  * Misbehaving MCP servers, all at once, while a well-behaved one takes a stream of calls:
@@ -31,7 +32,8 @@ describe('misbehaving servers under load', () => {
     const services: Record<string, Service> = {};
     for (const name of names) {
       // The hanger's limit covers its activation too: ample for that on a loaded machine.
-      await registerScenario(admin, name, ['--call-tools', ...(name === 'spawner' ? ['--grandchild'] : [])], name === 'hanger' ? { timeoutMs: 8000 } : {});
+      // The grandchild's pid as the server reports it is the host's only unsandboxed.
+      await registerScenario(admin, name, ['--call-tools', ...(name === 'spawner' ? ['--grandchild'] : [])], { ...(name === 'hanger' ? { timeoutMs: 8000 } : {}), ...(name === 'spawner' ? { sandbox: NO_SANDBOX } : {}) });
       const service = await activate(admin, name);
       services[name] = service;
       expect(service.connection.status, name).toBe('active');

@@ -143,8 +143,9 @@ describe('control socket under hostile input', () => {
     console.log(`fuzz: ${sent} frames; the bystander was answered ${pings} times, worst ${worstMs.toFixed(1)} ms`);
     expect(pids).toEqual([daemon.pid]);
     expect(pings).toBeGreaterThan(10);
-    // Generous for a shared, loaded 2-CPU machine; a stall like the old 8 s batch fails it.
-    expect(worstMs).toBeLessThan(1000);
+    // Not a speed target (the bench has those): a stall like the old 8 s batch fails it, and
+    // a shared, loaded 2-CPU machine (a gap of 1.2 s seen at load 14) does not.
+    expect(worstMs).toBeLessThan(5000);
     expect((await probe.call('daemon.status')).pid).toBe(daemon.pid);
     expect(daemon.child.exitCode).toBeNull();
   }, 120_000);

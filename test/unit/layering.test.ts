@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { BROWSER_APP, CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, LAYERS, allowedTargets } from '../../layers.js';
+import { BROWSER_APP, CLIENT_AREAS, CLI_FORBIDDEN_PACKAGES, GENERATED, LAYERS, allowedTargets } from '../../layers.js';
 
 const src = new URL('../../src/', import.meta.url).pathname;
 
@@ -60,6 +60,17 @@ describe('layering (the graph declared in layers.js)', () => {
       .filter((edge) => !allowedTargets(edge.from).includes(edge.target))
       .map((edge) => `${edge.file} imports ${edge.spec}`);
     expect(bad).toEqual([]);
+  });
+
+  it('each generated check is imported only by the area layers.js names for it (core by none)', () => {
+    const seen = files(src).flatMap((file) => {
+      const area = path.relative(src, file).split(path.sep)[0] ?? '';
+      return specifiers(file).filter((spec) => spec.startsWith('#')).map((spec) => ({ area, spec, file: path.relative(src, file) }));
+    });
+    expect(seen.length).toBeGreaterThanOrEqual(8);
+    const bad = seen.filter(({ area, spec }) => !(GENERATED[area] ?? []).some((name) => spec === `#generated/${name}.js`)).map((s) => `${s.file} imports ${s.spec}`);
+    expect(bad).toEqual([]);
+    expect(GENERATED.core).toBeUndefined();
   });
 
   it('the areas never import control, and core imports no other area and no node: module', () => {

@@ -3,7 +3,7 @@ import { watchApprovals } from '../approval-console.js';
 import type { CliContext } from '../context.js';
 import { allApprovals, approvalId } from '../ids.js';
 import { documentOutput } from '../output.js';
-import { approvalStateLine, approvalsText } from '../render.js';
+import { approvalStateLine, approvalsText, clean, networkTarget } from '../render.js';
 import { approvalsWideText } from '../render/wide.js';
 
 const WATCH_HELP = `
@@ -43,16 +43,17 @@ export function register(program: Command, ctx: CliContext): void {
     ['approve', 'approve'],
     ['deny', 'deny'],
   ] as const) {
-    program
+    const answer = program
       .command(command)
       .description(`${decision} a pending approval (the first answer from any client wins)`)
-      .argument('<id>', 'approval id, or its first 4+ characters if no other approval starts the same way (wispctl approvals lists them)')
-      .action((given: string) =>
-        ctx.withClient(async (client) => {
-          const id = await approvalId(client, given);
-          const { approval } = await client.call('approvals.respond', { id, decision });
-          ctx.print(approval, () => approvalStateLine(approval));
-        }),
-      );
+      .argument('<id>', 'approval id, or its first 4+ characters if no other approval starts the same way (wispctl approvals lists them)');
+    if (decision === 'approve') answer.option('--always', 'a network connection (network.connect): let it through and grant its host and port for good (a live grant: wispctl mcp show lists it, wispctl mcp allow NAME HOST:PORT --revoke takes it back); without it, this connection only');
+    answer.action((given: string, opts: { always?: boolean }) =>
+      ctx.withClient(async (client) => {
+        const id = await approvalId(client, given);
+        const { approval } = await client.call('approvals.respond', { id, decision, ...(opts.always === true ? { scope: 'always' as const } : {}) });
+        ctx.print(approval, () => `${approvalStateLine(approval)}${opts.always === true ? ` (and ${networkTarget(approval)} granted to ${clean(approval.summary.serviceName)} for good)` : ''}`);
+      }),
+    );
   }
 }

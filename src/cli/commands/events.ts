@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { WispClient } from '../../control/client.js';
+import { connectClient } from '../connect.js';
 import type { WispEvent } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
@@ -16,7 +16,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('-f, --follow', 'keep following until interrupted or the daemon stops')
     .option('--since <seq>', 'only events after this seq', (v) => parseNonNegative(v, '--since'))
     .action(async (opts: { follow?: boolean; since?: number }) => {
-      const client = await WispClient.connect(ctx.paths().socket);
+      const client = await connectClient(ctx.paths().socket);
       const printEvent = (event: WispEvent): void => ctx.io.out(ctx.json() ? jsonForTerminal(event) : describeEvent(event));
       client.onEvent(printEvent);
       const ended = new Promise<void>((resolve) => client.onClose(() => resolve()));

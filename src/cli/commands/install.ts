@@ -22,7 +22,7 @@ const DIGEST_ARG = 'plan digest (wispctl install list), or its first 4+ characte
 
 const ATTEMPT_FIELDS = ['digest', 'package', 'version', 'status', 'step', 'registry', 'directory', 'bin', 'args', 'startedAt', 'endedAt', 'serviceId', 'serviceName', 'error'];
 
-type SettingsOptions = { runtimeDir?: string[]; registry?: string; defaultRegistry?: boolean; caFile?: string | false; timeoutMs?: number };
+type SettingsOptions = { runtimeDir?: string[]; registry?: string; defaultRegistry?: boolean; caFile?: string | false; timeoutMs?: number; sandbox?: boolean };
 
 /** wispctl install PKG@VERSION --bin NAME [-- ARGS], and install list|show|cancel|discard|settings. */
 export function register(program: Command, ctx: CliContext): void {
@@ -46,13 +46,15 @@ export function register(program: Command, ctx: CliContext): void {
 
   const settings = install
     .command('settings')
-    .description('show or change install settings: where Node/npm are looked for, the registry, a CA bundle, the time limit')
+    .description('show or change install settings: where Node/npm are looked for, the registry, a CA bundle, the time limit, the sandbox')
     .option('--runtime-dir <dir...>', 'directories to look for node and npm in, in order (absolute)')
     .option('--registry <url>', 'the one registry installs may use')
     .option('--default-registry', 'use npm\'s own built-in default registry')
     .option('--ca-file <file>', 'CA bundle for npm (a TLS-intercepting proxy)')
     .option('--no-ca-file', 'no CA bundle')
     .option('--timeout-ms <ms>', 'time limit for one install', (v) => Number(v))
+    .option('--sandbox', 'run npm sandboxed (the default): the install directory, npm\'s own cache and config, and the registry\'s host only')
+    .option('--no-sandbox', 'run npm unsandboxed, as you: it can read your files and reach any host (for machines without bubblewrap)')
     .action((opts: SettingsOptions) =>
       ctx.withClient(async (client) => {
         const change = {
@@ -60,13 +62,14 @@ export function register(program: Command, ctx: CliContext): void {
           ...(opts.registry !== undefined ? { registry: opts.registry } : opts.defaultRegistry === true ? { registry: null } : {}),
           ...(typeof opts.caFile === 'string' ? { caFile: opts.caFile } : opts.caFile === false ? { caFile: null } : {}),
           ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+          ...(opts.sandbox !== undefined ? { sandbox: opts.sandbox } : {}),
         };
         const { settings } =
           Object.keys(change).length > 0 ? await client.call('installs.setSettings', change) : await client.call('installs.getSettings');
         ctx.print(settings, () => installSettingsText(settings));
       }),
     );
-  documentOutput(settings, { json: 'one object: the settings (after the change)', fields: ['runtimeDirs', 'registry', 'caFile', 'timeoutMs'] });
+  documentOutput(settings, { json: 'one object: the settings (after the change)', fields: ['runtimeDirs', 'registry', 'caFile', 'timeoutMs', 'sandbox'] });
 }
 
 /** list, show, cancel, discard. */
@@ -136,16 +139,16 @@ async function runInstall(client: WispClient, ctx: CliContext, spec: string, arg
     if (event.type === 'approval.requested' && event.approval.requester.clientId === me && event.approval.kind === 'install' && event.approval.binding.planDigest === plan.digest) {
       answerApproval(event.approval, { client, err: ctx.io.err, mode, interruption, question: installQuestion(plan) });
     } else if (event.type === 'install.progress' && event.install.digest === plan.digest && event.status === 'started' && event.pid === null) {
-      bar(event.index, event.total, event.step);
+      bar.step(event.index, event.total, event.step);
     }
   });
   await client.call('events.subscribe', {});
   try {
     const result = await interruption.guard(client.call('installs.start', { planDigest: plan.digest }));
-    bar(0, 0, '');
+    bar.end(true);
     ctx.print(result, () => installedText(result.service, result.attempt, result.reused));
   } catch (error) {
-    bar(0, 0, '');
+    bar.end(false);
     if (error instanceof WispError && error.code === 'APPROVAL_DENIED') {
       ctx.io.err('not installed');
       process.exitCode = EXIT.refused;

@@ -2,13 +2,15 @@ import { existsSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import type { WispClient } from '../../control/client.js';
 import { ENV_NAME_PATTERN, WispError, type Service } from '../../core/index.js';
-import { parseArgsJson, parseNonNegative } from '../args.js';
+import { absoluteDir, parseArgsJson, parseNonNegative } from '../args.js';
 import type { CliContext } from '../context.js';
 import { keychainFirst, nonEmpty, withSessionAdvice } from '../keychain.js';
 import { readSecret } from '../prompt.js';
 import { clean, showArg } from '../render.js';
 import { registeredText } from '../render/services.js';
 import { stdinIsTerminal } from '../stdin.js';
+import { UNSANDBOXED } from '../render/sandbox.js';
+import { addProfile, addSandboxOptions, anySandboxFlag, type SandboxFlags } from './mcp-sandbox.js';
 
 /**
  * `wispctl mcp add`, in the form users of `claude mcp add` type: NAME, then a program and its
@@ -26,7 +28,7 @@ export type AddTransport = (typeof ADD_TRANSPORTS)[number];
 const ENV_NAME = new RegExp(ENV_NAME_PATTERN);
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
-interface AddOptions {
+interface AddOptions extends SandboxFlags {
   transport?: AddTransport;
   env: string[];
   header: string[];
@@ -58,6 +60,12 @@ Examples:
   wispctl mcp add --env GITHUB_TOKEN github -- /usr/local/bin/github-mcp-server stdio
   wispctl mcp add --transport http --header Authorization notion https://mcp.notion.com/mcp
 
+A stdio server runs sandboxed: no network, read-write on its --cwd only, read-only on what it
+needs to run (its runtime, the system's libraries, the script or package named), a private
+empty $HOME and /tmp. Grant more with --allow-read, --allow-write, --allow-net; --no-sandbox
+gives it every file and host you have. Paths in its arguments are not granted by themselves:
+  wispctl mcp add --allow-write /home/me/docs files -- /usr/bin/node /opt/mcp/files/server.js /home/me/docs
+
 Put the program's own arguments after --, so that wispctl does not read them as its options.
 --env and --header take a NAME only: the value is asked without echo (or read from stdin when
 piped) and kept in the OS keychain (with --session: in memory). NAME=value is refused: a value
@@ -66,7 +74,7 @@ wispctl mcp add-remote --oauth.`;
 
 /** wispctl mcp add. */
 export function registerAdd(mcp: Command, ctx: CliContext): void {
-  mcp
+  const command = mcp
     .command('add')
     .description('register an MCP server: a program (stdio) or a URL (--transport http); stored disabled, nothing runs')
     .argument('<name>', 'unique name: 1-64 of A-Z a-z 0-9 . _ -')
@@ -77,8 +85,9 @@ export function registerAdd(mcp: Command, ctx: CliContext): void {
     .option('-H, --header <name>', 'http: a header (e.g. Authorization), by NAME only; its value is asked without echo (repeat for more)', collect, [])
     .option('--session', 'keep the --env and --header values in memory only, for this daemon run (not in the keychain)')
     .option('--args-json <json>', 'stdio: arguments as a JSON array of strings, instead of after --')
-    .option('--cwd <dir>', 'stdio: absolute working directory')
-    .option('--timeout-ms <ms>', TIMEOUT_HELP, (v) => parseNonNegative(v, '--timeout-ms'))
+    .option('--cwd <dir>', 'stdio: working directory (a relative one is resolved against the current directory, as mcp sources add-project does)', absoluteDir)
+    .option('--timeout-ms <ms>', TIMEOUT_HELP, (v) => parseNonNegative(v, '--timeout-ms'));
+  addSandboxOptions(command, true)
     .addHelpText('after', EXAMPLES)
     .action((name: string, target: string | undefined, args: string[], opts: AddOptions) => ctx.withClient((client) => addService(client, ctx, name, target, args, opts)));
 }
@@ -97,6 +106,7 @@ async function addService(client: WispClient, ctx: CliContext, name: string, tar
   const values = await askValues(ctx, name, wanted);
   const service = await registerService(client, name, transport, target ?? '', argList, opts);
   if (transport === 'stdio') warnShellLine(ctx, service.name, service.command, argList);
+  if (service.sandbox.status === 'off') ctx.io.err(`warning: ${showArg(service.name)} has no sandbox (--no-sandbox): ${UNSANDBOXED}`);
   const saved = values.length === 0 ? service : await withSessionAdvice(() => saveValues(client, service, values, session), advice.words, advice.tail);
   ctx.print(saved, () => registeredText(saved));
 }
@@ -115,6 +125,7 @@ function checkAdd(target: string | undefined, args: readonly string[], opts: Add
     return transport;
   }
   if (args.length > 0 || opts.argsJson !== undefined) throw new WispError('INVALID_PARAMS', `--transport ${transport} takes one URL and no arguments`);
+  if (anySandboxFlag(opts) || !opts.sandbox) throw new WispError('INVALID_PARAMS', `the sandbox flags are for stdio servers: a remote server (--transport ${transport}) runs elsewhere`);
   if (opts.cwd !== undefined) throw new WispError('INVALID_PARAMS', `--cwd is for stdio servers; --transport ${transport} has no working directory`);
   if (opts.env.length > 0) throw new WispError('INVALID_PARAMS', `--env sets a program's environment (stdio); a remote server takes --header`);
   return transport;
@@ -140,6 +151,11 @@ function adviceFor(name: string, transport: AddTransport, target: string, args: 
     ...opts.header.flatMap((h) => ['--header', h]),
     ...(opts.cwd !== undefined ? ['--cwd', opts.cwd] : []),
     ...(opts.timeoutMs !== undefined ? ['--timeout-ms', String(opts.timeoutMs)] : []),
+    ...opts.allowRead.flatMap((p) => ['--allow-read', p]),
+    ...opts.allowWrite.flatMap((p) => ['--allow-write', p]),
+    ...opts.allowNet.flatMap((h) => ['--allow-net', h]),
+    ...(opts.net !== undefined ? ['--net', opts.net] : []),
+    ...(!opts.sandbox ? ['--no-sandbox'] : []),
     name,
   ];
   return { words, tail: transport === 'stdio' ? ['--', target, ...args] : [target] };
@@ -172,7 +188,7 @@ async function askValues(ctx: CliContext, service: string, wanted: readonly Want
 async function registerService(client: WispClient, name: string, transport: AddTransport, target: string, args: string[], opts: AddOptions): Promise<Service> {
   const timeout = opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {};
   if (transport !== 'stdio') return (await client.call('services.registerRemote', { name, url: target, transport, ...timeout })).service;
-  return (await client.call('services.register', { name, command: target, args, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), ...timeout })).service;
+  return (await client.call('services.register', { name, command: target, args, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), ...timeout, sandbox: addProfile(opts) })).service;
 }
 
 /** The values, after the registration; if they cannot be kept, the service is removed again (nothing half made). */

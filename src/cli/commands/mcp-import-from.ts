@@ -64,7 +64,8 @@ export function clientFile(client: ImportClient, where: Where): string {
 
 /**
  * JSON with comments (VS Code's mcp.json may have them): `//` and `/* *\/` comments outside
- * strings are blanked, and a comma before `}` or `]` is dropped. Plain JSON passes unchanged.
+ * strings are blanked, and a comma before `}` or `]` (outside strings) is dropped. Plain JSON
+ * passes unchanged, strings included.
  */
 export function stripJsonComments(text: string): string {
   let out = '';
@@ -72,21 +73,47 @@ export function stripJsonComments(text: string): string {
   while (i < text.length) {
     const ch = text[i] ?? '';
     if (ch === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (ch === '/' && text[i + 1] === '/') {
-      while (i < text.length && text[i] !== '\n') i++;
-    } else if (ch === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      i = end === -1 ? text.length : end + 2;
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    } else if (ch === '/' && (text[i + 1] === '/' || text[i + 1] === '*')) {
+      i = commentEnd(text, i);
+    } else if (ch === ',' && /[}\]]/.test(text[significant(text, i + 1)] ?? '')) {
+      i++;
     } else {
       out += ch;
       i++;
     }
   }
-  return out.replace(/,(\s*[}\]])/g, '$1');
+  return out;
+}
+
+/** Just past the string that opens at `i` (or the end of the text). */
+function stringEnd(text: string, i: number): number {
+  let j = i + 1;
+  while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+  return Math.min(j + 1, text.length);
+}
+
+/** Just past the comment that opens at `i`. */
+function commentEnd(text: string, i: number): number {
+  if (text[i + 1] === '/') {
+    const end = text.indexOf('\n', i);
+    return end === -1 ? text.length : end;
+  }
+  const end = text.indexOf('*/', i + 2);
+  return end === -1 ? text.length : end + 2;
+}
+
+/** The index of the next character from `i` that is neither white space nor inside a comment. */
+function significant(text: string, i: number): number {
+  let j = i;
+  while (j < text.length) {
+    if (/\s/.test(text[j] ?? '')) j++;
+    else if (text[j] === '/' && (text[j + 1] === '/' || text[j + 1] === '*')) j = commentEnd(text, j);
+    else return j;
+  }
+  return j;
 }
 
 type Servers = Record<string, unknown>;
@@ -122,29 +149,64 @@ function translate(servers: Servers): { servers: Servers; warnings: string[] } {
 }
 
 /** The client's file, read: what to send to services.import, and what to warn about. */
-export async function readClientConfig(client: ImportClient, where: Where, cwd: string): Promise<{ file: string; content: string; warnings: string[] }> {
+export async function readClientConfig(client: ImportClient, where: Where, cwd: string): Promise<ImportSource> {
   const file = clientFile(client, where);
-  const handle = await fs.open(file, 'r').catch((error: unknown) => {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new WispError('INVALID_PARAMS', `no ${LABELS[client]} config at ${showArg(file)} (where ${LABELS[client]} keeps it on this system); give the file instead: wispctl mcp import FILE`);
-    throw new WispError('INVALID_PARAMS', `cannot read ${showArg(file)}: ${(error as Error).message}`);
+  const raw = await readText(file, (error) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return new WispError('INVALID_PARAMS', `no ${LABELS[client]} config at ${showArg(file)} (where ${LABELS[client]} keeps it on this system); give the file instead: wispctl mcp import FILE`);
+    }
+    return new WispError('INVALID_PARAMS', `cannot read ${showArg(file)}: ${(error as Error).message}`);
   });
-  let raw: string;
+  const doc = parse(file, client === 'vscode' || client === 'cursor' ? stripJsonComments(raw) : raw);
+  const servers = serversOf(client, doc, cwd);
+  if (servers === undefined) throw new WispError('INVALID_PARAMS', `${showArg(file)} names no MCP servers (no ${client === 'vscode' ? 'servers' : 'mcpServers'} object)`);
+  return importable(file, servers);
+}
+
+/**
+ * A FILE given to `mcp import`: any of the clients' formats, read as --from reads them. JSON
+ * with comments and trailing commas (VS Code's mcp.json), the servers under `mcpServers`
+ * (Claude Desktop, Claude Code, Cursor), `servers` (VS Code's mcp.json) or `mcp.servers`
+ * (VS Code's settings.json); `${env:NAME}` translated, `${input:...}` reported.
+ */
+export async function readImportFile(given: string): Promise<ImportSource> {
+  const file = path.resolve(given);
+  const raw = await readText(file, (error) => new WispError('INVALID_PARAMS', `cannot read ${showArg(given)}: ${(error as Error).message}`));
+  const doc = parse(file, stripJsonComments(raw));
+  const servers = objectAt(doc, 'mcpServers') ?? serversOf('vscode', doc, '');
+  if (servers === undefined) throw new WispError('INVALID_PARAMS', `${showArg(file)} names no MCP servers (no mcpServers or servers object)`);
+  return importable(file, servers);
+}
+
+export interface ImportSource {
+  readonly file: string;
+  readonly content: string;
+  readonly warnings: string[];
+}
+
+async function readText(file: string, refused: (error: unknown) => WispError): Promise<string> {
+  const handle = await fs.open(file, 'r').catch((error: unknown) => {
+    throw refused(error);
+  });
   try {
     const { size } = await handle.stat();
     if (size > MAX_FILE_BYTES) throw new WispError('LIMIT_EXCEEDED', `${showArg(file)} is larger than ${MAX_FILE_BYTES} bytes`);
-    raw = await handle.readFile('utf8');
+    return await handle.readFile('utf8');
   } finally {
     await handle.close();
   }
-  let doc: unknown;
+}
+
+function parse(file: string, text: string): unknown {
   try {
-    doc = JSON.parse(client === 'vscode' || client === 'cursor' ? stripJsonComments(raw) : raw);
+    return JSON.parse(text) as unknown;
   } catch (error) {
     throw new WispError('INVALID_PARAMS', `${showArg(file)} is not valid JSON: ${(error as Error).message}`);
   }
-  const servers = serversOf(client, doc, cwd);
-  if (servers === undefined) throw new WispError('INVALID_PARAMS', `${showArg(file)} names no MCP servers (no ${client === 'vscode' ? 'servers' : 'mcpServers'} object)`);
+}
+
+/** Only the server map is sent, as one mcpServers object: the rest of the file (a whole history, for ~/.claude.json) stays here. */
+function importable(file: string, servers: Servers): ImportSource {
   const { servers: translated, warnings } = translate(servers);
   return { file, content: JSON.stringify({ mcpServers: translated }), warnings };
 }

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { WispClient } from '../../control/client.js';
-import { EXIT, WispError, exitStatusFor, type Service } from '../../core/index.js';
+import { EXIT, WispError, exitStatusFor, type Result, type Service } from '../../core/index.js';
 import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { confirm } from '../prompt.js';
 import { fitToTerminal, stderrColumns } from '../render.js';
-import { activationQuestion, activationText, stateLine } from '../render/services.js';
+import { activationQuestion, activationText, failureTailText, stateLine } from '../render/services.js';
 import { stdinIsTerminal } from '../stdin.js';
 
 /**
@@ -14,8 +14,9 @@ import { stdinIsTerminal } from '../stdin.js';
  */
 export async function activateWithQuestion(client: WispClient, ctx: CliContext, service: Service, yes: boolean, declined = 'not activated'): Promise<void> {
   if (!yes) {
+    const plan = await sandboxPlan(client, service);
     // Lines too wide for the terminal are broken by us, never wrapped by it.
-    ctx.io.err(fitToTerminal(activationText(service), stderrColumns()));
+    ctx.io.err(fitToTerminal(activationText(service, plan), stderrColumns()));
     if (!(await confirm(activationQuestion(service), 'not a terminal, so nobody can confirm: pass --yes to trust this configuration'))) {
       ctx.io.err(declined);
       process.exitCode = EXIT.refused;
@@ -25,7 +26,23 @@ export async function activateWithQuestion(client: WispClient, ctx: CliContext, 
   const result = await client.call('services.activate', { id: service.id, configVersion: service.configVersion });
   const c = result.service.connection;
   ctx.print(result.service, () => stateLine(result.service));
-  if (c.status === 'failed') process.exitCode = exitStatusFor(c.code);
+  if (c.status !== 'failed') return;
+  process.exitCode = exitStatusFor(c.code);
+  const tail = await failureTailOf(client, result.service);
+  if (tail !== undefined) ctx.io.err(tail);
+}
+
+/** A failed local service's last stderr lines and the command to follow its log; undefined for a remote one, one that wrote nothing, or when the daemon no longer has it. */
+export async function failureTailOf(client: WispClient, service: Service): Promise<string | undefined> {
+  if (service.transport !== 'stdio' || service.connection.status !== 'failed') return undefined;
+  const logs = await client.call('services.logs', { id: service.id }).catch(() => undefined);
+  return logs === undefined ? undefined : failureTailText(service, logs);
+}
+
+/** What a sandboxed launch will see, for the trust prompt; a command that cannot be found yet is said, not fatal (activation says it again). */
+export async function sandboxPlan(client: WispClient, service: Service): Promise<Result<'services.sandboxPlan'> | { error: string } | undefined> {
+  if (service.transport !== 'stdio' || service.sandbox.status !== 'on') return undefined;
+  return client.call('services.sandboxPlan', { id: service.id }).catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
 }
 
 /** wispctl mcp restart: disable, then activate with the usual trust question. */

@@ -1,24 +1,32 @@
 import type { Command } from 'commander';
-import { WispError } from '../../core/index.js';
+import { SERVICE_NAME_PATTERN, WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import { EXIT_INTERRUPTED } from '../cancelled.js';
+import { CLIENT_NAMES } from '../client-config.js';
 import type { CliContext } from '../context.js';
-import { stdin } from '../stdin.js';
+import { stdin, stdinIsTerminal } from '../stdin.js';
 
 const HELP = `
 An MCP server for the MCP clients you already use (Claude Desktop, Claude Code, Cursor,
 VS Code): add the command \`wispctl mcp serve\` to the client as a stdio server. It offers the
-tools of the services Wisp runs (tools/list, under stable names; above the model setting
+tools of the services Wisp runs (tools/list, as SERVICE__TOOL; above the model setting
 deferToolsAbove, a search/execute pair), and every tools/call goes through the daemon: a
 human approves it in Wisp (wispctl, chat, the web panel), secrets are redacted from results,
 failures come back as results naming the code (APPROVAL_DENIED: ...). Host tools (register,
 install, activate) are never offered. Each connection is one client of the daemon, named
 after the MCP client (client-N (mcp:NAME)) in approvals, events and the audit log.
 
+Tool names are SERVICE__TOOL, the same across restarts; a name that is not a valid MCP
+tool name (1-128 of A-Z a-z 0-9 _ . -) is cleaned and gets a digest suffix. With
+--service NAME it serves that one service under its tools' own names, as if the client
+were connected to the server directly (still through Wisp's approvals).
+
 It finds the daemon as every wispctl command does (--socket, WISP_SOCKET, the default socket)
 and, when nothing is there and no socket was named, through the daemon's pointer in the data
 dir (<data>/wispd-socket.json): MCP clients start it without XDG_RUNTIME_DIR, where the socket
 is on Linux. The snippets of --print-config and connect-client name the socket (--socket).
+Without a socket named, it looks again before each reconnection, so a daemon started again
+on another socket is found through its new pointer.
 
 When the daemon is not running, or stops, restarts or dies under it, it still answers and
 keeps running: tools/list is empty (with notifications/tools/list_changed when the tools
@@ -32,8 +40,15 @@ with no request running and no stream open for --idle-timeout seconds (default 6
 closed: its client's next request gets 404 (session not found) and must initialize again.
 `;
 
+/** What `mcp serve` says when its stdin is a terminal, not an MCP client. */
+export const TERMINAL_NOTE =
+  'wispctl mcp serve: waiting for an MCP client on stdin (MCP JSON-RPC, one message per line); it is meant to be started by one. ' +
+  `To connect a client: wispctl mcp connect-client ${CLIENT_NAMES.join('|')}, ` +
+  'or wispctl mcp serve --print-config CLIENT for its config snippet. Ctrl-C stops it.';
+
 interface ServeOptions {
   services?: string;
+  service?: string;
   http?: boolean;
   port?: number;
   approveInClient?: boolean;
@@ -49,6 +64,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .command('serve')
     .description('be an MCP server (stdio, or --http) for MCP clients: the tools Wisp runs, every call approved in Wisp')
     .option('--services <names>', 'only the tools of these services (comma-separated names)')
+    .option('--service <name>', 'only this service, under its tools\' own names (as if connected to it directly)')
     .option('--http', 'serve streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and a bearer token')
     .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--idle-timeout <seconds>', `with --http: close a session idle this long (no request running, no stream open); 1-${MAX_IDLE_TIMEOUT_S}, default 600`, (v) => parseIdleTimeout(v))
@@ -79,18 +95,40 @@ function parseServices(value: string | undefined): ReadonlySet<string> | null {
 async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
   if (opts.port !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--port goes with --http');
   if (opts.idleTimeout !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--idle-timeout goes with --http');
-  const options = { services: parseServices(opts.services), approveInClient: opts.approveInClient === true };
+  if (opts.service !== undefined && opts.services !== undefined) throw new WispError('INVALID_PARAMS', '--service and --services go alone: one service under its own names, or several');
+  if (opts.service !== undefined && !new RegExp(SERVICE_NAME_PATTERN).test(opts.service)) throw new WispError('INVALID_PARAMS', '--service takes one service name');
+  const options = {
+    services: opts.service !== undefined ? new Set([opts.service]) : parseServices(opts.services),
+    ownNames: opts.service !== undefined,
+    approveInClient: opts.approveInClient === true,
+  };
+  // Looked up again before each connection: a daemon stopped and started on another socket
+  // (another XDG_RUNTIME_DIR, another --socket) is found through its pointer in the data dir.
+  // A socket named here (--socket, WISP_SOCKET, WISP_RUNTIME_DIR) stays the one tried.
+  const first = ctx.paths().socket;
+  let fresh = false;
+  const socket = (): string => {
+    // The first attempt uses the lookup the command already made.
+    if (!fresh) {
+      fresh = true;
+      return first;
+    }
+    return ctx.locate().socket;
+  };
   // Loaded here, so that no other command pays for the MCP SDK.
   const gateway = await import('../../gateway/index.js');
   if (opts.http !== true) {
     // stdin is the MCP channel (the gateway reads it): opened through the CLI's own door, so
     // it is let go when the command ends, as after every command that reads stdin.
     stdin();
+    // Typed at a terminal by mistake, it would sit silent: say what it waits for, on stderr
+    // (stdout is the channel), and go on serving (a person may paste JSON-RPC lines to try it).
+    if (stdinIsTerminal()) ctx.io.err(TERMINAL_NOTE);
     // stdout is the MCP channel: nothing else may be written to it.
-    await gateway.serveStdio(ctx.paths().socket, options);
+    await gateway.serveStdio(socket, options);
     return;
   }
-  const served = await gateway.serveHttp(ctx.paths().socket, options, {
+  const served = await gateway.serveHttp(socket, options, {
     port: opts.port ?? 0,
     ...(opts.idleTimeout !== undefined ? { idleSessionMs: opts.idleTimeout * 1000 } : {}),
   });

@@ -1,16 +1,19 @@
 import type { Command } from 'commander';
 import { WispError, exitStatusFor } from '../../core/index.js';
-import { parseArgsJson, parseNonNegative, ref } from '../args.js';
+import { absoluteDir, parseArgsJson, parseNonNegative, ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { documentSubcommand } from '../output.js';
-import { allTools } from '../pages.js';
 import { servicesWideTable } from '../render/wide.js';
-import { describeService, heldNote, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
+import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as connectClient from './connect-client.js';
 import * as env from './env.js';
 import { registerAdd, warnShellLine } from './mcp-add.js';
 import { registerAddJson } from './mcp-add-json.js';
-import { activateWithQuestion, registerRestart } from './mcp-restart.js';
+import { activateWithQuestion, failureTailOf, registerRestart, sandboxPlan } from './mcp-restart.js';
+import { registerSandbox } from './mcp-sandbox.js';
+import { registerAllow } from './mcp-allow.js';
+import { planLines } from '../render/sandbox.js';
+import { clean } from '../render.js';
 import * as review from './review.js';
 import * as serve from './mcp-serve.js';
 import * as sources from './sources.js';
@@ -25,12 +28,14 @@ export function register(program: Command, ctx: CliContext): void {
   registerEditing(mcp, ctx);
   registerLifecycle(mcp, ctx);
   registerRestart(mcp, ctx);
+  registerSandbox(mcp, ctx);
+  registerAllow(mcp, ctx);
   tools.register(mcp, ctx);
   review.register(mcp, ctx);
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
   serve.register(mcp, ctx);
-  const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection'];
+  const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection', 'heldTools'];
   documentSubcommand(mcp, 'list', { json: 'an array of services', fields, wide: 'adds ID, VERSION (configVersion), ORIGIN and COMMAND OR URL' });
   documentSubcommand(mcp, 'show', { json: 'one service', fields });
   // Last: it adds --print-config to the gateway's `mcp serve`.
@@ -46,9 +51,15 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .command('list')
     .alias('ls')
     .description('list registered services with their state (the status panel; alias: ls)')
-    .action(() =>
+    .option('--names', 'only the names, one per line (for scripts and shell completion)')
+    .action((opts: { names?: boolean }) =>
       ctx.withClient(async (client) => {
         const { services } = await client.call('services.list');
+        if (opts.names === true) {
+          const names = services.map((service) => service.name);
+          ctx.print(names, () => names.join('\n'));
+          return;
+        }
         ctx.print(services, () => servicesTable(services), () => servicesWideTable(services));
       }),
     );
@@ -61,7 +72,12 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        ctx.print(service, () => describeService(service));
+        // Text only: what the sandbox lets it see, worked out now (--json stays the service).
+        const plan = ctx.json() ? undefined : await sandboxPlan(client, service);
+        const seen = plan === undefined ? [] : 'error' in plan ? [`sandbox:  what it needs to run could not be worked out: ${clean(plan.error)}`] : planLines(service, plan.plan, '');
+        // A failed one: why, where it failed (its last stderr lines), and how to follow its log.
+        const tail = ctx.json() ? undefined : await failureTailOf(client, service);
+        ctx.print(service, () => [describeService(service), ...seen, ...(tail !== undefined ? [tail] : [])].join('\n'));
       }),
     );
 
@@ -73,7 +89,7 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .argument('[args...]', 'new arguments')
     .option('--name <new>', 'rename')
     .option('--args-json <json>', 'new arguments as a JSON array of strings')
-    .option('--cwd <dir>', 'new absolute working directory')
+    .option('--cwd <dir>', 'new working directory (a relative one is resolved against the current directory)', absoluteDir)
     .option('--no-cwd', 'clear the working directory')
     .option('--url <url>', 'a remote service\'s new URL (its saved OAuth login is forgotten)')
     .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (a progress notification from the server starts it again); 100-600000; 0 restores the default', (v) => parseNonNegative(v, '--timeout-ms'))
@@ -150,9 +166,8 @@ function registerLifecycle(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.refreshTools', ref(name));
-        // A refresh that found changed or new tools holds them: say so at once, as `mcp tools` does.
-        const held = service.connection.status === 'active' ? (await allTools(client, service.id)).filter((t) => t.pin !== 'trusted') : [];
-        ctx.print(service, () => (held.length > 0 ? `${stateLine(service)}\n${heldNote(held)}` : stateLine(service)));
+        // A refresh that found changed or new tools holds them: its state line says how many, and how to review them.
+        ctx.print(service, () => stateLine(service));
         if (service.connection.status === 'failed') process.exitCode = exitStatusFor(service.connection.code);
       }),
     );

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { WispError } from '../../core/index.js';
@@ -11,7 +10,7 @@ import { headerSavedText, headersText, loggedInText, loggedOutText, loginUrlText
 import { documentOutput } from '../output.js';
 import { importText, sourcesText } from '../render/sources.js';
 import { clean } from '../render.js';
-import { IMPORT_CLIENTS, defaultWhere, readClientConfig, type ImportClient } from './mcp-import-from.js';
+import { IMPORT_CLIENTS, defaultWhere, readClientConfig, readImportFile, type ImportClient, type ImportSource } from './mcp-import-from.js';
 import { stdinIsTerminal } from '../stdin.js';
 
 type RemoteOptions = {
@@ -74,7 +73,7 @@ function registerSources(mcp: Command, ctx: CliContext): void {
   sources
     .command('add-project')
     .description('read DIR/.mcp.json as a config source (then sync)')
-    .argument('<dir>', 'the project directory')
+    .argument('<dir>', 'the project directory (a relative one is resolved against the current directory)')
     .option('--allow-env <names>', 'variables of the daemon\'s environment its entries may read besides the public ones (comma-separated, repeatable; replaces the ones named before; \'\' names none)', collectNames)
     .addHelpText('after', ADD_PROJECT_HELP)
     .action((dir: string, opts: { allowEnv?: string[] }) =>
@@ -134,14 +133,11 @@ const IMPORT_HELP = `
 \${env:NAME} becomes \${NAME}, filled in from the daemon's environment at launch (a value with a
 \${VAR} is kept as written; never the daemon's own DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*).`;
 
-/** What to import: the FILE given, or the client's own file (--from); one of the two. */
-async function importSource(file: string | undefined, from: ImportClient | undefined): Promise<{ content: string; file: string; warnings: string[] }> {
+/** What to import: the FILE given (in any client's format), or the client's own file (--from); one of the two. */
+async function importSource(file: string | undefined, from: ImportClient | undefined): Promise<ImportSource> {
   if ((file === undefined) === (from === undefined)) throw new WispError('INVALID_PARAMS', 'give a FILE or --from CLIENT (one of the two)');
   if (from !== undefined) return readClientConfig(from, defaultWhere(), process.cwd());
-  const content = await fs.readFile(file ?? '', 'utf8').catch((error: unknown) => {
-    throw new WispError('INVALID_PARAMS', `cannot read ${file ?? ''}: ${(error as Error).message}`);
-  });
-  return { content, file: path.resolve(file ?? ''), warnings: [] };
+  return readImportFile(file ?? '');
 }
 
 /** add-remote, login, logout. */

@@ -10,7 +10,7 @@ import { statusWideText } from '../render/wide.js';
 export function register(program: Command, ctx: CliContext): void {
   const status = program
     .command('status')
-    .description('show the daemon: version, pid, uptime, paths, counts')
+    .description('show the daemon: version, pid, uptime, paths, counts, services connected and their startup phase')
     .addHelpText('after', '\nWith --json: daemon.status\'s result; with no daemon, {"running": false, "socket": ..., "code": "DAEMON_NOT_RUNNING"} (exit 3).')
     .action(async () => {
       try {
@@ -28,7 +28,7 @@ export function register(program: Command, ctx: CliContext): void {
     });
   documentOutput(status, {
     json: 'one object: daemon.status\'s result',
-    fields: ['version', 'protocolVersion', 'pid', 'runId', 'startedAt', 'uptimeMs', 'paths', 'counts', 'lastSeq', 'you'],
+    fields: ['version', 'protocolVersion', 'pid', 'runId', 'startedAt', 'uptimeMs', 'paths', 'counts', 'services', 'load', 'lastSeq', 'you', 'sourceProblems'],
     wide: 'adds the start time, node and protocol versions, every path, the active tools, the last event seq and your client id',
   });
 }

@@ -1,4 +1,4 @@
-import type { DaemonStatus } from '../../core/index.js';
+import { heldSummaryText, phaseText, type DaemonStatus } from '../../core/index.js';
 import { clean, cleanBlock, formatDuration, showArg } from '../render.js';
 
 /** The daemon: `wispctl status` and `wispctl daemon status`. */
@@ -9,12 +9,23 @@ export function statusText(status: DaemonStatus): string {
     `socket:    ${clean(status.paths.socket)}`,
     `data dir:  ${clean(status.paths.dataDir)}`,
     `services:  ${status.counts.services} (${status.counts.enabledServices} enabled)`,
-    `clients:   ${status.counts.clients} (${status.counts.subscribers} following events)`,
   ];
+  // A daemon older than this wispctl has no summary to show.
+  const summary = (status as Partial<DaemonStatus>).services;
+  if (summary !== undefined) {
+    lines.push(`connected: ${summary.connected} of ${summary.total}`, `phase:     ${phaseText(summary.phase)}`);
+    const held = heldSummaryText(summary);
+    if (held !== null) lines.push(`held:      ${held}`);
+  }
+  lines.push(`clients:   ${status.counts.clients} (${status.counts.subscribers} following events)`);
   if (status.registryLoadError !== null) {
     lines.push(
       `warning:   mcp-servers.json was unreadable at start (${clean(status.registryLoadError.message)}); it was moved to ${clean(status.registryLoadError.movedTo)}`,
     );
+  }
+  // A daemon older than this wispctl does not say.
+  for (const problem of (status as Partial<DaemonStatus>).sourceProblems ?? []) {
+    lines.push(`warning:   config source skipped (${clean(problem.code)}): ${showArg(problem.file)}: ${cleanBlock(problem.message, '  ')}; its services are kept as they were (wispctl mcp sources)`);
   }
   return lines.join('\n');
 }

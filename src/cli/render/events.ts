@@ -1,4 +1,4 @@
-import type { Task, WispEvent } from '../../core/index.js';
+import { refusalText, type Task, type WispEvent } from '../../core/index.js';
 import { clean, registeredTool, showArg, showJson } from '../render.js';
 import { describeConnection } from './services.js';
 
@@ -51,6 +51,8 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.sessionId)} ${clean(event.kind)} ${showJson(event.text)}`;
     case 'model.turn':
       return `${head}  ${clean(event.sessionId)} round ${event.round} ${clean(event.finishReason ?? '-')}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
+    case 'network.refused':
+      return `${head}  ${clean(refusalText(event))}`;
     case 'storage.warning':
       return `${head}  ${showArg(event.file)}: ${clean(event.problem)}${event.movedTo !== null ? ` (now at ${showArg(event.movedTo)})` : ''}`;
     case 'model.settings':

@@ -24,20 +24,41 @@ export function installQuestion(plan: Plan): string {
   return `Install ${clean(plan.package)}@${clean(plan.version)}? [y/N] `;
 }
 
-/** Step N of M on one rewritten line (a terminal), or one line per step (a pipe). index 0 clears it. */
-export function progressBar(err: (text: string) => void, tty: boolean): (index: number, total: number, step: string) => void {
+export interface ProgressBar {
+  /** Step `index` (1-based) of `total` has started: the bar shows the steps before it done. */
+  readonly step: (index: number, total: number, step: string) => void;
+  /**
+   * The install ended. Succeeded: the bar is drawn full (`[####...####] 6/6 done`) and left
+   * standing, so its last word is the whole install, not the last step started. Failed: on a
+   * terminal the line is cleared for the error; on a pipe, the steps shown stay as they were.
+   */
+  readonly end: (succeeded: boolean) => void;
+}
+
+const BAR_WIDTH = 24;
+
+/** Step N of M on one rewritten line (a terminal), or one line per step (a pipe). */
+export function progressBar(err: (text: string) => void, tty: boolean): ProgressBar {
   let shown = false;
-  return (index, total, step) => {
-    if (index === 0) {
-      if (shown && tty) process.stderr.write('\r\u001b[K');
-      return;
-    }
-    const width = 24;
-    const filled = Math.round((width * (index - 1)) / total);
-    const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${index}/${total} ${clean(step.replace('_', ' '))}`;
+  let last = 0;
+  const draw = (filled: number, label: string): void => {
+    const line = `[${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${label}`;
     shown = true;
     if (tty) process.stderr.write(`\r\u001b[K${line}`);
     else err(line);
+  };
+  return {
+    step: (index, total, step) => {
+      last = total;
+      draw(Math.round((BAR_WIDTH * (index - 1)) / total), `${index}/${total} ${clean(step.replace('_', ' '))}`);
+    },
+    end: (succeeded) => {
+      if (!shown) return;
+      if (succeeded) {
+        draw(BAR_WIDTH, `${last}/${last} done`);
+        if (tty) process.stderr.write('\n');
+      } else if (tty) process.stderr.write('\r\u001b[K');
+    },
   };
 }
 
@@ -81,6 +102,7 @@ export function installSettingsText(settings: Result<'installs.getSettings'>['se
     `registry:     ${clean(settings.registry ?? '(npm\'s built-in default)')}`,
     `CA file:      ${settings.caFile !== null ? showArg(settings.caFile) : '(none)'}`,
     `time limit:   ${settings.timeoutMs} ms`,
+    `sandbox:      ${settings.sandbox ? 'on (npm sees the install directory, its own cache and config, and the registry\'s host only)' : 'OFF: npm runs as you, with your files and the whole network (wispctl install settings --sandbox)'}`,
   ].join('\n');
 }
 

@@ -1,5 +1,7 @@
-import type { ConnectionState, Result, Service, ToolInfo } from '../../core/index.js';
+import { failureTail, followLogHint, heldText, servicesSummary, summaryText, type ConnectionState, type Result, type Service, type ToolInfo } from '../../core/index.js';
 import { clean, cleanBlock, clip, oneLine, showArg, showJson, table } from '../render.js';
+import { reasonCell, toolsCell } from './wide.js';
+import { planLines, sandboxCell, sandboxLines, UNSANDBOXED, type SandboxPlanResult } from './sandbox.js';
 
 /** Services, their connections and tools, as wispctl shows them. */
 
@@ -10,20 +12,33 @@ export function describeOrigin(origin: Service['origin']): string {
     case 'install':
       return `npm install of ${clean(origin.package)}@${clean(origin.version)} (plan ${clean(origin.planDigest)})`;
     case 'source':
-      return `${clean(origin.source)}${origin.plugin !== null ? ` plugin ${clean(origin.plugin)}` : ''}: ${showArg(origin.file)}`;
+      // A plugin's entry names its plugin ("plugin files"), the others their source ("project").
+      return `${origin.source === 'plugin' && origin.plugin !== null ? `plugin ${clean(origin.plugin)}` : clean(origin.source)}: ${showArg(origin.file)}`;
     case 'import':
       return `imported from ${showArg(origin.file)} at ${clean(origin.at)}`;
   }
 }
 
-export function describeConnection(state: ConnectionState): string {
+/** `9 tools`, and when some are held: `9 tools, 2 held for review: wispctl mcp review NAME`. */
+export function toolsText(toolCount: number, heldTools: number, serviceName: string): string {
+  return `${toolCount} tool${toolCount === 1 ? '' : 's'}${heldTools > 0 ? `, ${heldText(heldTools, serviceName)}` : ''}`;
+}
+
+/**
+ * A connection on one line. `service` (its transport, name and held tools), when known,
+ * says where it runs and which of its tools wait for review; an event's state alone says
+ * neither (a pid is shown when there is one).
+ */
+export function describeConnection(state: ConnectionState, service?: Pick<Service, 'name' | 'transport' | 'heldTools'>): string {
   switch (state.status) {
     case 'disabled':
       return 'disabled';
     case 'activating':
       return `activating (${state.phase}${state.pid !== null ? `, pid ${state.pid}` : ''})`;
-    case 'active':
-      return `active (${state.pid !== null ? `pid ${state.pid}` : 'remote'}, ${state.toolCount} tools)`;
+    case 'active': {
+      const where = state.pid !== null ? `pid ${state.pid}, ` : service !== undefined && service.transport !== 'stdio' ? 'remote, ' : '';
+      return `active (${where}${toolsText(state.toolCount, service?.heldTools ?? 0, service?.name ?? '')})`;
+    }
     case 'failed':
       return `failed ${clean(state.code)}: ${clean(state.message)}`;
     case 'needs_auth':
@@ -70,13 +85,14 @@ export function describeService(service: Service): string {
           `args:     ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
           `cwd:      ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
           `env:      ${ownVariables(service).length === 0 ? '(none)' : ownVariables(service).join(', ')}`,
+          ...sandboxLines(service, 'sandbox:  '),
         ];
   const c = service.connection;
   return [
     `name:     ${clean(service.name)}`,
     `id:       ${clean(service.id)}`,
-    `state:    ${describeConnection(c)}`,
-    ...(c.status === 'active' ? [`server:   ${clip(c.server.name, 100)} ${clip(c.server.version, 100)} (what the server says)`] : []),
+    `state:    ${describeConnection(c, service)}`,
+    ...(c.status === 'active' ? [`server:   ${clip(c.server.name, 100)} ${clip(c.server.version, 100)} (what the server says)`, `protocol: MCP ${clip(c.server.protocolVersion, 20)}`] : []),
     `origin:   ${describeOrigin(service.origin)}`,
     ...where,
     ...environmentReadLines(service, 'reads:    '),
@@ -92,27 +108,26 @@ const MAX_REASON = 120;
 
 export function servicesTable(services: readonly Service[]): string {
   if (services.length === 0) return 'no services registered (add one with: wispctl mcp add NAME -- COMMAND [ARGS...])';
-  return table(
-    ['NAME', 'STATE', 'PID', 'TOOLS', 'SINCE', 'TRANSPORT', 'REASON'],
+  const rows = table(
+    ['NAME', 'STATE', 'PID', 'TOOLS', 'SINCE', 'TRANSPORT', 'SANDBOX', 'REASON'],
     services.map((s) => {
       const c = s.connection;
       const state = c.status === 'activating' ? `activating/${c.phase}` : c.status;
       const pid = 'pid' in c && c.pid !== null ? String(c.pid) : '-';
-      const tools = c.status === 'active' ? String(c.toolCount) : '-';
       const since = c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since;
-      // Cells are cleaned by table(); a reason is one line, cut (mcp show NAME has it whole).
-      const reason =
-        c.status === 'failed' ? oneLine(`${c.code}: ${c.message}`, MAX_REASON) : c.status === 'needs_auth' ? `log in: wispctl mcp login ${s.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}` : '';
-      return [s.name, state, pid, tools, since, s.transport, reason];
+      return [s.name, state, pid, toolsCell(s), since, s.transport, sandboxCell(s), reasonCell(s, MAX_REASON)];
     }),
   );
+  return `${rows}
+
+${summaryText(servicesSummary(services))}`;
 }
 
 /**
  * What a service will do once trusted, before the question: every field is the daemon's own
  * record of what will run (services.get), cleaned.
  */
-export function activationText(service: Service): string {
+export function activationText(service: Service, plan?: SandboxPlanResult | { readonly error: string }): string {
   return (
     service.transport !== 'stdio'
       ? [
@@ -123,15 +138,29 @@ export function activationText(service: Service): string {
           `  origin:       ${describeOrigin(service.origin)}`,
         ]
       : [
-          `${clean(service.name)} will run as you, with your permissions. Its working directory is not a sandbox.`,
+          runsAs(service),
           `  command:      ${showArg(service.command)}`,
           `  args:         ${service.args.length === 0 ? '(none)' : service.args.map(showArg).join(' ')}`,
           `  cwd:          ${service.cwd !== null ? showArg(service.cwd) : '(daemon default)'}`,
           `  environment:  ${ownVariables(service).length === 0 ? '(no variables of its own; the minimal inherited set only)' : `the minimal inherited set, plus ${ownVariables(service).join(', ')}`}`,
           ...environmentReadLines(service, '  reads:        '),
           `  origin:       ${describeOrigin(service.origin)}`,
+          ...(plan === undefined ? [] : 'error' in plan ? [`  sandbox:      what it needs to run could not be worked out: ${clean(plan.error)}`] : planLines(service, plan.plan, '  ')),
         ]
   ).join('\n');
+}
+
+/** The first line of a local server's trust prompt: where it will run, and with what. */
+function runsAs(service: Service): string {
+  const name = clean(service.name);
+  switch (service.sandbox.status) {
+    case 'on':
+      return `${name} will run in a sandbox: it sees only the paths listed below, and the network shown.`;
+    case 'off':
+      return `${name} will run with its sandbox OFF (--no-sandbox): ${UNSANDBOXED}.`;
+    default:
+      return `${name} will run as you, with your permissions: it is not sandboxed (registered before sandboxes existed; turn it on with: wispctl mcp sandbox ${showArg(service.name)} --on). Its working directory is not a sandbox.`;
+  }
 }
 
 export function activationQuestion(service: Service): string {
@@ -176,6 +205,14 @@ export function toolResultText(result: Result<'tools.call'>): string {
   return [...parts, ...structured, ...note].filter((l) => l !== '').join('\n');
 }
 
+/** Why a local service failed, where it failed: its last stderr lines (redacted by the daemon), and how to follow its log. */
+export function failureTailText(service: Service, logs: Result<'services.logs'>): string | undefined {
+  const lines = failureTail(logs.stderr);
+  // Nothing written (a command not found never ran): the failure's own message says it all.
+  if (lines.length === 0) return undefined;
+  return [`the last ${lines.length} stderr lines of ${clean(service.name)}:`, ...lines.map((l) => `  ${clean(l)}`), `follow its log: ${clean(followLogHint(service.name))}`].join('\n');
+}
+
 export function logsText(logs: Result<'services.logs'>): string {
   return (logs.droppedChars > 0 ? `[${logs.droppedChars} older characters dropped]\n` : '') + cleanBlock(logs.stderr.replace(/\n$/, ''));
 }
@@ -194,7 +231,7 @@ export function removedText(deleted: Result<'services.delete'>['deleted']): stri
 
 /** A service and its connection, on one line (after activate, disable, refresh). */
 export function stateLine(service: Service): string {
-  return `${clean(service.name)}: ${describeConnection(service.connection)}`;
+  return `${clean(service.name)}: ${describeConnection(service.connection, service)}`;
 }
 
 export function toolFailureText(result: unknown): string {
@@ -248,7 +285,8 @@ export function loggedOutText(service: Service, revocation: { status: string; me
 }
 
 export function loggedInText(service: Service): string {
-  return `${clean(service.name)}: logged in; ${service.connection.status === 'active' ? `active, ${service.connection.toolCount} tools` : service.connection.status}`;
+  const c = service.connection;
+  return `${clean(service.name)}: logged in; ${c.status === 'active' ? `active, ${toolsText(c.toolCount, service.heldTools, service.name)}` : c.status}`;
 }
 
 /** The prompts for secret values (read without echo). */

@@ -1,4 +1,4 @@
-import type { Approval, DaemonStatus, Result, Service, ToolInfo } from '../../core/index.js';
+import { heldText, servicesSummary, summaryText, type Approval, type DaemonStatus, type Result, type Service, type ToolInfo } from '../../core/index.js';
 import { clean, describeApproval, oneLine, showArg, showJson, table } from '../render.js';
 import { statusText } from './daemon.js';
 
@@ -19,9 +19,33 @@ function origin(o: Service['origin']): string {
   }
 }
 
+// The cells mcp list and its -o wide share: here, so that `status` (which loads this file for -o wide) loads no other renderer.
+
+/** The TOOLS cell: `9`, `9 (2 held)`, or `-` when not active. */
+export function toolsCell(service: Service): string {
+  const c = service.connection;
+  if (c.status !== 'active') return '-';
+  return service.heldTools > 0 ? `${c.toolCount} (${service.heldTools} held)` : String(c.toolCount);
+}
+
+/** The REASON cell: why it failed, where to log in, which tools wait for review. Cleaned by table(); one line, cut (mcp show NAME has it whole). */
+export function reasonCell(service: Service, max: number): string {
+  const c = service.connection;
+  switch (c.status) {
+    case 'failed':
+      return oneLine(`${c.code}: ${c.message}`, max);
+    case 'needs_auth':
+      return `log in: wispctl mcp login ${service.name}${c.authorizationServer !== null ? ` (${c.authorizationServer})` : ''}`;
+    case 'active':
+      return service.heldTools > 0 ? heldText(service.heldTools, service.name) : '';
+    default:
+      return '';
+  }
+}
+
 export function servicesWideTable(services: readonly Service[]): string {
   if (services.length === 0) return 'no services registered (add one with: wispctl mcp add NAME -- COMMAND [ARGS...])';
-  return table(
+  const rows = table(
     ['NAME', 'ID', 'STATE', 'PID', 'TOOLS', 'SINCE', 'TRANSPORT', 'VERSION', 'ORIGIN', 'COMMAND OR URL', 'REASON'],
     services.map((s) => {
       const c = s.connection;
@@ -32,16 +56,19 @@ export function servicesWideTable(services: readonly Service[]): string {
         s.id,
         c.status === 'activating' ? `activating/${c.phase}` : c.status,
         'pid' in c && c.pid !== null ? String(c.pid) : '-',
-        c.status === 'active' ? String(c.toolCount) : '-',
+        toolsCell(s),
         since,
         s.transport,
         String(s.configVersion),
         origin(s.origin),
         oneLine(target, 120),
-        c.status === 'failed' ? oneLine(`${c.code}: ${c.message}`, 120) : c.status === 'needs_auth' ? 'log in: wispctl mcp login' : '',
+        reasonCell(s, 120),
       ];
     }),
   );
+  return `${rows}
+
+${summaryText(servicesSummary(services))}`;
 }
 
 /** The argument names of a tool's input schema, required ones marked with `*`. */

@@ -7,7 +7,7 @@ import { Approval, ApprovalOutcome, CallRef, ConnectionState, ErrorCodeSchema, M
 
 export const events = {
   'service.registered': event('service.registered', 'A service was registered (disabled).', { service: Service }),
-  'service.updated': event('service.updated', 'A service was edited (and so disabled).', { service: Service }),
+  'service.updated': event('service.updated', 'A service was edited (and so disabled, its configVersion bumped), or its live network grants changed (services.allowNet: configVersion kept, and it keeps running).', { service: Service }),
   'service.deleted': event('service.deleted', 'A service was removed.', {
     service: Type.Object({ id: Type.String(), name: Type.String() }),
   }),
@@ -81,6 +81,21 @@ export const events = {
   'install.finished': event('install.finished', 'An install attempt ended (succeeded, failed, cancelled, timed out) or reused an earlier success.', {
     attempt: Type.Omit(InstallAttempt, ['logTail']),
   }),
+  'network.refused': event(
+    'network.refused',
+    'A sandboxed server\'s egress proxy refused a connection: the host and port are not granted (checked before any name is resolved), the name resolved to a loopback, link-local or private address (reached only when granted by address), or too many of its connections were open. The connection is in the audit log too.',
+    {
+      service: Type.Object({ id: Type.String(), name: Type.String() }),
+      host: Type.String({ description: 'As the server asked for it, in canonical form (untrusted text).' }),
+      port: Type.Integer({ minimum: 1, maximum: 65535 }),
+      reason: Type.Union([Type.Literal('not-granted'), Type.Literal('near-address'), Type.Literal('too-many-connections')], {
+        description: 'not-granted: no grant covers it (for ask: a human said no, or did not answer in time).',
+      }),
+      address: Type.Union([Type.String(), Type.Null()], { description: 'near-address: the address the name resolved to; otherwise null.' }),
+      message: Type.String(),
+      hint: Type.Union([Type.String(), Type.Null()], { description: 'The command that grants it (wispctl mcp allow NAME HOST), when one would.' }),
+    },
+  ),
   'storage.warning': event(
     'storage.warning',
     'A persisted file, or a record in it, was bad when read (at start): the record was skipped or the file moved aside intact, and the daemon went on. Or a write failed (a full disk): the audit log (tool calls are refused until it can be written) or a service\'s tool pins (that service stopped).',

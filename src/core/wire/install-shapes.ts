@@ -110,5 +110,9 @@ export const InstallSettingsView = Type.Object({
   registry: Type.Union([Type.String(), Type.Null()], { description: 'null: npm\'s own built-in default registry.' }),
   caFile: Type.Union([Type.String(), Type.Null()], { description: 'A CA bundle passed to npm, for a TLS-intercepting proxy.' }),
   timeoutMs: Type.Integer({ description: 'One install attempt, end to end.' }),
+  sandbox: Type.Boolean({
+    description:
+      'true (the default): every npm run is contained (bubblewrap: the install directory, npm\'s private cache and config, the CA bundle, and the registry\'s host:port only; SANDBOX_UNAVAILABLE where it cannot be had). false: npm runs as you, with your files and the whole network.',
+  }),
 });
 export type InstallSettingsView = Static<typeof InstallSettingsView>;

@@ -1,10 +1,11 @@
 /** The methods of the daemon, events, services, tools and approvals (part of the method table). */
 import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
-import { CLIENT_NAME_PATTERN } from '../patterns.js';
+import { CLIENT_NAME_PATTERN, GATEWAY_ID_PATTERN } from '../patterns.js';
 import { method, type MethodDef } from './define.js';
 import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, OAuthFlowProps, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
 import { DaemonStatus } from './status-shapes.js';
+import { SandboxPlanView, SandboxProfileParam, SandboxState } from './sandbox-shapes.js';
 import { events } from './events.js';
 
 /** A remote service's URL: services.registerRemote and services.update check it alike. */
@@ -60,7 +61,7 @@ export const serviceMethods = {
   'services.register': method({
     summary: 'Register a stdio MCP server. It is stored disabled; nothing runs. The command must be absolute or a bare program name.',
     params: Type.Object(
-      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs) },
+      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs), sandbox: Type.Optional(SandboxProfileParam) },
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
@@ -153,6 +154,7 @@ export const serviceMethods = {
             cwd: Type.Optional(Type.Union([Cwd, Type.Null()], { description: 'null clears it.' })),
             timeoutMs: Type.Optional(Type.Union([TimeoutMs, Type.Null()], { description: 'null restores the default.' })),
             url: Type.Optional(remoteUrl('A remote (http or sse) service\'s URL; refused for a stdio service (INVALID_CONFIG).')),
+            sandbox: Type.Optional(SandboxProfileParam),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -161,6 +163,35 @@ export const serviceMethods = {
     ),
     result: Type.Object({ service: Service }),
     errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
+  }),
+  'services.allowNet': method({
+    summary:
+      'Grant (or with revoke, take back) a network host to a sandboxed stdio service. host is host, host:port, [v6]:port, *.domain or an IP address (INVALID_PARAMS otherwise, with field host). ' +
+      'A service whose network is host grants or ask gets a live grant (change: live): stored with the service, applied by its running egress proxy to the next connection, no restart, no configVersion bump. ' +
+      'A service with no network (none) gets a profile change (change: profile): its network becomes that one host, configVersion is bumped and it is stopped and disabled, to be trusted again. ' +
+      'change unchanged: it was granted already. A grant of the profile itself is taken back with services.update (wispctl mcp sandbox NAME --revoke-net), not here (INVALID_PARAMS).',
+    params: Type.Object(
+      {
+        ...ServiceRefProps,
+        host: Type.String({ minLength: 1, maxLength: 300, description: 'host[:port], as wispctl mcp allow takes it.' }),
+        revoke: Type.Optional(Type.Boolean({ description: 'true: take the live grant back (new connections are refused; open ones run to their end).' })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({
+      service: Service,
+      grant: Type.String({ description: 'The grant in canonical form (lower case, the web ports left out).' }),
+      change: Type.Union([Type.Literal('live'), Type.Literal('profile'), Type.Literal('unchanged')]),
+    }),
+    errors: ['SERVICE_NOT_FOUND', 'INVALID_PARAMS', 'INVALID_CONFIG', 'LIMIT_EXCEEDED', 'STORAGE_FAILED'],
+  }),
+  'services.sandboxPlan': method({
+    summary:
+      'What a sandboxed launch of a stdio service would be given, worked out now as activation will: every path it sees (read-only, read-write, private), its network, the paths its args name that no grant covers, ' +
+      'and whether a sandbox can be had on this machine. What a trust prompt shows. plan is null for a service that is not sandboxed (sandbox off, legacy, remote).',
+    params: ServiceRef,
+    result: Type.Object({ sandbox: SandboxState, plan: Type.Union([SandboxPlanView, Type.Null()]) }),
+    errors: ['SERVICE_NOT_FOUND', 'COMMAND_NOT_FOUND', 'COMMAND_NOT_EXECUTABLE', 'ENV_NOT_ALLOWED'],
   }),
   'services.delete': method({
     summary: 'Stop a service (if running) and remove it from the registry. A service synced from a config file is refused (INVALID_CONFIG): it would come back at the next reload; the message says how to remove it from its source.',
@@ -232,13 +263,14 @@ export const serviceMethods = {
   'services.activate': method({
     summary:
       'Trust and activate: start the program, initialize, discover every page of tools. Bound to the configVersion the human was shown. ' +
-      'Answers when activation has ended, with the resulting state (active, or failed with a code). Nothing restarts it automatically.',
+      'Answers when activation has ended, with the resulting state (active, or failed with a code). Nothing restarts it automatically. ' +
+      'Wisp\'s own gateway (wispctl ... mcp serve) is refused before anything runs: SELF_GATEWAY.',
     params: Type.Object(
       { ...ServiceRefProps, configVersion: Type.Integer({ minimum: 1, description: 'The version whose command, args and cwd were shown.' }) },
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
-    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'SERVICE_BUSY', 'DAEMON_STOPPING', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING', 'SECRET_BINDING_CHANGED'],
+    errors: ['SERVICE_NOT_FOUND', 'APPROVAL_STALE', 'SERVICE_BUSY', 'DAEMON_STOPPING', 'KEYCHAIN_UNAVAILABLE', 'SECRET_MISSING', 'SECRET_BINDING_CHANGED', 'SELF_GATEWAY'],
   }),
   'services.disable': method({
     summary: 'Stop a service: its tools are withdrawn at once, then stdin is closed, then SIGTERM and SIGKILL go to its process group. A second disable forces it.',
@@ -306,24 +338,46 @@ export const serviceMethods = {
     }),
   }),
   'approvals.respond': method({
-    summary: 'Approve or deny a pending approval. The first answer wins; later answers get APPROVAL_NOT_PENDING.',
+    summary:
+      'Approve or deny a pending approval. The first answer wins; later answers get APPROVAL_NOT_PENDING. ' +
+      'A network.connect approval approved with scope always also grants that host and port to the service for good, as services.allowNet does (a live grant: shown by services.get, taken back with services.allowNet revoke).',
     params: Type.Object(
-      { id: Type.String({ minLength: 1, maxLength: 128 }), decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]) },
+      {
+        id: Type.String({ minLength: 1, maxLength: 128 }),
+        decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
+        scope: Type.Optional(
+          Type.Union([Type.Literal('once'), Type.Literal('always')], {
+            description: 'network.connect only, with approve: once (the default) lets this one connection through; always records a live grant of the host and port too. Given with another kind, or with deny, it is INVALID_PARAMS.',
+          }),
+        ),
+      },
       { additionalProperties: false },
     ),
     result: Type.Object({ approval: Approval }),
-    errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_NOT_PENDING'],
+    errors: ['APPROVAL_NOT_FOUND', 'APPROVAL_NOT_PENDING', 'INVALID_PARAMS', 'INVALID_CONFIG', 'SERVICE_NOT_FOUND', 'STORAGE_FAILED'],
   }),
   'client.identify': method({
     summary:
       'Name this connection (once): from now on its client id in approvals (requester, by), events and the audit log is `client-N (NAME)`. ' +
-      'wispctl mcp serve names each MCP connection after the MCP client (mcp:claude-code). A second call is refused.',
+      'wispctl mcp serve names each MCP connection after the MCP client (mcp:claude-code). ' +
+      `A gateway also names itself (gateway, once, before the connection's first call): every connection giving the same id counts as one client for ${LIMITS.maxPendingCallsPerClient} waiting calls, ` +
+      `with at most ${LIMITS.maxConnectionsPerGateway} connections per gateway, ${LIMITS.maxGatewayConnections} and ${LIMITS.maxGatewayPendingCalls} waiting calls for every gateway together ` +
+      `(the rest of the ${LIMITS.maxPendingCalls} is kept for other clients); over a connection cap the answer is LIMIT_EXCEEDED and the connection is closed. ` +
+      'Setting name or gateway a second time is refused.',
     params: Type.Object(
-      { name: Type.String({ minLength: 1, maxLength: 64, pattern: CLIENT_NAME_PATTERN, description: 'Letters, digits and . _ : @ + - (no spaces), at most 64.' }) },
-      { additionalProperties: false },
+      {
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: CLIENT_NAME_PATTERN, description: 'Letters, digits and . _ : @ + - (no spaces), at most 64.' })),
+        gateway: Type.Optional(
+          Type.String({
+            pattern: GATEWAY_ID_PATTERN,
+            description: 'The gateway this connection belongs to: a random id one `wispctl mcp serve` process (with --http: its one token) makes at start and gives on each of its connections. Never sent back.',
+          }),
+        ),
+      },
+      { additionalProperties: false, minProperties: 1 },
     ),
     result: Type.Object({ clientId: Type.String() }),
-    errors: ['INVALID_PARAMS'],
+    errors: ['INVALID_PARAMS', 'LIMIT_EXCEEDED'],
   }),
   'rpc.cancel': method({
     summary:

@@ -129,7 +129,7 @@ export const sessionMethods = {
     errors: ['PLAN_NOT_FOUND', 'INSTALL_RUNNING', 'INVALID_PARAMS'],
   }),
   'installs.getSettings': method({
-    summary: 'Install settings: runtime directories, registry, CA bundle, time limit.',
+    summary: 'Install settings: runtime directories, registry, CA bundle, time limit, whether npm runs sandboxed.',
     params: NoParams,
     result: Type.Object({ settings: InstallSettingsView }),
   }),
@@ -141,6 +141,7 @@ export const sessionMethods = {
         registry: Type.Optional(Type.Union([Type.String({ pattern: '^https?://', maxLength: 2048 }), Type.Null()])),
         caFile: Type.Optional(Type.Union([Type.String({ pattern: '^/', maxLength: 1024 }), Type.Null()])),
         timeoutMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3_600_000 })),
+        sandbox: Type.Optional(Type.Boolean()),
       },
       { additionalProperties: false, minProperties: 1 },
     ),
@@ -153,13 +154,15 @@ export const sessionMethods = {
     result: SourcesView,
   }),
   'sources.reload': method({
-    summary: 'Read the config sources again and sync them into the registry: changed entries are stopped and disabled, gone ones removed. Services registered by hand are never touched.',
+    summary:
+      'Read the config sources again and sync them into the registry: changed entries are stopped and disabled, gone ones removed. Services registered by hand are never touched. ' +
+      'A source that is there but cannot be used (UNSAFE_FILE, INVALID_CONFIG in report.problems) is skipped, never fatal: the services it gave are kept as they were, and a storage.warning says so.',
     params: NoParams,
     result: SourcesView,
   }),
   'sources.addProject': method({
     summary:
-      'Add a project directory whose .mcp.json is a config source, then sync. allowEnv names the variables of the daemon\'s environment its entries may read besides the public ones (HOME, USER, PATH, TMPDIR, ...); given for a project already added, it replaces them (empty: none).',
+      'Add a project directory whose .mcp.json is a config source, then sync. A .mcp.json that is there but cannot be used is refused and the project not recorded: UNSAFE_FILE (not your own file: another owner, writable by group or others, a symlink), INVALID_CONFIG (unreadable, not JSON, not an object); one not there yet is fine. allowEnv names the variables of the daemon\'s environment its entries may read besides the public ones (HOME, USER, PATH, TMPDIR, ...); given for a project already added, it replaces them (empty: none).',
     params: Type.Object(
       {
         directory: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/' }),
@@ -168,7 +171,7 @@ export const sessionMethods = {
       { additionalProperties: false },
     ),
     result: SourcesView,
-    errors: ['INVALID_PARAMS', 'ENV_NOT_ALLOWED', 'STORAGE_FAILED'],
+    errors: ['INVALID_PARAMS', 'ENV_NOT_ALLOWED', 'UNSAFE_FILE', 'INVALID_CONFIG', 'STORAGE_FAILED'],
   }),
   'sources.removeProject': method({
     summary: 'Remove a project directory from the config sources, then sync (its services are removed).',
@@ -179,7 +182,8 @@ export const sessionMethods = {
   'services.import': method({
     summary:
       'One-off import of a Claude-Desktop-style (mcpServers) or VS Code-style (servers) file: each entry becomes a service registered by hand (disabled). ' +
-      'Env and header values written without ${VAR} go to the secret store (storage), never into mcp-servers.json; values with ${VAR} are kept as written and filled in from the daemon\'s environment at launch (never its own variables: ENV_NOT_ALLOWED).',
+      'Env and header values written without ${VAR} go to the secret store (storage), never into mcp-servers.json; values with ${VAR} are kept as written and filled in from the daemon\'s environment at launch (never its own variables: ENV_NOT_ALLOWED). ' +
+      'An entry that runs Wisp\'s own gateway (wispctl ... mcp serve) is skipped with code SELF_GATEWAY; an envFile is never read (a warning says so).',
     params: Type.Object(
       {
         content: Type.String({ maxLength: 1024 * 1024, description: 'The file\'s text.' }),

@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { LIMITS } from '../limits.js';
 import { ENV_NAME_PATTERN, SERVICE_NAME_PATTERN } from '../patterns.js';
+import { SandboxState } from './sandbox-shapes.js';
 
 /**
  * A `code` field: one of the catalog's codes (docs/errors.md). Replies, events and
@@ -38,7 +39,7 @@ export const Cwd = Type.String({
   minLength: 1,
   maxLength: LIMITS.maxCommandChars,
   pattern: NoNul,
-  description: 'Absolute working directory (a relative one is refused with INVALID_CONFIG). It is not a sandbox.',
+  description: 'Absolute working directory (a relative one is refused with INVALID_CONFIG). Sandboxed, it is the one path the server may write besides its grants.',
 });
 
 export const TimeoutMs = Type.Integer({
@@ -66,7 +67,14 @@ export const ConnectionState = Type.Union(
       pid: Type.Union([Pid, Type.Null()], { description: 'The server process; null for a remote (http) service.' }),
       toolCount: Type.Integer({ minimum: 0 }),
       toolListVersion: Type.Integer({ minimum: 1, description: 'Bumped on every tool discovery of this connection.' }),
-      server: Type.Object({ name: Type.String(), version: Type.String() }, { description: 'What the server says it is: untrusted.' }),
+      server: Type.Object(
+        {
+          name: Type.String(),
+          version: Type.String(),
+          protocolVersion: Type.String({ description: "The MCP revision this connection speaks: 2025-11-25 (or an earlier 2025 one, the server's choice at initialize) or 2026-07-28." }),
+        },
+        { description: 'What the server says it is (name, version: untrusted), and the protocol revision spoken.' },
+      ),
       since: Timestamp,
     }),
     Type.Object({
@@ -149,6 +157,7 @@ export const Service = Type.Object({
     }),
     { description: 'Every `${VAR}` a launch reads from the daemon\'s environment, field by field: what a trust prompt shows. Never the daemon\'s own variables (DEEPSEEK_API_KEY, WISP_*): those are refused.' },
   ),
+  sandbox: SandboxState,
   origin: Type.Union(
     [
       Type.Object({ kind: Type.Literal('manual') }),
@@ -168,6 +177,11 @@ export const Service = Type.Object({
     },
   ),
   enabled: Type.Boolean({ description: 'True while activating or active. Every edit and every daemon restart disables a service.' }),
+  heldTools: Type.Integer({
+    minimum: 0,
+    description:
+      'How many of its tools are held (changed or added since they were trusted): listed, never offered to a model or callable until reviewed (tools.review, tools.accept; wispctl mcp review NAME). 0 unless active. connection.toolCount counts them too.',
+  }),
   configVersion: Type.Integer({ minimum: 1, description: 'Bumped on every edit; a trust decision is bound to it.' }),
   connection: ConnectionState,
   createdAt: Timestamp,
@@ -200,6 +214,15 @@ export const ToolWarning = Type.Object({
 });
 export type ToolWarning = Static<typeof ToolWarning>;
 
+/** A tool's icon as the server gave it, once checked (mcp/tool-extras.ts). */
+export const ToolIcon = Type.Object({
+  src: Type.String({ description: 'An https: URL or a data: URI of a PNG, JPEG, GIF or WebP image.' }),
+  mimeType: Type.Union([Type.String(), Type.Null()]),
+  sizes: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  theme: Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Null()]),
+});
+export type ToolIcon = Static<typeof ToolIcon>;
+
 export const ToolInfo = Type.Object({
   serviceId: Type.String(),
   serviceName: Type.String(),
@@ -209,6 +232,11 @@ export const ToolInfo = Type.Object({
   description: Type.String({ description: 'Untrusted text from the server.' }),
   inputSchema: Type.Object({}, { additionalProperties: true }),
   annotations: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Untrusted hints: shown, never obeyed.' }),
+  outputSchema: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+    description: 'The server\'s output schema, when Wisp compiled it and checks every result\'s structuredContent against it; null when the tool has none, or one Wisp could not compile (then nothing is checked).',
+  }),
+  icons: Type.Array(ToolIcon, { maxItems: 8, description: 'The server\'s icons that passed Wisp\'s checks (https: or data: image URIs, bounded); others are dropped.' }),
+  meta: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The tool\'s _meta: untrusted, at most 4 KB of JSON; null when it had none or more.' }),
   generation: Generation,
   toolListVersion: Type.Integer(),
   pin: PinStatus,
@@ -238,13 +266,15 @@ export const ApprovalState = Type.Union([
 ]);
 export type ApprovalState = Static<typeof ApprovalState>;
 
-const approvalKind = Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation'), Type.Literal('install')], {
-  description: 'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools; install: an npm install plan (installs.start or the model\'s mcp_install_npm).',
+const approvalKind = Type.Union([Type.Literal('tool_call'), Type.Literal('host_tool'), Type.Literal('registration'), Type.Literal('activation'), Type.Literal('install'), Type.Literal('network.connect')], {
+  description:
+    'tool_call: a third-party tool; host_tool, registration, activation: the model\'s host tools; install: an npm install plan (installs.start or the model\'s mcp_install_npm); ' +
+    'network.connect: a sandboxed service whose network is ask connecting to a host and port no grant covers (its connection waits for the answer; requester.clientId is service:NAME).',
 });
 const approvalBinding = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()]), {
   description:
     'What the approval is bound to; a use that differs in any key is refused. tool_call: serviceId, generation, toolListVersion, toolName, ' +
-    'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest. install: planDigest.',
+    'argumentsDigest (sha256 of the canonical arguments). activation: serviceId, configVersion. registration and host_tool: tool, argumentsDigest. install: planDigest. network.connect: serviceId, host (canonical: lowercase, an IPv6 address without brackets), port.',
 });
 
 export const Approval = Type.Object({
@@ -289,6 +319,7 @@ export const ResultContent = Type.Union([
       mimeType: Type.Union([Type.String(), Type.Null()]),
       bytes: Type.Union([Type.Integer(), Type.Null()]),
       uri: Type.Union([Type.String(), Type.Null()], { description: 'Never opened.' }),
+      name: Type.Union([Type.String(), Type.Null()], { description: 'A resource_link\'s name (untrusted text); null for other types.' }),
     },
     { description: 'Content that is never passed on: a marker with its type and size.' },
   ),

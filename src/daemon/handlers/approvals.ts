@@ -1,12 +1,14 @@
+import { respondApproval } from '../net-ask.js';
 import { approvalView, approvalsPage, clientId } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 /** The approvals a human answers: listed (paged) and responded to. */
-export function approvalHandlers({ approvals }: Pick<DaemonParts, 'approvals'>): Pick<Handlers, 'approvals.list' | 'approvals.respond'> {
+export function approvalHandlers(parts: Pick<DaemonParts, 'approvals' | 'registry' | 'supervisor' | 'services'>): Pick<Handlers, 'approvals.list' | 'approvals.respond'> {
   return {
-    'approvals.list': (params) => approvalsPage(approvals, params),
-    'approvals.respond': (params, ctx) => ({
-      approval: approvalView(approvals.respond(params.id, params.decision, clientId(ctx.connection))),
-    }),
+    'approvals.list': (params) => approvalsPage(parts.approvals, params),
+    'approvals.respond': (params, ctx) => {
+      const answered = respondApproval(parts, params, clientId(ctx.connection));
+      return answered instanceof Promise ? answered.then((approval) => ({ approval: approvalView(approval) })) : { approval: approvalView(answered) };
+    },
   };
 }

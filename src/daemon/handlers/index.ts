@@ -1,6 +1,6 @@
 import type { MethodEntry, MethodTraits } from '../../control/index.js';
 import type { MethodName } from '../../core/index.js';
-import { checks } from '../../core/wire/params-checks.generated.js';
+import { checks } from '#generated/params-checks.js';
 import { elicitationHandlers } from './elicitations.js';
 import { approvalHandlers } from './approvals.js';
 import { daemonHandlers } from './daemon.js';

@@ -1,6 +1,7 @@
 import { WispError, isRemoteTransport } from '../../core/index.js';
 import { forgetLogin, launchDigest, type StoredService } from '../../mcp/index.js';
 import { assertEditable, assertRemovable, secretRefs } from '../service-ops.js';
+import { allowNet } from '../net-grants.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 type ServiceMethods =
@@ -12,7 +13,9 @@ type ServiceMethods =
   | 'services.activate'
   | 'services.disable'
   | 'services.refreshTools'
-  | 'services.logs';
+  | 'services.logs'
+  | 'services.sandboxPlan'
+  | 'services.allowNet';
 
 /** The registry and the lifecycle of services: register, show, edit, delete, activate, disable. */
 export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets'>): Pick<Handlers, ServiceMethods> {
@@ -65,5 +68,7 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
       return { service: services.view(config) };
     },
     'services.logs': (params) => supervisor.logs(registry.get(params).id),
+    'services.sandboxPlan': (params) => services.sandboxPlan(registry.get(params)),
+    'services.allowNet': (params) => allowNet(parts, params),
   };
 }

@@ -22,8 +22,18 @@ export function sourceHandlers(parts: Deps): Pick<Handlers, SourceMethods> {
       return view();
     },
     'sources.addProject': async (params) => {
+      // A project whose file cannot be used is refused by add (UNSAFE_FILE, INVALID_CONFIG)
+      // before it is recorded; one whose sync then fails is taken back out: a failed add
+      // leaves nothing behind for the next start to trip on.
+      const before = projects.snapshot();
       await projects.add(params.directory, params.allowEnv);
-      await sourceSync.sync();
+      try {
+        await sourceSync.sync();
+      } catch (error) {
+        await projects.restore(before).catch(() => undefined);
+        await sourceSync.sync().catch(() => undefined);
+        throw error;
+      }
       return view();
     },
     'sources.removeProject': async (params) => {

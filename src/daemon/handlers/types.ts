@@ -1,4 +1,4 @@
-import type { CallContext, EventHub, WispPaths } from '../../control/index.js';
+import type { AdmissionLoad, CallContext, EventHub, WispPaths } from '../../control/index.js';
 import type { MethodName, Params, Result } from '../../core/index.js';
 import type { Approvals, AuditLog } from '../../approvals/index.js';
 import type { InstallSettingsStore, Installer } from '../../install/index.js';
@@ -54,6 +54,6 @@ export interface DaemonParts {
 export interface DaemonControl {
   readonly startedAt: Date;
   readonly loadProblem: () => LoadProblem | null;
-  readonly connections: () => { readonly clientCount: number; readonly subscriberCount: number };
+  readonly connections: () => { readonly clientCount: number; readonly subscriberCount: number; readonly load: AdmissionLoad };
   readonly stop: (reason: string) => void;
 }

@@ -1,4 +1,4 @@
-import { WispError, type DaemonStatus, type WispEvent } from '../../core/index.js';
+import { WispError, servicesSummary, type DaemonStatus, type WispEvent } from '../../core/index.js';
 import type { PanelBackend } from '../backend.js';
 import { DemoChat } from './chat.js';
 import { DemoInstalls } from './installs.js';
@@ -100,9 +100,12 @@ export class DemoDaemon implements PanelBackend {
         clients: 1,
         subscribers: 1,
       },
+      services: servicesSummary(services),
+      load: { connections: 1, heldFrameBytes: 0, pendingCalls: 0, gateways: 0, gatewayConnections: 0, gatewayPendingCalls: 0 },
       lastSeq: this.world.lastSeq,
       you: { clientId: PANEL_CLIENT_ID },
       registryLoadError: null,
+      sourceProblems: [],
     };
   }
 }

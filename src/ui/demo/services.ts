@@ -58,8 +58,11 @@ function blank(name: string, transport: 'stdio' | 'http'): Service {
     envTemplates: [],
     headerTemplates: [],
     environmentReads: [],
+    sandbox: transport === 'stdio' ? { status: 'on', read: [], write: [], net: { mode: 'none' } } : { status: 'remote' },
     origin: { kind: 'manual' },
     enabled: false,
+    // The demo's tools are the ones shown at its pretend trust: none is ever held.
+    heldTools: 0,
     configVersion: 1,
     connection: { status: 'disabled', since: at },
     createdAt: at,
@@ -107,6 +110,9 @@ function toolInfos(service: Service, generation: number, version: number): ToolI
     // The demo's tools are the ones shown at its (pretend) trust: pinned, nothing held.
     pin: 'trusted' as const,
     unavailable: null,
+    outputSchema: null,
+    icons: [],
+    meta: null,
   }));
 }
 
@@ -128,7 +134,7 @@ export async function activate(world: DemoWorld, service: Service, configVersion
   await world.later(300);
   const tools = toolInfos(current, generation, 1);
   world.tools.set(current.id, tools);
-  const server = { name: `demo-${current.name}`, version: '1.0.0' };
+  const server = { name: `demo-${current.name}`, version: '1.0.0', protocolVersion: '2025-11-25' };
   current = world.put({ ...current, connection: { status: 'active', generation, pid: null, toolCount: tools.length, toolListVersion: 1, server, since: now() } }, 'state');
   world.emit({ type: 'service.tools', service: { id: current.id, name: current.name }, toolListVersion: 1, toolCount: tools.length });
   return current;
@@ -192,6 +198,17 @@ export const SERVICE_METHODS: Readonly<Record<string, Handler>> = {
   'services.logs': (world, p) => {
     world.service(p);
     return { stderr: '', droppedChars: 0 };
+  },
+  // A made-up plan, as a sandboxed demo server would be given: nothing of the user's.
+  'services.sandboxPlan': (world, p) => {
+    const service = world.service(p);
+    if (service.sandbox.status !== 'on') return { sandbox: service.sandbox, plan: null };
+    const mounts = [
+      { path: '/home/demo', access: 'tmpfs' as const, why: 'home' as const },
+      { path: '/tmp', access: 'tmpfs' as const, why: 'tmp' as const },
+      { path: '/usr', access: 'read' as const, why: 'system' as const },
+    ];
+    return { sandbox: service.sandbox, plan: { available: true, reason: null, command: service.command, mounts, home: '/home/demo', chdir: '/home/demo', network: 'none' as const, offered: [], warnings: [], taskLimit: 512 } };
   },
   'tools.list': (world, p) => {
     const id = optionalText(p, 'serviceId', 128);

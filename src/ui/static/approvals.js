@@ -3,7 +3,7 @@
 // labelled; the question names the bound tool again, last thing before the buttons.
 import { html } from './html.js';
 import { clean } from '../../core/index.js';
-import { KIND_TEXT, approvalQuestion, argumentsWarning, pretty, registeredTool, resolvedText, serverClaims } from './format.js';
+import { KIND_TEXT, approvalQuestion, argumentsWarning, networkTarget, pretty, registeredTool, resolvedText, serverClaims } from './format.js';
 import { ElicitationCard } from './elicitations.js';
 import { enableNotifications, respond, useStore } from './store.js';
 
@@ -44,11 +44,14 @@ export function ApprovalCard({ entry }) {
   const titleId = `q-${approval.id}`;
   const tool = clean(registeredTool(approval));
   const open = entry.resolved === null && !entry.answering;
+  const network = approval.kind === 'network.connect';
   return html`<article class=${`card ${entry.resolved === null ? 'pending' : 'resolved'}`} aria-labelledby=${titleId} data-approval=${approval.id}>
     <p class="kind">approval ${clean(approval.id)}: ${KIND_TEXT[approval.kind] ?? clean(approval.kind)}</p>
     <dl class="fields">
       <div><dt>service</dt><dd>${clean(s.serviceName)}</dd></div>
-      <div><dt>tool</dt><dd><code>${tool}</code></dd></div>
+      ${network
+        ? html`<div><dt>connect to</dt><dd><code>${networkTarget(approval)}</code> (the connection waits for this answer; Approve lets this one through, Always allow grants it for good: revoke with wispctl mcp allow ${clean(s.serviceName)} ${networkTarget(approval)} --revoke)</dd></div>`
+        : html`<div><dt>tool</dt><dd><code>${tool}</code></dd></div>`}
       ${approval.kind !== 'tool_call' && s.title !== null ? html`<div><dt>what</dt><dd>${clean(s.title)}</dd></div>` : null}
       <div><dt>arguments</dt><dd><pre class="json" aria-label="arguments">${pretty(s.arguments)}</pre><${ArgumentsWarning} args=${s.arguments} /></dd></div>
       <div><dt>asked by</dt><dd>${clean(approval.requester.clientId)}${approval.requester.sessionId !== null ? `, session ${clean(approval.requester.sessionId)}` : ''}</dd></div>
@@ -59,6 +62,7 @@ export function ApprovalCard({ entry }) {
     ${open
       ? html`<div class="actions">
           <button type="button" class="approve" aria-label=${`Approve: ${approvalQuestion(approval)}`} onClick=${() => respond(approval.id, 'approve')}>Approve</button>
+          ${network ? html`<button type="button" class="approve" aria-label=${`Always allow: ${approvalQuestion(approval)}`} onClick=${() => respond(approval.id, 'approve', 'always')}>Always allow</button>` : null}
           <button type="button" class="deny" aria-label=${`Deny: ${approvalQuestion(approval)}`} onClick=${() => respond(approval.id, 'deny')}>Deny</button>
         </div>`
       : null}

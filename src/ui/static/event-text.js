@@ -1,6 +1,6 @@
 // Events and the daemon's status in wispctl's words (src/cli/render/events.ts, daemon.ts).
 // Plain strings only: the pages render them as text.
-import { clean, jsonForTerminal } from '../../core/index.js';
+import { clean, jsonForTerminal, refusalText } from '../../core/index.js';
 import { taskEndLine } from './chat-text.js';
 import { describeConnection, registeredTool } from './format.js';
 
@@ -56,6 +56,8 @@ function rawDetail(e) {
       return `${e.install.package}@${e.install.version} ${e.index}/${e.total} ${e.step} ${e.status}`;
     case 'install.finished':
       return `${e.attempt.package}@${e.attempt.version} ${e.attempt.status}${e.attempt.serviceName !== null ? ` -> ${e.attempt.serviceName}` : ''}${e.attempt.error !== null ? ` ${e.attempt.error.code}` : ''}`;
+    case 'network.refused':
+      return refusalText(e);
     case 'storage.warning':
       return `${e.file}: ${e.problem}${e.movedTo !== null ? ` (now at ${e.movedTo})` : ''}`;
     case 'daemon.recovered':

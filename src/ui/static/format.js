@@ -2,17 +2,28 @@
 // Everything here returns plain strings; the pages render them as text, never as HTML, and
 // every text they render passes wispctl's escaping (html.js); one-line fields of an approval
 // are escaped here with clean() as wispctl escapes them, so a line break in a name shows too.
-import { clean, cleanLines, jsonForTerminal, unseenIn } from '../../core/index.js';
+import { clean, cleanLines, heldText, jsonForTerminal, unseenIn } from '../../core/index.js';
 
-/** A connection state on one line, as `wispctl mcp status` describes it. */
-export function describeConnection(c) {
+/** `9 tools`, and when some are held: `9 tools, 2 held for review: wispctl mcp review NAME` (wispctl's toolsText). */
+export function toolsText(toolCount, heldTools, name) {
+  return `${toolCount} tool${toolCount === 1 ? '' : 's'}${heldTools > 0 ? `, ${heldText(heldTools, name)}` : ''}`;
+}
+
+/**
+ * A connection state on one line, as `wispctl mcp show` describes it. With the service (its
+ * transport, name, held tools) it says where it runs and what waits for review; an event's
+ * state alone says neither. A stdio service without a pid (the demo's) is never "remote".
+ */
+export function describeConnection(c, service) {
   switch (c.status) {
     case 'disabled':
       return 'disabled';
     case 'activating':
       return `activating (${clean(String(c.phase))}${c.pid !== null ? `, pid ${c.pid}` : ''})`;
-    case 'active':
-      return `active (${c.pid !== null ? `pid ${c.pid}` : 'remote'}, ${c.toolCount} tools)`;
+    case 'active': {
+      const where = c.pid !== null ? `pid ${c.pid}, ` : service !== undefined && service.transport !== 'stdio' ? 'remote, ' : '';
+      return `active (${where}${toolsText(c.toolCount, service?.heldTools ?? 0, service?.name ?? '')})`;
+    }
     case 'failed':
       return `failed ${clean(c.code)}: ${clean(c.message)}`;
     case 'needs_auth':
@@ -30,9 +41,16 @@ export function statusCells(s) {
   return {
     state: c.status === 'activating' ? `activating/${c.phase}` : c.status,
     pid: 'pid' in c && c.pid !== null ? String(c.pid) : '-',
-    tools: c.status === 'active' ? String(c.toolCount) : '-',
+    tools: c.status !== 'active' ? '-' : (s.heldTools ?? 0) > 0 ? `${c.toolCount} (${s.heldTools} held)` : String(c.toolCount),
     since: c.status === 'failed' || c.status === 'needs_auth' ? c.at : c.since,
-    reason: c.status === 'failed' ? `${clean(c.code)}: ${clean(c.message)}` : c.status === 'needs_auth' ? `log in: wispctl mcp login ${clean(s.name)}` : '',
+    reason:
+      c.status === 'failed'
+        ? `${clean(c.code)}: ${clean(c.message)}`
+        : c.status === 'needs_auth'
+          ? `log in: wispctl mcp login ${clean(s.name)}`
+          : c.status === 'active' && (s.heldTools ?? 0) > 0
+            ? `${heldText(s.heldTools, s.name)} (or select it to review them here)`
+            : '',
   };
 }
 
@@ -43,7 +61,8 @@ export function describeOrigin(origin) {
     case 'install':
       return `npm install of ${clean(origin.package)}@${clean(origin.version)} (plan ${clean(origin.planDigest)})`;
     case 'source':
-      return `${clean(origin.source)}${origin.plugin !== null ? ` plugin ${clean(origin.plugin)}` : ''}: ${clean(origin.file)}`;
+      // A plugin's entry names its plugin ("plugin files"), the others their source ("project"): wispctl's words.
+      return `${origin.source === 'plugin' && origin.plugin !== null ? `plugin ${clean(origin.plugin)}` : clean(origin.source)}: ${clean(origin.file)}`;
     case 'import':
       return `imported from ${clean(origin.file)} at ${clean(origin.at)}`;
     default:
@@ -57,7 +76,14 @@ export const KIND_TEXT = {
   registration: 'a registration',
   activation: 'an activation',
   install: 'an install',
+  'network.connect': 'a network connection',
 };
+
+/** network.connect: the host and port it is bound to, as a grant is written (an IPv6 address in brackets). */
+export function networkTarget(approval) {
+  const host = String(approval.binding.host ?? '');
+  return `${host.includes(':') ? `[${clean(host)}]` : clean(host)}:${clean(String(approval.binding.port ?? ''))}`;
+}
 
 /** The tool an approval is bound to (the daemon's binding), never what the server claims. */
 export function registeredTool(approval) {
@@ -71,6 +97,7 @@ export function registeredTool(approval) {
 export function approvalQuestion(approval) {
   const tool = clean(registeredTool(approval));
   const service = clean(approval.summary.serviceName);
+  if (approval.kind === 'network.connect') return `Let ${service} connect to ${networkTarget(approval)}?`;
   return approval.kind === 'tool_call' ? `Run ${tool} (service ${service})?` : `Allow ${tool} (${service})?`;
 }
 

@@ -4,16 +4,27 @@
 import { html, useState } from './html.js';
 import { errorText, keychainAdvice } from './format.js';
 import { StorageChoice } from './service-forms.js';
-import { call } from './store.js';
+import { call, state } from './store.js';
 
 const KINDS = {
   stdio: { method: 'services.setEnv', key: 'variables', list: 'env', title: 'Variables', one: 'variable', none: 'no variables' },
   http: { method: 'services.setHeaders', key: 'headers', list: 'headers', title: 'Headers', one: 'header', none: 'no headers' },
 };
 
-/** `files: TOKEN saved (keychain); ...`: wispctl's words (variableSavedText, headerSavedText). */
+/**
+ * `files: TOKEN saved (keychain); ...`: wispctl's words (variableSavedText, headerSavedText).
+ * The demo keeps the name and drops the value on arrival, and never touches the keychain
+ * (its banner says so): it says that instead of "saved".
+ */
 function savedText(service, name, storage) {
+  if (state.panel?.demo === true) return `${service.name}: ${name} taken (demo: the value was dropped at once; nothing is saved and the keychain is never touched); the service is disabled until activated again`;
   return `${service.name}: ${name} saved (${storage === 'session' ? 'session only' : 'keychain'}); the service is disabled until activated again`;
+}
+
+/** Where a value is kept, as the list shows it; in the demo nothing is kept anywhere. */
+function keptText(storage) {
+  if (state.panel?.demo === true) return `${storage === 'session' ? 'this run only' : 'keychain'} chosen; demo: not kept`;
+  return storage;
 }
 
 export function Secrets({ service }) {
@@ -50,7 +61,7 @@ export function Secrets({ service }) {
     <h4 id=${id}>${kind.title} (values are write-only: never shown, never sent back)</h4>
     ${current.length === 0
       ? html`<p class="empty">${kind.none}</p>`
-      : html`<ul class="secret-names">${current.map((v) => html`<li key=${v.name}><code>${v.name}</code> (${v.storage})</li>`)}</ul>`}
+      : html`<ul class="secret-names">${current.map((v) => html`<li key=${v.name}><code>${v.name}</code> (${keptText(v.storage)})</li>`)}</ul>`}
     <form class="secret" onSubmit=${save} aria-label=${`Set a ${kind.one}`}>
       <label>${kind.one === 'header' ? 'Header name' : 'Variable name'} <input name="secret-name" required autocomplete="off" value=${name} onInput=${(e) => setName(e.currentTarget.value)} /></label>
       <label>Value (not shown) <input name="secret-value" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} /></label>

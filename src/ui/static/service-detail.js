@@ -1,11 +1,14 @@
 // One service: what it is, what will run if trusted, its actions, stderr tail and tools.
 import { html, useEffect, useState } from './html.js';
+import { clean, failureTail, followLogHint } from '../../core/index.js';
 import { carryOverText, describeConnection, describeOrigin, errorText, hintsOf, pretty } from './format.js';
 import { Login } from './login.js';
 import { Secrets } from './secrets.js';
 import { EditForm } from './service-forms.js';
 import { HeldReview } from './review.js';
 import { call, useStore } from './store.js';
+import { SandboxPlan, runsAs, sandboxText } from './sandbox.js';
+import { TryTool } from './try-tool.js';
 
 function Fields({ rows }) {
   return html`<dl class="fields">${rows.map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${v}</dd></div>`)}</dl>`;
@@ -81,8 +84,9 @@ function TrustView({ service: live, onClose }) {
     : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['environment', environmentText(service)], ...readRows(service), ['origin', describeOrigin(service.origin)]];
   return html`<section class="trust" role="region" aria-labelledby="trust-title">
     <h4 id="trust-title">Trust and activate ${service.name}</h4>
-    <p class="warning">${remote ? `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.` : `${service.name} will run as you, with your permissions. Its working directory is not a sandbox.`}</p>
+    <p class="warning">${remote ? `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.` : runsAs(service)}</p>
     <${Fields} rows=${rows} />
+    ${remote ? null : html`<${SandboxPlan} service=${service} />`}
     <p>You are trusting configuration version ${service.configVersion}; if it is edited before you answer, nothing starts.</p>
     ${live.configVersion !== service.configVersion ? html`<p class="error" role="alert">${service.name} was edited since this was shown (now version ${live.configVersion}): cancel and look again.</p>` : null}
     ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
@@ -109,8 +113,27 @@ function Logs({ service }) {
     <pre class="logs">${logs.stderr === '' ? '(nothing written)' : logs.stderr}</pre></section>`;
 }
 
+/** Why a local service failed, where it failed: its last stderr lines (redacted by the daemon) and how to follow its log. */
+function FailureTail({ service }) {
+  const [lines, setLines] = useState(null);
+  const c = service.connection;
+  useEffect(() => {
+    setLines(null);
+    call('services.logs', { id: service.id }).then((logs) => setLines(failureTail(logs.stderr)), (err) => setLines({ error: errorText(err) }));
+  }, [service.id, c.generation, c.at]);
+  if (lines === null) return null;
+  if (!Array.isArray(lines)) return html`<p class="error">${lines.error}</p>`;
+  // Nothing written (a command not found never ran): the state's own message says it all.
+  if (lines.length === 0) return null;
+  return html`<section class="failure" aria-labelledby="failure-title"><h4 id="failure-title">Why ${clean(service.name)} failed</h4>
+    <p>The last ${lines.length} lines it wrote to stderr (secrets redacted):</p><pre class="logs" aria-label="last stderr lines">${lines.map(clean).join('\n')}</pre>
+    <p class="note">Follow its log: <code>${clean(followLogHint(service.name))}</code></p></section>`;
+}
+
 function Tools({ service }) {
   const [tools, setTools] = useState(null);
+  /** The modelName of the tool being tried, or null. */
+  const [trying, setTrying] = useState(null);
   const version = service.connection.status === 'active' ? service.connection.toolListVersion : 0;
   // tools.held and tools.accepted change the pins, not the list version: they reload it too.
   const pins = useStore().pins.get(service.id) ?? 0;
@@ -142,8 +165,26 @@ function Tools({ service }) {
         <${Fields} rows=${[['title', t.title ?? '(none)'], ['description', t.description], ['hints', hintsOf(t.annotations)]]} />
       </div>
       <p>input schema:</p><pre class="json">${pretty(t.inputSchema)}</pre>
+      ${(t.pin === undefined || t.pin === 'trusted') && typeof t.unavailable !== 'string'
+        ? trying === t.modelName
+          ? html`<${TryTool} service=${service} tool=${t} onClose=${() => setTrying(null)} />`
+          : html`<button type="button" onClick=${() => setTrying(t.modelName)}>Try ${t.name}…</button>`
+        : null}
     </details>`)}
   </section>`;
+}
+
+/**
+ * Where a service synced from a config file comes from, and how to change or remove it: the
+ * daemon refuses to edit or remove it (it would come back at the next reload), so the page
+ * offers neither and says this instead.
+ */
+function sourceNote(service) {
+  const { source, file, plugin } = service.origin;
+  const reload = 'then reload the sources (the Sources page, or wispctl mcp reload)';
+  if (source === 'plugin') return `It comes from the plugin ${plugin ?? ''}'s manifest, ${file}: to change or remove it, edit that entry or disable the plugin (enabledPlugins in settings.json), ${reload}.`;
+  if (source === 'project') return `It comes from the project's .mcp.json, ${file}: to change or remove it, edit that entry (or stop reading the project on the Sources page), ${reload}.`;
+  return `It comes from the global settings, ${file}: to change or remove it, edit that entry, ${reload}.`;
 }
 
 export function ServiceDetail({ service, onRemoved }) {
@@ -156,11 +197,11 @@ export function ServiceDetail({ service, onRemoved }) {
   const remove = () => call('services.delete', { id: service.id }).then(onRemoved, (err) => setError(errorText(err)));
   const where = service.transport !== 'stdio'
     ? [['url', service.url ?? ''], ['headers', ownHeaders(service)], ...readRows(service)]
-    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', ownVariables(service).join(', ') || '(none)'], ...readRows(service)];
+    : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', ownVariables(service).join(', ') || '(none)'], ['sandbox', sandboxText(service) ?? '-'], ...readRows(service)];
   return html`<section class="detail" aria-labelledby="detail-title">
     <h3 id="detail-title">${service.name}</h3>
     <${Fields} rows=${[
-      ['state', describeConnection(c)],
+      ['state', describeConnection(c, service)],
       ...(c.status === 'active' ? [['server', `${c.server.name} ${c.server.version} (what the server says)`]] : []),
       ['origin', describeOrigin(service.origin)],
       ...where,
@@ -172,12 +213,15 @@ export function ServiceDetail({ service, onRemoved }) {
       ${c.status !== 'disabled' ? html`<button type="button" onClick=${() => act('services.disable')}>Disable</button>` : null}
       ${c.status === 'active' ? html`<button type="button" onClick=${() => act('services.refreshTools')}>Refresh tools</button>` : null}
       ${service.origin.kind !== 'source' ? html`<button type="button" aria-expanded=${editing} onClick=${() => setEditing(!editing)}>Edit…</button>` : null}
-      ${confirmRemove
-        ? html`<span role="group" aria-label="confirm removal">Remove ${service.name}? <button type="button" class="deny" onClick=${remove}>Yes, remove</button> <button type="button" onClick=${() => setConfirmRemove(false)}>Keep it</button></span>`
-        : html`<button type="button" onClick=${() => setConfirmRemove(true)}>Remove…</button>`}
+      ${service.origin.kind === 'source'
+        ? null
+        : confirmRemove
+          ? html`<span role="group" aria-label="confirm removal">Remove ${service.name}? <button type="button" class="deny" onClick=${remove}>Yes, remove</button> <button type="button" onClick=${() => setConfirmRemove(false)}>Keep it</button></span>`
+          : html`<button type="button" onClick=${() => setConfirmRemove(true)}>Remove…</button>`}
     </div>
     ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
-    ${service.origin.kind === 'source' ? html`<p class="note">It comes from a config file: edit the file and reload the sources, not the service.</p>` : null}
+    ${c.status === 'failed' && service.transport === 'stdio' ? html`<${FailureTail} service=${service} />` : null}
+    ${service.origin.kind === 'source' ? html`<p class="note" data-note="source">${sourceNote(service)}</p>` : null}
     ${editing ? html`<${EditForm} service=${service} onDone=${() => setEditing(false)} />` : null}
     ${trusting ? html`<${TrustView} service=${service} onClose=${() => setTrusting(false)} />` : null}
     ${service.transport === 'http' && (service.oauth?.enabled === true || c.status === 'needs_auth') ? html`<${Login} key=${service.id} service=${service} />` : null}

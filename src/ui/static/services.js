@@ -1,5 +1,7 @@
-// Services: the status panel (live from service.* events), adding a local or remote server
+// Services: the status panel (live from service.* events: the connection count and the
+// startup phase over the table, as `wispctl mcp list` says them), adding a local or remote server
 // (service-forms.js), and the selected service's details and actions (service-detail.js).
+import { servicesSummary, summaryText } from '../../core/index.js';
 import { html, useState } from './html.js';
 import { describeOrigin, errorText, statusCells } from './format.js';
 import { ServiceDetail } from './service-detail.js';
@@ -21,7 +23,7 @@ function StatusTable({ services, selected, onSelect }) {
         <td><time datetime=${cells.since}>${cells.since}</time></td>
         <td>${s.transport}</td>
         <td class="reason" data-cell="reason">${cells.reason}</td>
-        <td>${describeOrigin(s.origin)}</td>
+        <td data-cell="origin">${describeOrigin(s.origin)}</td>
       </tr>`;
     })}</tbody>
   </table>`;
@@ -48,6 +50,7 @@ export function ServicesPage() {
     </div>
     ${error !== null ? html`<p class="error" role="alert">${error}</p>` : null}
     ${adding !== null ? html`<${adding === 'stdio' ? AddForm : RemoteForm} onDone=${added} />` : null}
+    ${store.servicesLoaded && store.services.length > 0 ? html`<p class="summary" data-cell="summary">${summaryText(servicesSummary(store.services))}</p>` : null}
     ${store.servicesLoaded ? html`<${StatusTable} services=${store.services} selected=${selected} onSelect=${setSelected} />` : html`<p>Loading…</p>`}
     ${service !== undefined ? html`<${ServiceDetail} key=${service.id} service=${service} onRemoved=${() => setSelected(null)} />` : null}
   </section>`;

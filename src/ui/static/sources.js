@@ -32,7 +32,7 @@ function Entries({ report }) {
 function Notes({ report }) {
   const lines = [
     ...report.skipped.map((s) => `skipped ${s.name} (${where(s.origin)}): ${s.reason}`),
-    ...report.problems.map((p) => `unusable: ${p.file}: ${p.message}`),
+    ...report.problems.map((p) => `unusable: ${p.file}: ${p.message}${p.code !== undefined ? ` (${p.code}): skipped${(p.kept ?? []).length > 0 ? `; kept as they were: ${p.kept.join(', ')}` : ''}` : ''}`),
     ...report.removed.map((r) => `removed ${r}: its entry is gone`),
   ];
   if (lines.length === 0) return null;

@@ -12,6 +12,8 @@ export class PanelError extends Error {
     this.code = error.code;
     this.errors = error.errors;
     this.problems = error.problems;
+    /** TOOL_ERROR: the error result, as the model gets it. */
+    this.result = error.result;
   }
 }
 
@@ -114,6 +116,35 @@ export async function loadServices() {
   changed();
 }
 
+/**
+ * Reads the held-tool counts again after an event that may change them: one read at a time,
+ * and one more if events came meanwhile (a burst costs two reads, not one per event). Only
+ * heldTools is taken from the answer: a connection state may be newer here already (the
+ * events and the answers come on separate channels), and its own events keep it current.
+ */
+let reloading = null;
+let reloadAgain = false;
+async function readHeldCounts() {
+  const held = new Map((await call('services.list')).services.map((s) => [s.id, s.heldTools ?? 0]));
+  state.services = state.services.map((s) => (held.has(s.id) && held.get(s.id) !== s.heldTools ? { ...s, heldTools: held.get(s.id) } : s));
+  changed();
+}
+function reloadServices() {
+  if (reloading !== null) {
+    reloadAgain = true;
+    return;
+  }
+  reloading = readHeldCounts()
+    .catch(() => undefined)
+    .finally(() => {
+      reloading = null;
+      if (reloadAgain) {
+        reloadAgain = false;
+        reloadServices();
+      }
+    });
+}
+
 function addApproval(approval) {
   if (state.approvals.has(approval.id)) return false;
   state.approvals.set(approval.id, { approval, resolved: approval.state.status === 'pending' ? null : approval.state, here: false, answering: false, error: null });
@@ -202,7 +233,8 @@ function onEvent(event) {
       break;
     case 'service.state': {
       const service = state.services.find((s) => s.id === event.service.id);
-      if (service !== undefined) upsertService({ ...service, connection: event.connection, enabled: event.connection.status !== 'disabled' });
+      // Held tools are there to review only while it is active (the daemon says 0 otherwise); a new list brings its own count (service.tools).
+      if (service !== undefined) upsertService({ ...service, connection: event.connection, enabled: event.connection.status !== 'disabled', ...(event.connection.status !== 'active' ? { heldTools: 0 } : {}) });
       break;
     }
     case 'approval.requested':
@@ -224,6 +256,12 @@ function onEvent(event) {
     case 'tools.held':
     case 'tools.accepted':
       state.pins.set(event.serviceId, (state.pins.get(event.serviceId) ?? 0) + 1);
+      // How many are held is in the service's view (heldTools), which no event carries: read the list again.
+      reloadServices();
+      break;
+    case 'service.tools':
+      // A new list may hold fewer (or none) of the tools held before: the count comes with the list.
+      reloadServices();
       break;
     case 'service.login':
       state.logins.set(event.service.id, { authorizationUrl: event.authorizationUrl, redirectUri: event.redirectUri });
@@ -273,15 +311,15 @@ export function connect() {
   });
 }
 
-/** Answers an approval from this page; the first answer from any client wins. */
-export async function respond(id, decision) {
+/** Answers an approval from this page; the first answer from any client wins. scope: network.connect's 'always' (a live grant too). */
+export async function respond(id, decision, scope) {
   const entry = state.approvals.get(id);
   if (entry === undefined || entry.answering || entry.resolved !== null) return;
   entry.answering = true;
   entry.error = null;
   changed();
   try {
-    const { approval } = await call('approvals.respond', { id, decision });
+    const { approval } = await call('approvals.respond', { id, decision, ...(scope !== undefined ? { scope } : {}) });
     entry.here = true;
     entry.resolved = approval.state;
   } catch (error) {

@@ -37,6 +37,8 @@ describe('mcp import --from: where each client keeps its file', () => {
     const text = '{\n // a comment\n "url": "http://x//y", /* block */ "s": "a /* not */ b",\n "list": [1, 2,],\n}';
     expect(JSON.parse(stripJsonComments(text))).toEqual({ url: 'http://x//y', s: 'a /* not */ b', list: [1, 2] });
     expect(stripJsonComments('{"q": "say \\"//\\" ok"}')).toBe('{"q": "say \\"//\\" ok"}');
+    // A comma before a closing bracket inside a string is text, not a trailing comma.
+    expect(JSON.parse(stripJsonComments('{"args": ["a,]", "b ,}"], "x": [1, /* c */ ], }'))).toEqual({ args: ['a,]', 'b ,}'], x: [1] });
   });
 });
 

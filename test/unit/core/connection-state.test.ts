@@ -3,7 +3,7 @@ import type { ConnectionState } from '../../../src/core/index.js';
 import { InvalidTransition, transition, type ConnectionEvent } from '../../../src/core/index.js';
 
 const at = '2026-01-01T00:00:00.000Z';
-const server = { name: 's', version: '1' };
+const server = { name: 's', version: '1', protocolVersion: '2025-11-25' };
 
 function run(events: ConnectionEvent[], from: ConnectionState = { status: 'disabled', since: at }): ConnectionState {
   return events.reduce((state, event) => transition(state, event, at), from);

@@ -18,7 +18,8 @@ function installer(): { installer: Installer; installsDir: string } {
   const made = new Installer({
     installsDir,
     sandboxDir: path.join(dir.path, 'npm-sandbox'),
-    settings: () => ({ runtimeDirs: ['/nonexistent'], registry: null, caFile: null, timeoutMs: 60_000 }),
+    settings: () => ({ runtimeDirs: ['/nonexistent'], registry: null, caFile: null, timeoutMs: 60_000, sandbox: true }),
+    contain: () => Promise.reject(new Error('no npm runs in this test')),
     register: () => Promise.reject(new Error('no registration in this test')),
     publish: () => undefined,
     now: () => NOW,

@@ -34,7 +34,7 @@ describe('settings.json: model settings (model/) and install settings (install/)
   it('loads an existing file that holds install settings into the install store, and model settings into the model store', async () => {
     const { model, installs, problem } = await open(JSON.stringify(BOTH, null, 2));
     expect(problem).toBeNull();
-    expect(installs.settings).toEqual({ runtimeDirs: ['/usr/local/bin'], registry: 'https://npm.example/', caFile: '/etc/ca.pem', timeoutMs: 90_000 });
+    expect(installs.settings).toEqual({ runtimeDirs: ['/usr/local/bin'], registry: 'https://npm.example/', caFile: '/etc/ca.pem', timeoutMs: 90_000, sandbox: true });
     expect(model.settings).toEqual({ ...DEFAULT_MODEL_SETTINGS, model: 'deepseek-reasoner', maxRetries: 1 });
     expect(model.keyStorage).toBe('keychain');
   });
@@ -42,7 +42,7 @@ describe('settings.json: model settings (model/) and install settings (install/)
   it('applies the defaults when there is no file, or no installs section', async () => {
     const none = await open();
     expect(none.problem).toBeNull();
-    expect(none.installs.view).toEqual({ runtimeDirs: ['/opt/test/bin'], registry: null, caFile: null, timeoutMs: 180_000 });
+    expect(none.installs.view).toEqual({ runtimeDirs: ['/opt/test/bin'], registry: null, caFile: null, timeoutMs: 180_000, sandbox: true });
     const modelOnly = await open(JSON.stringify({ schemaVersion: 1, model: {} }));
     expect(modelOnly.problem).toBeNull();
     expect(modelOnly.installs.settings.runtimeDirs).toEqual(['/opt/test/bin']);

@@ -1,7 +1,7 @@
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checks } from '../../../src/mcp/call-result-check.generated.js';
+import { checks } from '#generated/call-result-check.js';
 
 /**
  * The daemon reads a tool's answer only after its own check (CallChannel): it must accept

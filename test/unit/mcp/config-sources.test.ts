@@ -155,12 +155,19 @@ describe('merging config sources', () => {
 
   it('reports a whole file that cannot be used, and goes on with the others', () => {
     const result = mergeSources(
-      [{ kind: 'project', file: '/broken/.mcp.json', directory: '/broken', content: { error: 'is not valid JSON: Unexpected token' } }, global({ mcpServers: 3 }), project('/ok', { mcpServers: { fine: { command: 'c' } } })],
+      [
+        { kind: 'project', file: '/broken/.mcp.json', directory: '/broken', content: { error: 'is not valid JSON: Unexpected token', unusable: 'INVALID_CONFIG' } },
+        { kind: 'project', file: '/gone/.mcp.json', directory: '/gone', content: { error: 'there is no .mcp.json in /gone', absent: true } },
+        global({ mcpServers: 3 }),
+        project('/ok', { mcpServers: { fine: { command: 'c' } } }),
+      ],
       env,
     );
+    // A file that is there but unusable has a code (its services are kept); a missing one has none.
     expect(result.problems).toEqual([
-      { file: '/broken/.mcp.json', message: 'is not valid JSON: Unexpected token' },
-      { file: '/cfg/settings.json', message: 'mcpServers is not an object' },
+      { file: '/broken/.mcp.json', message: 'is not valid JSON: Unexpected token', code: 'INVALID_CONFIG' },
+      { file: '/gone/.mcp.json', message: 'there is no .mcp.json in /gone' },
+      { file: '/cfg/settings.json', message: 'mcpServers is not an object', code: 'INVALID_CONFIG' },
     ]);
     expect(result.entries.map((e) => e.name)).toEqual(['fine']);
   });

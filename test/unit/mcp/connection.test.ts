@@ -69,7 +69,7 @@ describe('Connection (in-memory server)', () => {
     const { connection, heard } = connect(servers, storedService('paged'));
     await connection.activate(never);
     expect(heard.log).toEqual(['spawned null', 'initialized', 'discovered 1']);
-    expect(heard.lists).toEqual([{ names, version: 1, server: { name: 'in-memory', version: '1.2.3' } }]);
+    expect(heard.lists).toEqual([{ names, version: 1, server: { name: 'in-memory', version: '1.2.3', protocolVersion: '2025-11-25' } }]);
     await connection.stop(false);
   });
 

@@ -152,7 +152,7 @@ describe('ToolCalls (in-memory server, real approvals)', () => {
     expect(answer.originalLength).toBeGreaterThan(40_000);
     expect(JSON.stringify(answer)).not.toContain(SECRET);
     expect(answer.text.startsWith('token ')).toBe(true);
-    expect(answer.content[1]).toEqual({ type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 300, uri: null });
+    expect(answer.content[1]).toEqual({ type: 'omitted', originalType: 'image', mimeType: 'image/png', bytes: 300, uri: null, name: null });
     expect(JSON.stringify(answer)).not.toContain(PNG);
   });
 

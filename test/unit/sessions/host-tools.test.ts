@@ -3,16 +3,17 @@ import { WispError } from '../../../src/core/index.js';
 import { HOST_TOOLS, hostTool, type HostActions, type HostApproval, type HostTool } from '../../../src/sessions/host-tools.js';
 
 /** The daemon's side, as plain functions that record what they were asked to do. */
-function host(options: { deny?: boolean } = {}): { actions: HostActions; asked: HostApproval[]; done: string[]; call: (tool: HostTool, args: Record<string, unknown>) => Promise<unknown> } {
+function host(options: { deny?: boolean; command?: string; args?: string[] } = {}): { actions: HostActions; asked: HostApproval[]; done: string[]; call: (tool: HostTool, args: Record<string, unknown>) => Promise<unknown> } {
   const asked: HostApproval[] = [];
   const done: string[] = [];
-  const shown = { id: 'svc-1', name: 'files', command: '/usr/bin/files', args: [], cwd: null, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], configVersion: 3 };
+  const shown = { id: 'svc-1', name: 'files', command: options.command ?? '/usr/bin/files', args: options.args ?? [], cwd: null, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], sandbox: { status: 'on' as const, read: [], write: [], net: { mode: 'none' as const } }, configVersion: 3 };
   const actions: HostActions = {
     listServices: () => [{ id: 'svc-1', name: 'files' }],
     describe: (ref) => {
       done.push(`describe ${JSON.stringify(ref)}`);
       return shown;
     },
+    sandboxSees: () => Promise.resolve(['read-only /usr (system)', 'network: none']),
     register: (input) => {
       done.push(`register ${JSON.stringify(input)}`);
       return Promise.resolve({ id: 'svc-2', name: input.name, configVersion: 1 });
@@ -71,8 +72,10 @@ describe('host tools', () => {
       }
       for (const [name, schema] of Object.entries(properties)) {
         const { asked, done, call } = host();
+        // An enum also says the value is none of the allowed ones.
+        const also = 'enum' in schema ? `; /${name} must be equal to one of the allowed values` : '';
         expect(await call(t, { ...good, [name]: 42 })).toEqual({
-          error: { code: 'INVALID_ARGUMENTS', message: `the arguments do not match the parameters of ${t.name}: /${name} must be ${schema.type}; nothing was run` },
+          error: { code: 'INVALID_ARGUMENTS', message: `the arguments do not match the parameters of ${t.name}: /${name} must be ${schema.type}${also}; nothing was run` },
         });
         expect([asked, done]).toEqual([[], []]);
       }
@@ -94,14 +97,14 @@ describe('host tools', () => {
     const { asked, done, call } = host();
     const reply = await call(tool('mcp_register'), GOOD.mcp_register ?? {});
     expect(asked).toMatchObject([{ kind: 'registration', serviceName: 'wisp host', shown: GOOD.mcp_register, binding: { tool: 'mcp_register', argumentsDigest: expect.any(String) } }]);
-    expect(done).toEqual([`register ${JSON.stringify(GOOD.mcp_register)}`]);
+    expect(done).toEqual([`register ${JSON.stringify({ ...GOOD.mcp_register, sandbox: { enabled: true, read: [], write: [], net: { mode: 'none' } } })}`]);
     expect(reply).toMatchObject({ registered: { id: 'svc-2', name: 'made' }, state: 'disabled' });
   });
 
   it('fills in what the schema leaves optional', async () => {
     const { done, call } = host();
     await call(tool('mcp_register'), { name: 'bare', command: '/usr/bin/bare' });
-    expect(done).toEqual([`register ${JSON.stringify({ name: 'bare', command: '/usr/bin/bare', args: [] })}`]);
+    expect(done).toEqual([`register ${JSON.stringify({ name: 'bare', command: '/usr/bin/bare', args: [], sandbox: { enabled: true, read: [], write: [], net: { mode: 'none' } } })}`]);
     await call(tool('mcp_install_npm'), { package: 'p', version: '1.0.0', bin: 'b' });
     expect(done.slice(1)).toEqual([`plan ${JSON.stringify({ package: 'p', version: '1.0.0', bin: 'b', args: [] })}`, 'install d1']);
   });
@@ -122,6 +125,25 @@ describe('host tools', () => {
     expect(await call(tool('mcp_activate_service'), { id: 'svc-1', name: 'other' })).toEqual({ service: 'files', state: { status: 'disabled', since: '2026-01-01T00:00:00.000Z' } });
     expect(done).toEqual(['describe {"id":"svc-1"}', 'activate svc-1@3']);
     expect(asked).toMatchObject([{ kind: 'activation', binding: { serviceId: 'svc-1', configVersion: 3 }, shown: { command: '/usr/bin/files', configVersion: 3 } }]);
+  });
+
+  it('refuses to activate Wisp\'s own gateway before any approval: SELF_GATEWAY', async () => {
+    const { asked, done, call } = host({ command: '/usr/bin/node', args: ['/opt/wisp/bin/wispctl.js', '--socket', '/s', 'mcp', 'serve'] });
+    expect(await call(tool('mcp_activate_service'), { name: 'files' })).toEqual({ error: { code: 'SELF_GATEWAY', message: expect.stringContaining('files runs Wisp\'s own gateway') } });
+    expect(asked).toEqual([]);
+    expect(done).toEqual(['describe {"name":"files"}']);
+  });
+
+  it('shows the sandbox an activation runs in, path by path, and the grants a registration asks for (issue 34)', async () => {
+    const { asked, done, call } = host();
+    await call(tool('mcp_activate_service'), { id: 'svc-1' });
+    expect(asked[0]).toMatchObject({
+      title: 'Trust and start this program in its sandbox (it sees only the paths listed)',
+      shown: { sandbox: { status: 'on', read: [], write: [], net: { mode: 'none' } }, sees: ['read-only /usr (system)', 'network: none'] },
+    });
+    await call(tool('mcp_register'), { name: 'g', command: '/usr/bin/g', allowRead: ['/srv/docs'], net: 'all' });
+    expect(asked[1]).toMatchObject({ title: expect.stringContaining('it will run sandboxed: ANY host, its cwd and 1 granted path(s)'), shown: { allowRead: ['/srv/docs'], net: 'all' } });
+    expect(done.at(-1)).toBe(`register ${JSON.stringify({ name: 'g', command: '/usr/bin/g', args: [], sandbox: { enabled: true, read: ['/srv/docs'], write: [], net: { mode: 'all' } } })}`);
   });
 
   it('still refuses a shell or package runner as a command, after the schema passed and before any approval', async () => {
