@@ -8,10 +8,17 @@ set -uo pipefail
 # The suite on this machine's node; then, for a whole run (no arguments), the unit and
 # gateway tests again on each newer LTS line (scripts/npm12-runtime.mjs OTHER_NODE_VERSIONS,
 # fetched from the npm registry into .cache/), each with a report of its own
-# (test-results/vitest-node<version>.json; .ci/run adds them up). WISP_TEST_OTHER_NODES=0 skips those.
+# (test-results/vitest-node<version>.json; .ci/run adds them up). WISP_TEST_OTHER_NODES=0 skips those;
+# WISP_TEST_NODE_BIN=<dir> runs the given files on the node in <dir> instead.
 run_suite() {
+  local status
+  if [ -n "${WISP_TEST_NODE_BIN:-}" ]; then
+    # One further release's node (scripts/ci-report.mjs reruns the files it failed on it).
+    PATH="$WISP_TEST_NODE_BIN:$PATH" "$WISP_TEST_NODE_BIN/node" node_modules/vitest/vitest.mjs run "$@"
+    return $?
+  fi
   npx vitest run "$@"
-  local status=$?
+  status=$?
   [ "$#" -gt 0 ] && return "$status"
   [ "${WISP_TEST_OTHER_NODES:-1}" = 0 ] && return "$status"
   local versions

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { WispClient } from '../../src/control/client.js';
 import type { Params, Service, WispEvent } from '../../src/core/index.js';
+import { shown, within } from './wait.js';
 import { repoRoot } from './wispd.js';
 
 export const scenarioServer = path.join(repoRoot, 'fixtures', 'servers', 'scenario-server.mjs');
@@ -51,16 +52,30 @@ export class EventLog {
     return log;
   }
 
-  /** The first event (already seen or still to come) that matches. */
+  /** The first event (already seen or still to come) that matches; fails, naming the match and the last events seen, once the test's time is nearly out. */
   waitFor(match: (e: WispEvent) => boolean): Promise<WispEvent> {
     const seen = this.events.find(match);
     if (seen !== undefined) return Promise.resolve(seen);
-    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+    return this.waiting(match, 'the first');
   }
 
-  /** The next event after now that matches. */
+  /** The next event after now that matches (failing as waitFor does). */
   next(match: (e: WispEvent) => boolean): Promise<WispEvent> {
-    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+    return this.waiting(match, 'the next');
+  }
+
+  private waiting(match: (e: WispEvent) => boolean, which: string): Promise<WispEvent> {
+    const waiter = { match, resolve: (_: WispEvent): void => undefined };
+    const found = new Promise<WispEvent>((resolve) => {
+      waiter.resolve = resolve;
+      this.waiters.push(waiter);
+    });
+    const what = `${which} event matching ${match.toString().replace(/\s+/g, ' ').slice(0, 200)}`;
+    const waited = within(what, found, undefined, () => `${this.events.length} events, the last ${shown(this.events.slice(-3), 600)}`);
+    waited.catch(() => {
+      this.waiters = this.waiters.filter((w) => w !== waiter);
+    });
+    return waited;
   }
 
   /** Every pid any service was spawned with. */

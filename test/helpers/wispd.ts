@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WispClient } from '../../src/control/client.js';
+import { shown, within } from './wait.js';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const wispdBin = path.join(repoRoot, 'bin', 'wispd.js');
@@ -171,7 +172,8 @@ export class RawClient {
   /** Waits until `count` messages have arrived in total (or the socket closed). */
   async waitFor(count: number): Promise<unknown[]> {
     if (this.messages.length < count && !this.socket.destroyed) {
-      await new Promise<void>((resolve) => this.waiters.push({ count, resolve }));
+      const arrived = new Promise<void>((resolve) => this.waiters.push({ count, resolve }));
+      await within(`${count} messages on the socket`, arrived, undefined, () => `${this.messages.length} messages, the last ${shown(this.messages.at(-1))}`);
     }
     return [...this.messages];
   }

@@ -233,10 +233,10 @@ describe('stopping a service cancels what runs on it (item 10)', () => {
     return { service: await registerHostile(`slow-${count}`, 'slow-tool', record), record };
   }
 
-  /** Starts a call of `slow` (answering after `ms`), approves it, and waits until the server has it. */
-  async function runningCall(service: Service, record: string, ms: number) {
+  /** Starts a call of `slow` (answering once its stdin ends), approves it, and waits until the server has it. */
+  async function runningCall(service: Service, record: string) {
     const asked = nextApproval((a) => a.binding.serviceId === service.id);
-    const pending = callTool(service.id, 'slow', { ms });
+    const pending = callTool(service.id, 'slow', { untilStdinEnds: true });
     await human.call('approvals.respond', { id: (await asked).approval.id, decision: 'approve' });
     const started = await recorded(record, (e) => e.event === 'call');
     return { pending, requestId: started.requestId };
@@ -251,8 +251,8 @@ describe('stopping a service cancels what runs on it (item 10)', () => {
   for (const [what, stop, word] of stops) {
     it(`${what} a service answers its running call CANCELLED before the process is gone, and the server is told`, async () => {
       const { service, record } = await slowService();
-      // 1.5 s: shorter than the stop ladder's stdin grace, so a call left running would come back ok.
-      const { pending, requestId } = await runningCall(service, record, 1500);
+      // It answers once the stop ladder closes its stdin: a call left running would come back ok.
+      const { pending, requestId } = await runningCall(service, record);
       const order: string[] = [];
       const settled = pending.then(
         () => order.push('call ok'),

@@ -5,6 +5,7 @@ import type { WispEvent } from '../../src/core/index.js';
 import { httpGateway, type HttpGateway } from '../helpers/gateway.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Issue 16: `wispctl mcp serve --http --idle-timeout SECONDS` closes a session left idle (no
@@ -29,14 +30,6 @@ async function clients(): Promise<number> {
   return (await admin.call('daemon.status')).counts.clients;
 }
 
-/** Polls `probe` until it holds; a generous deadline only names the failure. */
-async function until(what: string, probe: () => Promise<boolean>, deadlineMs = 30_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await probe())) {
-    if (Date.now() > end) throw new Error(`still not true after ${deadlineMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 beforeAll(async () => {
   daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '300'] });
@@ -73,7 +66,7 @@ describe('wispctl mcp serve --http --idle-timeout', () => {
       const approval = ((await asked) as Requested).approval;
 
       // The quiet session's daemon connection goes once it has been idle for the timeout; the others stay.
-      await until('the idle session was closed', async () => (await clients()) === before + 2);
+      await until('the idle session to be closed', clients, (n) => n === before + 2);
       await expect(quiet.listTools()).rejects.toMatchObject({ code: 404, message: expect.stringContaining('session not found: initialize again') as unknown });
 
       // The waiting call was idle as long, and still gets its answer.

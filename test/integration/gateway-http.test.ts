@@ -7,6 +7,7 @@ import type { Approval, Service, WispEvent } from '../../src/core/index.js';
 import { human, httpGateway, type HttpGateway } from '../helpers/gateway.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Issue 16: `wispctl mcp serve --http` with the official SDK Client over streamable HTTP,
@@ -154,9 +155,7 @@ describe('wispctl mcp serve --http', () => {
     expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
     expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(0);
     // Each session is one daemon client: never more than 32 of them, with this test's two (admin, approver).
-    const deadline = Date.now() + 20_000;
-    let clients = Infinity;
-    while (Date.now() < deadline && (clients = (await admin.call('daemon.status')).counts.clients) > 34) await new Promise((resolve) => setTimeout(resolve, 100));
+    const clients = await until('at most 34 daemon clients', async () => (await admin.call('daemon.status')).counts.clients, (n) => n <= 34, { everyMs: 100 });
     expect(clients).toBeLessThanOrEqual(34);
   });
 

@@ -6,6 +6,7 @@ import { LIMITS, WispError, type WispEvent } from '../../src/core/index.js';
 import { httpGateway, stdioGateway, type GatewayClient, type HttpGateway } from '../helpers/gateway.js';
 import { activate, registerScenario } from '../helpers/services.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { shown, until } from '../helpers/wait.js';
 
 /**
  * Issue 33, LOW 8: one gateway client filled the daemon-wide cap on waiting calls (17 HTTP
@@ -52,9 +53,9 @@ function askedBy(match: string): number {
   return asked.filter((a) => a.clientId === match || a.clientId.includes(`(mcp:${match}`)).length;
 }
 
-/** Waits until `done` holds; looked at again every 20 ms (a condition, not a timing). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Waits until `done` holds (a condition, not a timing); fails, naming `what`, if it never does. */
+async function untilHolds(what: string, done: () => boolean): Promise<void> {
+  await until(what, done, Boolean, { show: () => `asked ${asked.length}: ${shown(asked.slice(-3).map((a) => a.clientId))}` });
 }
 
 /** What a tool call through a gateway ended as: its error text, or 'ok'. Calls still waiting stay pending. */
@@ -82,7 +83,7 @@ describe('gateways count as one client, and the user keeps a reserve', () => {
       for (let i = 0; i < LIMITS.maxPendingCallsPerClient; i++) gatewayCall(session, `${s}:${i}`, settled);
     });
     const sent = 17 * LIMITS.maxPendingCallsPerClient;
-    await until(() => askedBy('flood-') + settled.length === sent);
+    await untilHolds('askedBy(\'flood-\') + settled.length === sent', () => askedBy('flood-') + settled.length === sent);
     expect(askedBy('flood-')).toBe(LIMITS.maxPendingCallsPerClient);
     expect(settled).toHaveLength(sent - LIMITS.maxPendingCallsPerClient);
     expect(new Set(settled)).toEqual(new Set([`LIMIT_EXCEEDED: this gateway already has ${LIMITS.maxPendingCallsPerClient} calls waiting for an answer (its sessions count as one client); wait for some to finish`]));
@@ -94,7 +95,7 @@ describe('gateways count as one client, and the user keeps a reserve', () => {
     const me = (await mine.call('daemon.status')).you.clientId;
     const refused: string[] = [];
     ownCalls(mine, LIMITS.maxPendingCallsPerClient, refused);
-    await until(() => askedBy(me) + refused.length === LIMITS.maxPendingCallsPerClient);
+    await untilHolds('askedBy(me) + refused.length === LIMITS.maxPendingCallsPerClient', () => askedBy(me) + refused.length === LIMITS.maxPendingCallsPerClient);
     expect(refused).toEqual([]);
     expect((await admin.call('daemon.status')).load).toMatchObject({ gateways: 1, gatewayConnections: 17, gatewayPendingCalls: 64, pendingCalls: 128 });
   }, 120_000);
@@ -107,7 +108,7 @@ describe('gateways count as one client, and the user keeps a reserve', () => {
     seven.forEach((g, s) => {
       for (let i = 0; i < LIMITS.maxPendingCallsPerClient; i++) gatewayCall(g.client, `stdio ${s}:${i}`, settled);
     });
-    await until(() => askedBy('stdio-') + settled.length === 7 * LIMITS.maxPendingCallsPerClient);
+    await untilHolds('askedBy(\'stdio-\') + settled.length === 7 * LIMITS.maxPendingCallsPerClient', () => askedBy('stdio-') + settled.length === 7 * LIMITS.maxPendingCallsPerClient);
     expect(settled).toEqual([]);
     expect((await admin.call('daemon.status')).load).toMatchObject({ gateways: 8, gatewayPendingCalls: LIMITS.maxGatewayPendingCalls });
 
@@ -115,7 +116,7 @@ describe('gateways count as one client, and the user keeps a reserve', () => {
     stdio.push(eighth);
     const late: string[] = [];
     gatewayCall(eighth.client, 'eighth', late);
-    await until(() => late.length === 1);
+    await untilHolds('late.length === 1', () => late.length === 1);
     expect(late).toEqual([`LIMIT_EXCEEDED: MCP gateways together already have ${LIMITS.maxGatewayPendingCalls} calls waiting for an answer (the rest is kept for your own clients); try again later`]);
 
     const next = await daemon.connect();
@@ -123,7 +124,7 @@ describe('gateways count as one client, and the user keeps a reserve', () => {
     const me = (await next.call('daemon.status')).you.clientId;
     const refused: string[] = [];
     ownCalls(next, LIMITS.maxPendingCallsPerClient, refused);
-    await until(() => askedBy(me) + refused.length === LIMITS.maxPendingCallsPerClient);
+    await untilHolds('askedBy(me) + refused.length === LIMITS.maxPendingCallsPerClient', () => askedBy(me) + refused.length === LIMITS.maxPendingCallsPerClient);
     expect(refused).toEqual([]);
     const load = (await admin.call('daemon.status')).load;
     expect(load).toMatchObject({ gatewayPendingCalls: 512, pendingCalls: 512 + 2 * LIMITS.maxPendingCallsPerClient });

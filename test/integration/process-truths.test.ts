@@ -7,17 +7,14 @@ import type { WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf } from '../helpers/services.js';
 import { isRunning, perTestHomes, repoRoot, startWispd } from '../helpers/wispd.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
+import { until } from '../helpers/wait.js';
 
 const home = perTestHomes(afterEach);
 const hostileServer = path.join(repoRoot, 'fixtures', 'servers', 'hostile-server.mjs');
 
-/** Waits (polling, bounded) until `pid` is gone or a zombie. */
-async function gone(pid: number, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (isRunning(pid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Waits until `pid` is gone or a zombie; fails, naming it, if it never goes. */
+async function gone(pid: number): Promise<boolean> {
+  await until(`process ${pid} to end`, () => isRunning(pid), (running) => !running, { show: () => 'still running' });
   return true;
 }
 
@@ -80,10 +77,8 @@ describe('process truths', () => {
     const grandchild = await stderrPid(c1, 'stubborn', 'child');
     // The record is written once the server's start time is read: wait for the file to name it.
     const records = `${first.socket}.servers.json`;
-    const deadline = Date.now() + 10_000;
-    const recorded = (): boolean => existsSync(records) && readFileSync(records, 'utf8').includes(`"pgid": ${leader}`);
-    while (!recorded() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(recorded()).toBe(true);
+    const recorded = (): string => (existsSync(records) ? readFileSync(records, 'utf8') : '(no file)');
+    await until(`${records} to name group ${leader}`, recorded, (text) => text.includes(`"pgid": ${leader}`));
     first.child.kill('SIGKILL');
     await first.exited;
     expect(isRunning(leader)).toBe(true);
@@ -107,14 +102,12 @@ describe('process truths', () => {
     const records = `${daemon.socket}.servers.json`;
     await client.call('services.register', { name: 'plain', command: process.execPath, args: [hostileServer, 'echo'] });
     const pid = pidOf(await activate(client, 'plain'));
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(records) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(`${records} to be written`, () => existsSync(records));
     const recorded = JSON.parse(readFileSync(records, 'utf8')) as { servers: { name: string; pgid: number; startTime: string }[] };
     expect(recorded.servers).toEqual([{ serviceId: expect.any(String), name: 'plain', pgid: pid, startTime: expect.stringMatching(/\S/) }]);
     expect(statSync(records).mode & 0o777).toBe(0o600);
     await client.call('services.disable', { name: 'plain' });
-    while (existsSync(records) && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(existsSync(records)).toBe(false);
+    await until(`${records} to be removed`, () => existsSync(records), (exists) => !exists, { show: (exists) => (exists ? readFileSync(records, 'utf8') : 'gone') });
     await client.call('daemon.shutdown');
     await daemon.exited;
   });

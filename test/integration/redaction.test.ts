@@ -7,6 +7,7 @@ import { MockDeepSeek, textEvents, toolCallEvents } from '../../fixtures/model/m
 import { findLeak, makeCanary, makeEncodableCanary, sweepForCanary } from '../helpers/canary.js';
 import { EventLog } from '../helpers/services.js';
 import { daemonEnv, killLeftovers, repoRoot, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { shown, until } from '../helpers/wait.js';
 
 /**
  * A secret a service holds (its variable CANARY, kept in memory) is handed back by hostile
@@ -58,13 +59,8 @@ async function hostileService(name: string, mode: string, secret = SECRET): Prom
 }
 
 /** services.logs once it satisfies `ready` (stderr and stdout are separate pipes: stderr may still be in flight). */
-async function logsWhen(service: Service, ready: (logs: { stderr: string; droppedChars: number }) => boolean): Promise<{ stderr: string; droppedChars: number }> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const logs = await call(client.call('services.logs', { id: service.id }));
-    if (ready(logs) || Date.now() > deadline) return logs;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function logsWhen(service: Service, what: string, ready: (logs: { stderr: string; droppedChars: number }) => boolean): Promise<{ stderr: string; droppedChars: number }> {
+  return until(`${service.name}'s logs to show ${what}`, () => call(client.call('services.logs', { id: service.id })), ready, { show: (logs) => shown(logs.stderr) });
 }
 
 function callTool(service: Service, toolName: string): Promise<ToolCallResult> {
@@ -175,7 +171,7 @@ describe('redaction of a secret a hostile server hands back', () => {
     expect(message).toContain('[REDACTED');
     const shown = (await call(client.call('services.get', { id: service.id }))).service;
     expect(JSON.stringify(shown)).not.toContain(SECRET.slice(0, 12));
-    const logs = await logsWhen(service, (l) => l.stderr.includes(' done\n'));
+    const logs = await logsWhen(service, 'the whole stderr (" done")', (l) => l.stderr.includes(' done\n'));
     expect(logs.stderr).toContain(`starting with ${MARK}`);
     expect(logs.stderr).toContain(`half-written ${MARK} done`);
   });
@@ -183,11 +179,11 @@ describe('redaction of a secret a hostile server hands back', () => {
   it('redacts the stderr tail, also where its bound cut a copy of the secret in two', async () => {
     const service = await hostileService('shouter', 'leak-stderr');
     expect((await callTool(service, 'shout')).text).toBe('shouted');
-    const logs = await logsWhen(service, (l) => l.stderr.includes('stderr on call'));
+    const logs = await logsWhen(service, '"stderr on call"', (l) => l.stderr.includes('stderr on call'));
     expect(logs.stderr).toContain(`stderr on call: ${MARK}`);
     expect(logs.stderr).not.toContain(SECRET);
     expect((await callTool(service, 'flood')).text).toBe('flooded');
-    const flooded = await logsWhen(service, (l) => l.droppedChars > 0 && l.stderr.endsWith('y\n'));
+    const flooded = await logsWhen(service, 'dropped characters and the flood\'s end', (l) => l.droppedChars > 0 && l.stderr.endsWith('y\n'));
     expect(flooded.droppedChars).toBeGreaterThan(0);
     expect(flooded.stderr.startsWith(MARK)).toBe(true);
     expect(flooded.stderr).not.toContain(SECRET.slice(-8));
@@ -275,7 +271,7 @@ describe('redaction of a secret a hostile server hands back', () => {
     expect(error.message).toContain(`basic=Basic YWxpY2U6${MARK}`);
     noLeak('the error', error);
     noLeak('the failure event', await log.waitFor((e) => e.type === 'tool.call.failed' && e.call.service.name === 'encoded'));
-    const logs = await logsWhen(service, (l) => l.stderr.includes('called fail'));
+    const logs = await logsWhen(service, '"called fail"', (l) => l.stderr.includes('called fail'));
     expect(logs.stderr).toContain(`upperPercent=${MARK}`);
     noLeak('the stderr tail', logs);
 

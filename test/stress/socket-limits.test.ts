@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import { LIMITS } from '../../src/core/index.js';
 import { killLeftovers, onLinux, RawClient, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * Issue 33, LOW 7: 300 connections each holding a 1 MB unfinished frame took the daemon's RSS
@@ -34,12 +35,8 @@ function rssMb(pid: number): number | null {
 }
 
 /** Asks daemon.status until its load satisfies `done` (each ask is a round trip: no fixed sleep). */
-async function untilLoad(done: (load: Awaited<ReturnType<typeof status>>) => boolean): Promise<Awaited<ReturnType<typeof status>>> {
-  for (;;) {
-    const load = await status();
-    if (done(load)) return load;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function untilLoad(done: (load: Awaited<ReturnType<typeof status>>) => boolean): Promise<Awaited<ReturnType<typeof status>>> {
+  return until(`the daemon's load to satisfy ${done.toString().replace(/\s+/g, ' ')}`, status, done);
 }
 
 async function status() {

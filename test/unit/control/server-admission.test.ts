@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RpcServer, WispClient, type MethodEntry, type RpcLogger } from '../../../src/control/index.js';
 import { WispError } from '../../../src/core/index.js';
 import { RawClient, tempDir } from '../../helpers/wispd.js';
+import { until } from '../../helpers/wait.js';
 
 /**
  * Issue 33, LOW 7 and 8, at the socket server: a real RpcServer on a real Unix socket with
@@ -55,8 +56,8 @@ async function raw(socket: string): Promise<RawClient> {
 }
 
 /** Polls the server's counts (each look a turn of the event loop apart) until `done`. */
-async function until(server: RpcServer, done: (load: RpcServer['load']) => boolean): Promise<void> {
-  while (!done(server.load)) await new Promise((resolve) => setTimeout(resolve, 5));
+async function untilLoad(server: RpcServer, done: (load: RpcServer['load']) => boolean): Promise<void> {
+  await until(`the server's load to satisfy ${done.toString().replace(/\s+/g, ' ')}`, () => server.load, done, { everyMs: 5 });
 }
 
 /** A call of this test's own methods (not the daemon's: the typed client knows only those). */
@@ -90,7 +91,7 @@ describe('RpcServer admission', () => {
     expect(await call(a, 'ping')).toBe('pong');
     expect(server.load.connections).toBe(2);
     await a.close();
-    await until(server, (load) => load.connections === 1);
+    await untilLoad(server, (load) => load.connections === 1);
     expect(await call((await connect(socket)), 'ping')).toBe('pong');
   });
 
@@ -98,7 +99,7 @@ describe('RpcServer admission', () => {
     const { server, socket } = await serve({ maxHeldFrameBytes: 50_000 });
     const holder = await raw(socket);
     holder.send('x'.repeat(40_000));
-    await until(server, (load) => load.heldFrameBytes === 40_000);
+    await untilLoad(server, (load) => load.heldFrameBytes === 40_000);
     const second = await raw(socket);
     second.send('y'.repeat(20_000));
     await second.closed;
@@ -108,7 +109,7 @@ describe('RpcServer admission', () => {
     const bystander = await connect(socket);
     expect(await call(bystander, 'ping')).toBe('pong');
     holder.close();
-    await until(server, (load) => load.heldFrameBytes === 0 && load.connections === 1);
+    await untilLoad(server, (load) => load.heldFrameBytes === 0 && load.connections === 1);
   });
 
   it('counts a gateway\'s connections as one client for waiting calls, and keeps the reserve for the others', async () => {
@@ -123,13 +124,13 @@ describe('RpcServer admission', () => {
     // A client that is not a gateway gets the rest.
     const mine = await connect(socket);
     const own = [call(mine, 'wait').then(String, refusal), call(mine, 'wait').then(String, refusal)];
-    await until(server, (load) => load.pendingCalls === 5);
+    await untilLoad(server, (load) => load.pendingCalls === 5);
     expect(server.load).toMatchObject({ gateways: 2, gatewayConnections: 3, gatewayPendingCalls: 3, pendingCalls: 5 });
     for (const release of waiting) release();
     waiting.clear();
     expect(await Promise.all(own)).toEqual(['done', 'done']);
     expect(await third[0]).toBe('done');
-    await until(server, (load) => load.pendingCalls === 0 && load.gatewayPendingCalls === 0);
+    await untilLoad(server, (load) => load.pendingCalls === 0 && load.gatewayPendingCalls === 0);
   });
 
   it('refuses a gateway\'s connection over its cap with LIMIT_EXCEEDED, then closes it', async () => {
@@ -140,12 +141,12 @@ describe('RpcServer admission', () => {
     const closed = new Promise<void>((resolve) => second.onClose(() => resolve()));
     await expect(call(second, 'join', { id: 'g' })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED', details: { limit: 'maxConnectionsPerGateway', max: 1 } });
     await closed;
-    await until(server, (load) => load.connections === 1 && load.gatewayConnections === 1);
+    await untilLoad(server, (load) => load.connections === 1 && load.gatewayConnections === 1);
     // A second join on one connection is refused, and it stays open.
     await expect(call(first, 'join', { id: 'h' })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     expect(await call(first, 'ping')).toBe('pong');
     await first.close();
-    await until(server, (load) => load.gateways === 0 && load.connections === 0);
+    await untilLoad(server, (load) => load.gateways === 0 && load.connections === 0);
   });
 
   it('refuses to join a gateway after a call started on that connection', async () => {
