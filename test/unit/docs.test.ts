@@ -10,7 +10,7 @@ import { renderCliReference } from '../../scripts/cli-reference.mjs';
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
 /** The guides besides the wispctl one whose `wispctl ...` lines must name real commands. */
-const GUIDES = ['docs/gateway.md', 'docs/panel.md', 'docs/approvals.md', 'docs/model.md', 'docs/servers.md', 'docs/installs.md', 'docs/running.md', 'docs/development.md', 'docs/security.md', 'docs/operations.md'];
+const GUIDES = ['docs/gateway.md', 'docs/panel.md', 'docs/approvals.md', 'docs/model.md', 'docs/servers.md', 'docs/installs.md', 'docs/running.md', 'docs/development.md', 'docs/testing.md', 'docs/security.md', 'docs/operations.md'];
 
 /** One wispctl command as its own --help describes it. */
 interface CliCommand {
