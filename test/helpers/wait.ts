@@ -1,12 +1,12 @@
 // Waiting for a condition in a test. A wait never returns at its deadline as if the condition
 // held: it throws there, naming what it waited for and the last thing it saw, so a red run says
 // why in one line instead of failing an assertion further on (or as vitest's bare "timed out").
-import { getCurrentTest } from 'vitest/suite';
+import { TestRunner } from 'vitest';
 
 /** How long a wait begun now may last: until just before the running test's own timeout (or
  * the default timeout outside a test, in a hook), so the wait's message is the one shown. */
 export function waitBudgetMs(): number {
-  const test = getCurrentTest();
+  const test = TestRunner.getCurrentTest();
   const timeout = test !== undefined && test.timeout > 0 ? test.timeout : 30_000;
   const started = test?.result?.startTime ?? Date.now();
   return Math.max(1_000, started + timeout - Date.now() - 1_500);
