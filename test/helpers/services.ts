@@ -35,7 +35,7 @@ export class EventLog {
   readonly events: WispEvent[] = [];
   private waiters: { match: (e: WispEvent) => boolean; resolve: (e: WispEvent) => void }[] = [];
 
-  private constructor(client: WispClient) {
+  private constructor(private readonly client: WispClient) {
     client.onEvent((event) => {
       this.events.push(event);
       this.waiters = this.waiters.filter((w) => {
@@ -57,6 +57,16 @@ export class EventLog {
     const seen = this.events.find(match);
     if (seen !== undefined) return Promise.resolve(seen);
     return this.waiting(match, 'the first');
+  }
+
+  /**
+   * Resolves once this log holds every event the daemon emitted before now: a call on the
+   * same connection, whose answer leaves the daemon after every event queued before it. Call
+   * it before next() when the previous step's events may still be on their way (a step that
+   * ended on another client's output, not on this log).
+   */
+  async caughtUp(): Promise<void> {
+    await this.client.call('daemon.status');
   }
 
   /** The next event after now that matches (failing as waitFor does). */

@@ -47,7 +47,10 @@ const answer = (text: string) => JSON.parse(text) as { action: string; content: 
 
 /** The caller calls `tool`; resolves with the elicitation it caused and the call's result. */
 async function asked(tool: 'ask_form' | 'ask_url'): Promise<{ elicitation: Elicitation; result: Promise<{ action: string; content: Record<string, unknown> | null }> }> {
-  const requested = log.next((e) => e.type === 'elicitation.requested');
+  // The previous test ended on a terminal's output: its request's events may still be on
+  // their way to the watcher, and "the next" would match them (seen under load).
+  await log.caughtUp();
+  const requested = log.next((e) => e.type === 'elicitation.requested' && e.elicitation.status === 'pending' && e.elicitation.owners.some((o) => o.clientId === callerId));
   const result = caller.call('tools.call', { serviceId: service.id, toolName: tool, arguments: {} }).then((r) => answer(r.text));
   const { elicitation } = (await requested) as Extract<WispEvent, { type: 'elicitation.requested' }>;
   return { elicitation, result };
@@ -151,6 +154,7 @@ describe.skipIf(!Terminal.available())('elicitations asked on a terminal', () =>
   }, 60_000);
 
   it('mcp call asks its own URL request inline: full URL and host, never opened; yes accepts', async () => {
+    await log.caughtUp();
     const requested = log.next((e) => e.type === 'elicitation.requested');
     const screen = terminal('mcp', 'call', 'asker', 'ask_url');
     try {
@@ -201,6 +205,7 @@ describe.skipIf(!Terminal.available())('elicitations asked on a terminal', () =>
     } finally {
       answering.close();
     }
+    await log.caughtUp();
     const resolved = log.next((e) => e.type === 'elicitation.resolved');
     const calling = terminal('mcp', 'call', 'asker', 'ask_form');
     try {
