@@ -128,8 +128,12 @@ export class Sessions {
     if (session.running !== undefined) {
       throw new WispError('TASK_RUNNING', `session ${id} is already running task ${session.running.task.id}`, { taskId: session.running.task.id });
     }
-    // The snapshot: the tools active now, for every round of this task.
-    const snapshot = new Map(this.options.activeTools().map((tool) => [tool.modelName, tool]));
+    // The snapshot: the tools active now, for every round of this task, in one fixed order
+    // (by model name, not by when their services were activated), so the tools in every
+    // request are the same bytes while the catalog is the same: the provider's prefix cache
+    // stays warm across tasks, restarts and re-activations.
+    const active = [...this.options.activeTools()].sort((a, b) => (a.modelName < b.modelName ? -1 : a.modelName > b.modelName ? 1 : 0));
+    const snapshot = new Map(active.map((tool) => [tool.modelName, tool]));
     const task: Task = { id: randomUUID(), sessionId: id, state: { status: 'running' }, startedAt: this.at(), endedAt: null, rounds: 0, tools: [...snapshot.keys()] };
     const user: ChatMessage = { role: 'user', content: text };
     session.messages.push(user);

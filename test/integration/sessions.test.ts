@@ -141,6 +141,33 @@ describe('model sessions', () => {
     await asker.call('services.delete', { name: 'late' });
   });
 
+  it('sends the tools in one fixed order, whatever order their services were activated in: the same bytes in every task', async () => {
+    await registerScenario(asker, 'order-b', ['--tools', '2']);
+    await registerScenario(asker, 'order-a', ['--tools', '2']);
+    await activate(asker, 'order-b');
+    await activate(asker, 'order-a');
+    /** The tools of the first request of a new task, as sent. */
+    const sentTools = async (): Promise<string> => {
+      const first = mock.requests.length;
+      mock.enqueue({ events: textEvents('ok') });
+      const { session } = await asker.call('sessions.create', {});
+      const { task } = await asker.call('sessions.send', { id: session.id, text: 'which tools?' });
+      await taskEnd(humanLog, task.id);
+      return JSON.stringify(mock.requests[first]?.body.tools);
+    };
+    const before = await sentTools();
+    // order-b stopped and started again: it is now the catalog's newest service.
+    await asker.call('services.disable', { name: 'order-b' });
+    await activate(asker, 'order-b');
+    const after = await sentTools();
+    expect(after).toBe(before);
+    const names = (JSON.parse(after) as { function: { name: string } }[]).map((t) => t.function.name).filter((n) => /^mcp_[0-9a-f]/.test(n));
+    expect(names.length).toBeGreaterThanOrEqual(8);
+    expect(names).toEqual([...names].sort());
+    await asker.call('services.delete', { name: 'order-a' });
+    await asker.call('services.delete', { name: 'order-b' });
+  });
+
   it('cancels a task: the model stream stops and the task says so', async () => {
     mock.enqueue({ events: [...textEvents('this never ends').slice(0, 2), { stall: true }] });
     const { session } = await asker.call('sessions.create', {});
