@@ -173,9 +173,10 @@ describe('Sessions (real model HTTP mock, in-memory MCP server, real approvals)'
     await supervisor.accept(config.id, config.name, 2, supervisor.heldTools(config.id).map((t) => ({ name: t.name, digest: t.pinDigest })));
     mock.enqueue({ events: textEvents('Now I see it.') });
     const next = await sessions.send((await sessions.create('after')).id, 'And now?', 'client-1');
-    expect(next.tools).toEqual([echo, late]);
+    // Sent in one fixed order (by model name), not in the order they arrived.
+    expect(next.tools).toEqual([echo, late].sort());
     await events.ended(next.id);
-    expect(offered(mock.requests.at(-1))).toEqual([echo, late]);
+    expect(offered(mock.requests.at(-1))).toEqual([echo, late].sort());
   });
 
   it.each([
