@@ -212,7 +212,10 @@ export class ToolCalls {
             ? error
             : new WispError('INTERNAL_ERROR', String(error));
       if (failure.code === 'TIMEOUT' || failure.code === 'CANCELLED') {
-        supervisor.failConnection(tool.serviceId, tool.generation, failure.code, `a call to ${tool.name} was ${failure.code === 'TIMEOUT' ? 'timed out' : 'cancelled'}; the connection was closed`);
+        // The seed's rule: a call cut short closes its connection. Said where the user sees the
+        // service failed (CLI, panel, events), with the way back.
+        const how = failure.code === 'TIMEOUT' ? 'timed out' : 'cancelled';
+        supervisor.failConnection(tool.serviceId, tool.generation, failure.code, `a call to ${tool.name} was ${how}, so the connection was closed; start it again with: wispctl mcp restart ${tool.serviceName}`);
       }
       return this.fail(call, failure);
     }

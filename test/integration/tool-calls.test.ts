@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
-import { isRunning, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, isRunning, killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 const home = tempDir();
@@ -210,7 +210,9 @@ describe('tool calls with approvals', () => {
     await human.call('approvals.respond', { id: (await asked).approval.id, decision: 'approve' });
     await expect(pending).rejects.toMatchObject({ code: 'TIMEOUT' });
     const { service } = await asker.call('services.get', { id: hanger.id });
-    expect(service.connection).toMatchObject({ status: 'failed', code: 'TIMEOUT' });
+    expect(service.connection).toMatchObject({ status: 'failed', code: 'TIMEOUT', message: 'a call to hang was timed out, so the connection was closed; start it again with: wispctl mcp restart hanger' });
+    // What mcp list shows the user: why it stopped and how to start it again.
+    expect((await runWispctl(['--socket', daemon.socket, 'mcp', 'show', 'hanger'], { env: daemonEnv() })).stdout).toContain('start it again with: wispctl mcp restart hanger');
     expect((await asker.call('tools.list', { serviceId: hanger.id })).tools).toEqual([]);
     expect((await asker.call('services.logs', { id: hanger.id })).stderr.match(/hang called/g)).toHaveLength(1);
     await asker.call('services.disable', { id: hanger.id });
