@@ -32,6 +32,10 @@ export function textNestsDeeperThan(bytes: Uint8Array, max: number): boolean {
  * The same measure over text that arrives in pieces (a remote server's response body as it
  * streams): `push` each chunk, true once the text so far has passed `max`; `reset` between
  * messages (an SSE event). Strings and escapes that straddle two chunks are followed.
+ *
+ * The depth never goes below zero: closers with nothing open make the text invalid JSON, which
+ * a parser refuses there, before anything after it; counting them would let a text lower the
+ * count (over lines that are not parsed, say) and then open that many levels unseen.
  */
 export class NestingMeter {
   private depth = 0;
@@ -56,12 +60,22 @@ export class NestingMeter {
           this.depth = depth;
           return true;
         }
-      } else if (b === 0x5d || b === 0x7d) depth -= 1;
+      } else if ((b === 0x5d || b === 0x7d) && depth > 0) depth -= 1;
     }
     this.depth = depth;
     this.inString = inString;
     this.escaped = escaped;
     return false;
+  }
+
+  /**
+   * A line ended (SSE): a string open across a line break is no JSON string (a raw newline
+   * is refused by every parser there), so what follows is measured as outside one. Without
+   * this, one `"` on a line of its own made the rest of the event look like string text.
+   */
+  endLine(): void {
+    this.inString = false;
+    this.escaped = false;
   }
 
   reset(): void {

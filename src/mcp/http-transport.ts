@@ -3,6 +3,7 @@ import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/a
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { NestingMeter } from '../util/index.js';
 import type { TransportFailure } from './failure.js';
+import { SseEventMeter } from './sse-meter.js';
 
 export interface HttpTransportOptions {
   readonly url: string;
@@ -105,8 +106,8 @@ export function capResponse(
     throw trip({ code: 'FRAME_TOO_LARGE', message: `the server sent a ${declared}-byte response; the limit is ${limit} bytes` });
   }
   let count = 0;
-  let newline = false;
   const nesting = new NestingMeter(caps.maxMessageNesting);
+  const events = sse ? new SseEventMeter(limit, caps.maxMessageNesting) : null;
   const tooDeep = (): TransportFailure => ({
     code: 'PROTOCOL_ERROR',
     message: `the server sent ${sse ? 'an SSE event' : 'a response'} nested more than ${caps.maxMessageNesting} levels deep`,
@@ -114,22 +115,11 @@ export function capResponse(
   const counter = new TransformStream<Uint8Array, Uint8Array>({
     transform: (chunk, controller) => {
       let deep = false;
-      if (sse) {
-        // An SSE event ends at a blank line; count the bytes (and the nesting) of the event being read.
-        let from = 0;
-        for (let i = 0; i < chunk.length && !deep && count <= limit; i++) {
-          count += 1;
-          if (chunk[i] === 10) {
-            if (newline) {
-              deep = nesting.push(chunk.subarray(from, i));
-              nesting.reset();
-              from = i + 1;
-              count = 0;
-            }
-            newline = true;
-          } else if (chunk[i] !== 13) newline = false;
-        }
-        if (!deep && count <= limit) deep = nesting.push(chunk.subarray(from));
+      if (events !== null) {
+        // Each event on its own: its bytes, and the nesting of the lines that can reach the parser (SseEventMeter).
+        const over = events.push(chunk);
+        deep = over === 'nesting';
+        if (over === 'size') count = limit + 1;
       } else {
         count += chunk.byteLength;
         deep = measured && nesting.push(chunk);

@@ -41,23 +41,28 @@ function isBinaryText(value: string): boolean {
  * stays a string): every data: URI, the `data` or `blob` of an object that has a
  * `mimeType` (MCP's image, audio and blob shapes), and any other string of 256 or more
  * characters made only of base64 characters. Keys are kept as they are. Recursion is
- * bounded: a server's message nests at most LIMITS.maxServerMessageNesting levels.
+ * bounded here too, not only by the transports' refusal of a message nesting more than
+ * LIMITS.maxServerMessageNesting levels: a level deeper than that is replaced by a marker
+ * (a RangeError out of this walk failed the call INTERNAL_ERROR when that refusal was bypassed).
  */
-function withoutBinaries(value: unknown): unknown {
+function withoutBinaries(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') {
     const uri = DATA_URI.exec(value);
     if (uri !== null) return binaryMarker(`data URI${uri[1] !== '' ? ` ${uri[1]}` : ''}`, value);
     return isBinaryText(value) ? binaryMarker('binary', value) : value;
   }
-  if (Array.isArray(value)) return value.map(withoutBinaries);
   if (typeof value !== 'object' || value === null) return value;
+  if (depth >= LIMITS.maxServerMessageNesting) return `[omitted by Wisp: nested more than ${LIMITS.maxServerMessageNesting} levels deep]`;
+  if (Array.isArray(value)) return value.map((item) => withoutBinaries(item, depth + 1));
   const record = value as Record<string, unknown>;
   const typed = typeof record.mimeType === 'string';
   // fromEntries defines each key as an own property: a "__proto__" key stays a key.
   return Object.fromEntries(
     Object.entries(record).map(([key, item]) => [
       key,
-      typed && (key === 'data' || key === 'blob') && typeof item === 'string' && !DATA_URI.test(item) ? binaryMarker(`${key} ${String(record.mimeType).slice(0, 100)}`, item) : withoutBinaries(item),
+      typed && (key === 'data' || key === 'blob') && typeof item === 'string' && !DATA_URI.test(item)
+        ? binaryMarker(`${key} ${String(record.mimeType).slice(0, 100)}`, item)
+        : withoutBinaries(item, depth + 1),
     ]),
   );
 }

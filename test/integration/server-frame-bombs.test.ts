@@ -60,8 +60,14 @@ function readBody(req: http.IncomingMessage): Promise<{ id?: unknown; method?: s
   });
 }
 
+/**
+ * What goes before a bomb's data line in its SSE event. Issue 44: the SSE meter measured
+ * every line of an event, so a comment `: "` made it take the data after it for string text.
+ */
+type Lead = '' | ': "\n' | 'id: "\r\n' | ': "\r';
+
 /** A streamable HTTP server that answers initialize, then answers tools/list with an SSE stream carrying the list and the bomb after it. */
-async function streamableBomb(kind: Kind): Promise<RemoteBomb> {
+async function streamableBomb(kind: Kind, lead: Lead = ''): Promise<RemoteBomb> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'POST') {
       res.writeHead(405).end();
@@ -73,7 +79,7 @@ async function streamableBomb(kind: Kind): Promise<RemoteBomb> {
       } else if (message.method === 'tools/list') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: TOOLS })}\n\n`);
-        res.end(`event: message\ndata: ${bombFrame(kind)}\n\n`);
+        res.end(`${lead}event: message\ndata: ${bombFrame(kind)}\n\n`);
       } else if (message.id === undefined) res.writeHead(202).end();
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
     });
@@ -82,8 +88,12 @@ async function streamableBomb(kind: Kind): Promise<RemoteBomb> {
   return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** A legacy HTTP+SSE server: the event stream names the endpoint; after tools/list's answer it carries the bomb. */
-async function legacyBomb(kind: Kind): Promise<RemoteBomb> {
+/**
+ * A legacy HTTP+SSE server: the event stream names the endpoint; after tools/list's answer it
+ * carries the bomb. With `onCall`, no bomb after the list: the answer to tools/call is a
+ * result whose structuredContent nests 6,000 levels (it reached withoutBinaries).
+ */
+async function legacyBomb(kind: Kind, lead: Lead = '', onCall = false): Promise<RemoteBomb> {
   let stream: http.ServerResponse | undefined;
   const server = http.createServer((req, res) => {
     if (req.method === 'GET') {
@@ -94,11 +104,13 @@ async function legacyBomb(kind: Kind): Promise<RemoteBomb> {
     }
     void readBody(req).then((message) => {
       res.writeHead(202).end();
-      const send = (value: string): void => void stream?.write(`event: message\ndata: ${value}\n\n`);
+      const send = (value: string, before = ''): void => void stream?.write(`${before}event: message\ndata: ${value}\n\n`);
       if (message.method === 'initialize') send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: INIT }));
       else if (message.method === 'tools/list') {
         send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: TOOLS }));
-        send(bombFrame(kind));
+        if (!onCall) send(bombFrame(kind), lead);
+      } else if (message.method === 'tools/call' && onCall) {
+        send(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[],"structuredContent":{"x":${nested(6000)}}}}`, lead);
       } else if (message.id !== undefined) send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
     });
   });
@@ -174,6 +186,46 @@ describe('a server message nested thousands of levels deep', () => {
       });
     }
   }
+
+  for (const [transport, start] of [
+    ['http', streamableBomb],
+    ['sse', legacyBomb],
+  ] as const) {
+    for (const lead of [': "\n', 'id: "\r\n', ': "\r'] as const) {
+      it(`over ${transport}, after the line ${JSON.stringify(lead)} in its event: still refused on its text (PROTOCOL_ERROR)`, async () => {
+        const remote = await start('unknown-result', lead);
+        remotes.push(remote);
+        const { service } = await client.call('services.registerRemote', { name: `${transport}-lead-${remotes.length}`, transport, url: remote.url });
+        const failure = await failedBy(service);
+        expect(failure).toEqual({ code: 'PROTOCOL_ERROR', message: expect.stringContaining('nested more than 512 levels deep') });
+        await stillServing();
+        await client.call('services.delete', { id: service.id });
+      });
+    }
+  }
+
+  it('over sse, a call answered with structuredContent 6,000 levels deep after a comment `: "`: the call and the service fail PROTOCOL_ERROR (not INTERNAL_ERROR with the service active)', async () => {
+    const remote = await legacyBomb('unknown-result', ': "\n', true);
+    remotes.push(remote);
+    const { service } = await client.call('services.registerRemote', { name: 'sse-structured', transport: 'sse', url: remote.url });
+    expect((await activate(client, service.name)).connection.status).toBe('active');
+    const failed = log.waitFor((e) => e.type === 'service.state' && e.service.id === service.id && e.connection.status === 'failed');
+    const asked = log.next((e) => e.type === 'approval.requested' && e.approval.summary.serviceName === service.name);
+    const call = client.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: {} }).then(
+      () => null,
+      (error: unknown) => error as { code?: string },
+    );
+    const event = await asked;
+    if (event.type !== 'approval.requested') throw new Error('unexpected event');
+    await client.call('approvals.respond', { id: event.approval.id, decision: 'approve' });
+    const refused = await call;
+    expect(refused?.code).not.toBe('INTERNAL_ERROR');
+    expect(refused).not.toBeNull();
+    const state = await failed;
+    expect(state.type === 'service.state' && state.connection.status === 'failed' && state.connection.code).toBe('PROTOCOL_ERROR');
+    await stillServing();
+    await client.call('services.delete', { id: service.id });
+  });
 
   it('a frame nested 500 levels (under the cap) is parsed and handled: the server stays active and answers', async () => {
     const { service } = await client.call('services.register', {

@@ -37,3 +37,19 @@ describe('normalizeResult: structured content', () => {
     expect(reply).toBe('[structured content omitted: its JSON is 409 characters, over the 408-character cap]');
   });
 });
+
+describe('normalizeResult: a value nesting past the transports\' bound', () => {
+  it('walks structured content 6,000 levels deep without a RangeError: past 512 levels a marker stands for the rest', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 6000; i++) deep = [deep];
+    const result = normalizeResult({ content: [], structuredContent: { x: deep } }, same);
+    let at: unknown = (result.structuredContent as { x: unknown }).x;
+    let levels = 1;
+    while (Array.isArray(at)) {
+      at = at[0];
+      levels += 1;
+    }
+    expect(at).toBe('[omitted by Wisp: nested more than 512 levels deep]');
+    expect(levels).toBe(512);
+  });
+});
