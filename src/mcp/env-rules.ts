@@ -32,6 +32,26 @@ export function isSecretVariable(name: string): boolean {
   return !PUBLIC_ENV.has(name);
 }
 
+/** A word in a variable's name that says its value is a secret (API_KEY, GITHUB_TOKEN, DB_PASSWORD, AUTH_HEADER, ...). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASS|PWD|AUTH|CRED|COOKIE|SESSION|PRIVATE|CERT|SIGN|BEARER|DSN|CONN|ACCESS|SALT|PIN/i;
+/** A path (absolute, home-relative or relative), without a scheme or credentials. */
+const PATH_VALUE = /^(?:\/|~\/|\.\.?\/)[^\s:@]*$/;
+/** A number, or one word of a setting: `production`, `debug`, `true`, `en-US`, `Info` (mixed case inside a part, `abcDEFghi`, is a token's). */
+const SETTING_VALUE = /^(?:-?\d+(?:\.\d+)?|(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)(?:[-_.](?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*)$/;
+
+/**
+ * Whether a value written in a config entry's `env` is plain, not a secret: its name names
+ * no secret and the value is a path, a number or one word of a setting. A plain value is
+ * kept in the secret store like the others, but never redacted: `ROOT_DIR=/home/me/notes`
+ * redacted made an approval of `/home/me/notes/todo.txt` read `[REDACTED:ROOT_DIR]/todo.txt`,
+ * text other than what was sent. Anything else is a secret; a plain one is made a secret by
+ * setting it again (`wispctl mcp env set NAME VAR`, a secret unless --plain).
+ */
+export function isPlainValue(name: string, value: string): boolean {
+  if (SECRET_NAME.test(name)) return false;
+  return value.length <= 4096 && (PATH_VALUE.test(value) || (value.length <= 64 && SETTING_VALUE.test(value)));
+}
+
 /** One `${VAR}` a launch reads: where it is written (`command`, `args[1]`, `url`, `env.NAME`, `headers.NAME`). */
 export interface EnvironmentRead {
   readonly field: string;

@@ -6,7 +6,7 @@ import { checkedProfile } from './sandbox/grants.js';
 import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
 import type { RegistryChange } from './events.js';
 
-type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session' };
+type SecretRef = { readonly name: string; readonly storage: 'keychain' | 'session'; readonly plain?: boolean | undefined };
 type OAuthConfig = { readonly enabled: boolean; readonly clientId: string | null; readonly scopes: string | null };
 type Template = { readonly name: string; readonly template: string };
 

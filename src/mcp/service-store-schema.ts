@@ -141,7 +141,7 @@ const StoredService = Type.Object(
     env: Type.Optional(
       Type.Array(
         Type.Object(
-          { name: Type.String({ pattern: ENV_NAME_PATTERN }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]) },
+          { name: Type.String({ pattern: ENV_NAME_PATTERN }), storage: Type.Union([Type.Literal('keychain'), Type.Literal('session')]), plain: Type.Optional(Type.Boolean()) },
           { additionalProperties: false },
         ),
         { maxItems: LIMITS.maxEnvVars },

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { LIMITS, WispError, type SourcesReport } from '../core/index.js';
 import { mergeSources, type SourceEntry } from './config-sources.js';
+import { isPlainValue } from './env-rules.js';
 import type { RegisterInput, ServiceRegistry } from './service-registry.js';
 import type { SourceOrigin, StoredService } from './service-store.js';
 import { readSourceFiles, type ProjectSource } from './source-files.js';
@@ -12,6 +13,8 @@ export const HEADER_SECRET_PREFIX = 'header:';
 export interface SecretValue {
   readonly name: string;
   readonly value: string;
+  /** No secret: stored, never redacted (isPlainValue). */
+  readonly plain?: boolean | undefined;
 }
 
 export interface SourceSyncDeps {
@@ -53,14 +56,15 @@ export function entryRegistration(entry: SourceEntry, storage: 'keychain' | 'ses
       fromEnvironment: entry.fromEnvironment,
       url: entry.url ?? undefined,
       cwd: entry.cwd ?? undefined,
-      env: Object.keys(entry.env).map((name) => ({ name, storage })),
+      // A path or a setting is no secret: stored all the same, never redacted (isPlainValue).
+      env: Object.entries(entry.env).map(([name, value]) => ({ name, storage, ...(isPlainValue(name, value) ? { plain: true } : {}) })),
       headers: Object.keys(entry.headers).map((name) => ({ name, storage })),
       envTemplates: Object.entries(entry.envTemplates).map(([name, template]) => ({ name, template })),
       headerTemplates: Object.entries(entry.headerTemplates).map(([name, template]) => ({ name, template })),
       oauth: entry.oauth,
     },
     values: [
-      ...Object.entries(entry.env).map(([name, value]) => ({ name, value, storage })),
+      ...Object.entries(entry.env).map(([name, value]) => ({ name, value, storage, plain: isPlainValue(name, value) })),
       ...Object.entries(entry.headers).map(([name, value]) => ({ name: `${HEADER_SECRET_PREFIX}${name}`, value, storage })),
     ],
   };

@@ -8,6 +8,11 @@ export type { Storage };
 export interface VariableRef {
   readonly name: string;
   readonly storage: Storage;
+  /**
+   * Not a secret (see isPlainValue): kept in the store like the others, but never held by
+   * the redactor, so an approval shows arguments holding it exactly as they are sent.
+   */
+  readonly plain?: boolean | undefined;
 }
 
 export interface VariableValue extends VariableRef {
@@ -67,7 +72,12 @@ export class Secrets {
       }
       throw error;
     }
-    for (const variable of variables) this.redactor.hold(secretHolder(serviceId, variable.name, variable.storage), variable.name, variable.value);
+    for (const variable of variables) {
+      const holder = secretHolder(serviceId, variable.name, variable.storage);
+      // A value set plain where a secret was: the secret's hold ends (another holder of the same value keeps it).
+      if (variable.plain === true) this.redactor.release(holder);
+      else this.redactor.hold(holder, variable.name, variable.value);
+    }
   }
 
   /** Removes entries (a variable was dropped, moved to other storage, or its service deleted). */
@@ -94,7 +104,7 @@ export class Secrets {
       else if (secret.binding !== binding) changed.push(variable.name);
       else {
         env[variable.name] = secret.value;
-        this.redactor.hold(secretHolder(serviceId, variable.name, variable.storage), variable.name, secret.value);
+        if (variable.plain !== true) this.redactor.hold(secretHolder(serviceId, variable.name, variable.storage), variable.name, secret.value);
       }
     }
     if (missing.length > 0) {

@@ -45,11 +45,11 @@ export class ServiceSecrets {
     const { kind, given, mode } = edit;
     const names = given.map((v) => normalized(kind, v.name));
     const kept = mode === 'upsert' ? before.filter((v) => !names.includes(normalized(kind, v.name))) : [];
-    const after: VariableRef[] = [...kept, ...given.map((v) => ({ name: v.name, storage: v.storage }))];
+    const after: VariableRef[] = [...kept, ...given.map((v) => ({ name: v.name, storage: v.storage, ...(v.plain === true ? { plain: true } : {}) }))];
     if (after.length > LIMITS.maxEnvVars) {
       throw new WispError('LIMIT_EXCEEDED', `at most ${LIMITS.maxEnvVars} ${kind === 'env' ? 'variables' : 'headers'} per service`, { limit: 'maxEnvVars', max: LIMITS.maxEnvVars });
     }
-    await this.secrets.write(serviceId, binding, given.map((v) => ({ name: this.filedAs(kind, v.name), value: v.value, storage: v.storage })));
+    await this.secrets.write(serviceId, binding, given.map((v) => ({ name: this.filedAs(kind, v.name), value: v.value, storage: v.storage, plain: v.plain })));
     const gone = before.filter((old) => !after.some((v) => v.name === old.name && v.storage === old.storage)).map((v) => ({ name: this.filedAs(kind, v.name), storage: v.storage }));
     return { after, gone };
   }

@@ -86,7 +86,7 @@ describe('mcp import FILE', () => {
     expect(lines.filter((l) => l.startsWith('warning: entry "env-two"') && l.includes('has envFile "${workspaceFolder}/.env"'))).toHaveLength(1);
     // Never read: the value is nowhere, and the service has only the variables its entry names.
     expect((await client.call('services.get', { name: 'env-one' })).service.env).toEqual([]);
-    expect((await client.call('services.get', { name: 'env-two' })).service.env).toEqual([{ name: 'MODE', storage: 'session' }]);
+    expect((await client.call('services.get', { name: 'env-two' })).service.env).toEqual([{ name: 'MODE', storage: 'session', plain: true }]);
     expect(JSON.stringify(await client.call('services.list'))).not.toContain('dotenv-secret-7731');
   });
 });

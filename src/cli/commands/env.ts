@@ -17,14 +17,19 @@ export function register(mcp: Command, ctx: CliContext): void {
     .argument('<name>', 'service name (or id)')
     .argument('<var>', 'variable name (letters, digits, _; not starting with a digit)')
     .option('--session', 'keep the value in memory only, for this daemon run (not in the keychain)')
-    .action((name: string, variable: string, opts: { session?: boolean }) =>
+    .option('--plain', 'the value is no secret (a path, a setting): never redacted, so approvals show it as it is sent. Without: a secret, redacted wherever it appears')
+    .action((name: string, variable: string, opts: { session?: boolean; plain?: boolean }) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
         const words = ['mcp', 'env', 'set', service.name, variable];
         await keychainFirst(client, opts.session === true, words);
         const value = nonEmpty(await readSecret(secretPrompt.variable(service, variable), ctx.io.err), `the value of ${variable}`);
         const setEnv = () =>
-          client.call('services.setEnv', { id: service.id, mode: 'upsert', variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain' }] });
+          client.call('services.setEnv', {
+            id: service.id,
+            mode: 'upsert',
+            variables: [{ name: variable, value, storage: opts.session === true ? 'session' : 'keychain', ...(opts.plain === true ? { plain: true } : {}) }],
+          });
         const result = await withSessionAdvice(setEnv, words);
         ctx.print(result.service.env, () => variableSavedText(result.service, variable, opts.session === true));
       }),
@@ -40,7 +45,7 @@ export function register(mcp: Command, ctx: CliContext): void {
         ctx.print(service.env, () => variablesText(service.env));
       }),
     );
-  documentOutput(list, { json: 'an array of variables (never their values)', fields: ['name', 'storage'] });
+  documentOutput(list, { json: 'an array of variables (never their values)', fields: ['name', 'storage', 'plain'] });
 
   env
     .command('clear')

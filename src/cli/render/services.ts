@@ -50,7 +50,7 @@ export function describeConnection(state: ConnectionState, service?: Pick<Servic
 
 /** A service's own variables: names and storage for values kept secret, `NAME=template` for those written with `${VAR}`. */
 function ownVariables(service: Service): string[] {
-  return [...service.env.map((v) => `${clean(v.name)} (${v.storage})`), ...service.envTemplates.map((t) => `${clean(t.name)}=${showArg(t.template)}`)];
+  return [...service.env.map((v) => `${clean(v.name)} (${v.storage}${v.plain === true ? ', plain: not redacted' : ''})`), ...service.envTemplates.map((t) => `${clean(t.name)}=${showArg(t.template)}`)];
 }
 
 function ownHeaders(service: Service): string {
@@ -249,7 +249,7 @@ export function variableSavedText(service: Service, variable: string, session: b
 }
 
 export function variablesText(env: Service['env']): string {
-  return env.length === 0 ? 'no variables' : table(['VARIABLE', 'STORAGE'], env.map((v) => [v.name, v.storage]));
+  return env.length === 0 ? 'no variables' : table(['VARIABLE', 'STORAGE', 'SECRET'], env.map((v) => [v.name, v.storage, v.plain === true ? 'no (plain: not redacted)' : 'yes']));
 }
 
 /** Before `env carry-over` asks: which values would go to which program. */

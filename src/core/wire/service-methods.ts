@@ -215,7 +215,12 @@ export const serviceMethods = {
         ...ServiceRefProps,
         variables: Type.Array(
           Type.Object(
-            { name: EnvName, value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: NoNul }), storage: Storage },
+            {
+              name: EnvName,
+              value: Type.String({ maxLength: LIMITS.maxEnvValueBytes, pattern: NoNul }),
+              storage: Storage,
+              plain: Type.Optional(Type.Boolean({ description: 'true: no secret (a path, a setting): never redacted. Without: a secret, redacted wherever it appears.' })),
+            },
             { additionalProperties: false },
           ),
           { maxItems: LIMITS.maxEnvVars },

@@ -106,7 +106,20 @@ export const Storage = Type.Union([Type.Literal('keychain'), Type.Literal('sessi
   description: 'keychain: the OS keychain; session: memory only, gone when the daemon stops.',
 });
 export type Storage = Static<typeof Storage>;
-const EnvVariable = Type.Object({ name: EnvName, storage: Storage }, { description: 'A variable\'s name and where its value is kept. Values are write-only.' });
+const EnvVariable = Type.Object(
+  {
+    name: EnvName,
+    storage: Storage,
+    plain: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the value is no secret (a path, a number or one word, under a name that names no secret): kept in the store all the same, never redacted, ' +
+          'so an approval shows arguments that hold it as they are sent. Absent: a secret.',
+      }),
+    ),
+  },
+  { description: 'A variable\'s name and where its value is kept. Values are write-only.' },
+);
 
 /** OAuth beyond the authorization code flow (services.registerRemote, the service view). The secrets they need are write-only. */
 export const OAuthFlowProps = {

@@ -62,7 +62,9 @@ async function importFile(parts: Deps, params: Params<'services.import'>): Promi
   // Recorded on each service so `mcp get` says where it came from (it is not synced: the file may be edited or gone).
   const origin = { kind: 'import' as const, file: (params.file ?? 'a pasted file').slice(0, 4096) || 'a pasted file', at: new Date().toISOString() };
   const skipped = merged.skipped.map((s) => ({ name: s.name, reason: s.reason, ...(s.code !== undefined ? { code: s.code } : {}) }));
+  const warnings: string[] = [];
   for (const entry of merged.entries) {
+    warnings.push(...entry.warnings);
     try {
       const { input, values } = entryRegistration(entry, params.storage);
       const config = await registry.register({ ...input, origin });
@@ -73,10 +75,17 @@ async function importFile(parts: Deps, params: Params<'services.import'>): Promi
         throw error;
       }
       imported.push(services.view(config));
+      const plain = values.filter((v) => v.plain === true).map((v) => v.name);
+      if (plain.length > 0) {
+        warnings.push(
+          `${entry.name}: ${plain.join(', ')} ${plain.length === 1 ? 'is' : 'are'} kept as plain ${plain.length === 1 ? 'value' : 'values'} (a path, a number or a setting), not redacted: ` +
+            `an approval shows arguments holding ${plain.length === 1 ? 'it' : 'them'} as they are sent. A secret among them? Set it again: wispctl mcp env set ${entry.name} ${plain[0]}`,
+        );
+      }
     } catch (error) {
       if (error instanceof WispError && error.code === 'KEYCHAIN_UNAVAILABLE') throw error;
       skipped.push({ name: entry.name, reason: error instanceof WispError ? `${error.code}: ${error.message}` : String(error), ...(error instanceof WispError ? { code: error.code } : {}) });
     }
   }
-  return { imported, skipped, warnings: merged.entries.flatMap((e) => e.warnings) };
+  return { imported, skipped, warnings };
 }

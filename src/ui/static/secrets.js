@@ -61,7 +61,7 @@ export function Secrets({ service }) {
     <h4 id=${id}>${kind.title} (values are write-only: never shown, never sent back)</h4>
     ${current.length === 0
       ? html`<p class="empty">${kind.none}</p>`
-      : html`<ul class="secret-names">${current.map((v) => html`<li key=${v.name}><code>${v.name}</code> (${keptText(v.storage)})</li>`)}</ul>`}
+      : html`<ul class="secret-names">${current.map((v) => html`<li key=${v.name}><code>${v.name}</code> (${keptText(v.storage)}${v.plain === true ? ', plain: not redacted' : ''})</li>`)}</ul>`}
     <form class="secret" onSubmit=${save} aria-label=${`Set a ${kind.one}`}>
       <label>${kind.one === 'header' ? 'Header name' : 'Variable name'} <input name="secret-name" required autocomplete="off" value=${name} onInput=${(e) => setName(e.currentTarget.value)} /></label>
       <label>Value (not shown) <input name="secret-value" type="password" autocomplete="off" value=${value} onInput=${(e) => setValue(e.currentTarget.value)} /></label>
