@@ -30,3 +30,4 @@ export {
   type Step,
 } from './attempt-state.js';
 export type * from './wire/protocol.js';
+export { parseJsonc, stripJsonComments } from './jsonc.js';

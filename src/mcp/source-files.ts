@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { WispError } from '../core/index.js';
-import { checkDirectory, openSafe } from '../util/index.js';
+import { checkDirectory, openSafe, parseJsonc } from '../util/index.js';
 import { moveAside, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { fileProblem, type SourceContent, type SourceFile } from './config-sources.js';
 import { isDaemonOwn } from './env-rules.js';
@@ -43,7 +43,8 @@ async function readJson(file: string): Promise<Parsed | undefined> {
     if (stat.size > MAX_SOURCE_BYTES) return { error: `is larger than ${MAX_SOURCE_BYTES} bytes` };
     const text = await handle.readFile('utf8');
     try {
-      return { json: JSON.parse(text) as unknown };
+      // Comments allowed, as in the clients' own files (JSONC).
+      return { json: parseJsonc(text) };
     } catch (error) {
       return { error: `is not valid JSON: ${(error as Error).message}` };
     }

@@ -12,4 +12,5 @@ export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsS
 export type { Check } from './first-use.js';
 export { compileSchema, schemaCheck, type CompileMode } from './schema-compiler.js';
 export { isoTime } from './iso-time.js';
+export { parseJsonc, stripJsonComments } from '../core/index.js';
 export { LightSignal, type CallSignal } from './light-signal.js';

@@ -43,6 +43,17 @@ afterAll(async () => {
 });
 
 describe('mcp import FILE', () => {
+  it('services.import itself reads JSON with comments (the panel\'s import, any client), as wispctl does', async () => {
+    const content = `{
+  // pasted from VS Code
+  "servers": { /* one */ "vs-pasted": { "type": "stdio", "command": "${process.execPath}", "args": ["${scenarioServer}", "a // not a comment"], }, },
+}`;
+    const result = await client.call('services.import', { content, file: 'pasted mcp.json', storage: 'session' });
+    expect(result.imported.map((s) => [s.name, s.args])).toEqual([['vs-pasted', [scenarioServer, 'a // not a comment']]]);
+    await expect(client.call('services.import', { content: '{ "servers": { /* never closed ', storage: 'session' })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await client.call('services.delete', { name: 'vs-pasted' });
+  });
+
   it('reads VS Code\'s own mcp.json (comments, trailing commas, servers, ${env:NAME}) as --from vscode does', async () => {
     const file = write(
       path.join(home.path, 'workspace', '.vscode', 'mcp.json'),

@@ -1,6 +1,7 @@
 import { WispError, type Params, type Result, type Service } from '../../core/index.js';
 import { entryRegistration, mergeSources } from '../../mcp/index.js';
 import { launchBinding } from '../../secrets/index.js';
+import { parseJsonc } from '../../util/index.js';
 import type { DaemonParts, Handlers } from './types.js';
 
 type SourceMethods = 'sources.list' | 'sources.reload' | 'sources.addProject' | 'sources.removeProject' | 'services.import';
@@ -50,7 +51,8 @@ async function importFile(parts: Deps, params: Params<'services.import'>): Promi
   const { registry, secrets, services } = parts;
   let json: unknown;
   try {
-    json = JSON.parse(params.content);
+    // JSON with comments too: VS Code's mcp.json may have them (mcp import --from vscode read them already).
+    json = parseJsonc(params.content);
   } catch (error) {
     throw new WispError('INVALID_PARAMS', `${params.file ?? 'the file'} is not valid JSON: ${(error as Error).message}`);
   }

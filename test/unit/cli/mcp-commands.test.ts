@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TailFollower } from '../../../src/cli/commands/mcp-logs.js';
-import { clientFile, serversOf, stripJsonComments } from '../../../src/cli/commands/mcp-import-from.js';
+import { clientFile, serversOf } from '../../../src/cli/commands/mcp-import-from.js';
+import { stripJsonComments } from '../../../src/core/jsonc.js';
 import { keyValueArguments, typedValue, typesOf } from '../../../src/cli/commands/mcp-tool-args.js';
 import { checkEntry } from '../../../src/cli/commands/mcp-add-json.js';
 
