@@ -234,7 +234,7 @@ describe('wispctl runs a real server', () => {
     expect(set.code).toBe(0);
     expect(set.stdout).toContain('DEMO_TOKEN saved (session only)');
     const list = await run('mcp', 'env', 'list', 'demo');
-    expect(list.stdout).toMatch(/^VARIABLE\s+STORAGE\nDEMO_TOKEN\s+session$/m);
+    expect(list.stdout).toMatch(/^VARIABLE\s+STORAGE\s+SECRET\nDEMO_TOKEN\s+session\s+yes$/m);
     expect(`${list.stdout}${(await run('--json', 'mcp', 'show', 'demo')).stdout}`).not.toContain('piped-secret-4242');
     const activated = await run('mcp', 'activate', 'demo', '--yes');
     expect(activated.stderr).toBe('');

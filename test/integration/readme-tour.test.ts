@@ -169,7 +169,7 @@ describe('the README tour, end to end', () => {
     step('wispctl mcp env set files FILES_TOKEN');
     expect((await ctl(['mcp', 'env', 'set', 'files', 'FILES_TOKEN', '--session'], 'token-value\n')).code).toBe(0);
     step('wispctl mcp env list files');
-    expect((await ctl(['mcp', 'env', 'list', 'files'])).stdout).toMatch(/^VARIABLE +STORAGE\nFILES_TOKEN +session\n$/);
+    expect((await ctl(['mcp', 'env', 'list', 'files'])).stdout).toMatch(/^VARIABLE +STORAGE +SECRET\nFILES_TOKEN +session +yes\n$/);
     step('wispctl model set-key');
     expect((await ctl(['model', 'set-key', '--session'], 'sk-tour\n')).stdout).toBe('API key saved (session)\n');
     step('wispctl model set --model deepseek-chat --base-url https://api.deepseek.com');
