@@ -15,6 +15,9 @@
  * secret each. The base64 of the value's upper-case percent encoding (what OAuth's
  * client_secret_basic sends) is looked for the same way.
  *
+ * Hex (lower- and upper-case) of the value's UTF-8: a secret inside a larger hex dump starts
+ * at a byte, so its two characters a byte are a run of the dump as they are.
+ *
  * A derived form shorter than MIN_DERIVED_CHARS is not used: a short run of base64
  * characters can occur in ordinary text by chance, and redacting it would rewrite text that
  * holds no secret. So base64 covers a value of 9 bytes or more encoded alone, and of 10 or
@@ -48,7 +51,10 @@ export function formsOf(value: string): ValueForms {
       if (/^[0-9A-Fa-f]/.test(form)) percent.add(form.slice(0, 1).toUpperCase() + form.slice(1));
       if (/^[0-9A-Fa-f]{2}/.test(form)) percent.add(form.slice(0, 2).toUpperCase() + form.slice(2));
     }
-    for (const form of base64Forms(Buffer.from(value, 'utf8'))) exact.add(form);
+    const bytes = Buffer.from(value, 'utf8');
+    for (const form of base64Forms(bytes)) exact.add(form);
+    const hex = bytes.toString('hex');
+    if (hex.length >= MIN_DERIVED_CHARS) exact.add(hex).add(hex.toUpperCase());
     if (uri !== '' && uri !== value) for (const form of base64Forms(Buffer.from(uri, 'utf8'))) exact.add(form);
   }
   return { exact: [...exact], percent: [...percent] };

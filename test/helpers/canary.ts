@@ -50,13 +50,15 @@ function base64Core(bytes: Buffer, shift: number, alphabet: 'base64' | 'base64ur
  * text with every `%xx` upper-cased, so lower-case and mixed-case copies count; base64 of the
  * value and of its percent encoding, standard and URL-safe, as the three cores that stay the
  * same whatever surrounds it (the value alone, inside a Basic credential `user:secret`,
- * inside any larger blob). Forms shorter than 12 characters are left out: the redactor
+ * inside any larger blob); hex of the value, lower- and upper-case. Forms shorter than 12 characters are left out: the redactor
  * promises none below that.
  */
 export function leakForms(secret: string): { exact: string[]; percent: string[] } {
   const uri = encodeURIComponent(secret);
   const percent = [uri, new URLSearchParams({ q: secret }).toString().slice(2)].filter((form) => form !== secret);
   const exact = [secret, JSON.stringify(secret).slice(1, -1)];
+  const hex = Buffer.from(secret, 'utf8').toString('hex');
+  exact.push(hex, hex.toUpperCase());
   for (const source of new Set([secret, uri])) {
     for (const alphabet of ['base64', 'base64url'] as const) {
       for (const shift of [0, 1, 2]) exact.push(base64Core(Buffer.from(source, 'utf8'), shift, alphabet));

@@ -42,10 +42,13 @@ export function register(mcp: Command, ctx: CliContext): void {
     .action((name: string) =>
       ctx.withClient(async (client) => {
         const { service } = await client.call('services.get', ref(name));
-        ctx.print(service.env, () => variablesText(service.env));
+        ctx.print(
+          service.env.map((v) => ({ name: v.name, storage: v.storage, plain: v.plain === true })),
+          () => variablesText(service.env),
+        );
       }),
     );
-  documentOutput(list, { json: 'an array of variables (never their values)', fields: ['name', 'storage', 'plain'] });
+  documentOutput(list, { json: 'an array of variables (never their values); plain is true for a value that is no secret and is never redacted', fields: ['name', 'storage', 'plain'] });
 
   env
     .command('clear')

@@ -87,6 +87,15 @@ describe('Redactor, base64 forms', () => {
   });
 });
 
+describe('Redactor, hex forms', () => {
+  it('redacts the value hex-encoded, lower- and upper-case, alone or inside a larger dump', () => {
+    const r = redactor();
+    const hex = Buffer.from(SECRET, 'utf8').toString('hex');
+    expect(r.redact(`a ${hex} b`)).toBe(`a ${MARK} b`);
+    expect(r.redact(`0x${Buffer.from(`[${SECRET}]`).toString('hex').toUpperCase()}`)).toBe(`0x5B${MARK}5D`);
+  });
+});
+
 describe('Redactor, a value over 8,192 characters', () => {
   it('is looked for as itself, JSON-escaped and percent-encoded in any case, not in base64 (each form would cost its length again)', () => {
     const value = `${'x'.repeat(9000)}/é`;
