@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { WispError } from '../core/index.js';
 import { checkDirectory, writeSafe } from '../util/index.js';
 import type { Runtime } from './runtime.js';
@@ -93,6 +94,8 @@ export interface NpmContainRequest {
 export interface NpmContainer {
   readonly command: string;
   readonly args: readonly string[];
+  /** The container writes its info (bwrap's JSON with the sandbox init's "child-pid") on fd 3. */
+  readonly infoFd?: boolean;
   /** Ends the run's egress proxy; called once npm has exited. */
   close(): Promise<void>;
 }
@@ -138,9 +141,49 @@ export function registryEgress(registry: string): string {
 export async function runContainedNpm(contain: ContainNpm, runtime: Runtime, sandbox: NpmSandbox, args: readonly string[], registry: string | null, options: RunNpmOptions & { readonly onRefused: (message: string) => void }): Promise<NpmExit> {
   const container = await contain(npmContainRequest(runtime, sandbox, args, options.cwd, registry, options.onRefused));
   try {
-    return await runNpm({ command: container.command, args: container.args }, options);
+    return await runNpm({ command: container.command, args: container.args, infoFd: container.infoFd === true }, options);
   } finally {
     await container.close();
+  }
+}
+
+/**
+ * The pid of a bubblewrap sandbox's init, read from its info on fd 3; undefined once bwrap
+ * has ended or closed the fd without one (it failed before making the sandbox), and at the
+ * latest after INFO_WAIT_MS (bwrap writes it as soon as it has cloned).
+ */
+function sandboxInit(child: ChildProcess): Promise<number | undefined> {
+  const info = child.stdio[3] as Readable | null | undefined;
+  if (info === null || info === undefined) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    let text = '';
+    const timer = setTimeout(() => done(undefined), INFO_WAIT_MS);
+    timer.unref();
+    function done(pid: number | undefined): void {
+      clearTimeout(timer);
+      info?.removeAllListeners('data');
+      info?.resume();
+      resolve(pid);
+    }
+    info.on('error', () => done(undefined));
+    info.on('data', (chunk: Buffer) => {
+      // bwrap writes a few hundred bytes; anything longer is not its info.
+      if (text.length < 4096) text += chunk.toString('utf8');
+      const pid = /"child-pid"\s*:\s*([0-9]+)/.exec(text)?.[1];
+      if (pid !== undefined) done(Number(pid));
+    });
+    info.once('close', () => done(undefined));
+    child.once('exit', () => done(undefined));
+  });
+}
+
+const INFO_WAIT_MS = 5000;
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone already
   }
 }
 
@@ -164,7 +207,7 @@ export interface RunNpmOptions {
  * (cancel, timeout) the whole group gets SIGTERM, then SIGKILL; and when npm exits the
  * group is swept with SIGKILL, so nothing it started outlives it.
  */
-export function runNpm(launch: { readonly command: string; readonly args: readonly string[] }, options: RunNpmOptions): Promise<NpmExit> {
+export function runNpm(launch: { readonly command: string; readonly args: readonly string[]; readonly infoFd?: boolean }, options: RunNpmOptions): Promise<NpmExit> {
   return new Promise((resolve, reject) => {
     if (options.signal.aborted) {
       reject(options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted'));
@@ -175,9 +218,10 @@ export function runNpm(launch: { readonly command: string; readonly args: readon
       env: options.env,
       shell: false,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: launch.infoFd === true ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    const inner = launch.infoFd === true ? sandboxInit(child) : undefined;
     let killTimer: NodeJS.Timeout | undefined;
     const signalGroup = (sig: NodeJS.Signals): void => {
       if (pid === undefined) return;
@@ -188,12 +232,22 @@ export function runNpm(launch: { readonly command: string; readonly args: readon
       }
     };
     const onAbort = (): void => {
-      signalGroup('SIGTERM');
-      killTimer = setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs ?? 1000);
-      killTimer.unref();
+      const end = (init: number | undefined): void => {
+        // The sandbox's init first: its death ends everything in the sandbox's pid namespace.
+        // bubblewrap's own --die-with-parent does not cover a bwrap killed while it sets the
+        // sandbox up (the init, already in a session of its own, was left running), so the
+        // group's signal alone could leave npm running, holding the pipes, forever.
+        if (init !== undefined) killPid(init);
+        signalGroup('SIGTERM');
+        killTimer = setTimeout(() => signalGroup('SIGKILL'), options.killGraceMs ?? 1000);
+        killTimer.unref();
+      };
+      if (inner === undefined) end(undefined);
+      else void inner.then(end);
     };
     options.signal.addEventListener('abort', onAbort, { once: true });
     for (const stream of [child.stdout, child.stderr]) {
+      if (stream === null) continue;
       stream.setEncoding('utf8');
       stream.on('data', (chunk: string) => options.onOutput?.(chunk));
     }

@@ -72,6 +72,8 @@ export class StdioTransport implements Transport {
   private closedReported = false;
   /** A sandboxed server's own process group (bwrap's info), once known. */
   private innerGroup: number | undefined;
+  /** Settles once bwrap's info has been read or its fd closed (a sandboxed launch only). */
+  private innerKnown: Promise<void> | undefined;
   /** Why the transport closed on its own (frame too large, garbage, exit), if it did. */
   failure: TransportFailure | undefined;
 
@@ -166,11 +168,17 @@ export class StdioTransport implements Transport {
       return;
     }
     let text = '';
+    let known = (): void => undefined;
+    this.innerKnown = new Promise<void>((resolve) => (known = resolve));
+    info.once('close', known);
     info.on('data', (chunk: Buffer) => {
       // bwrap writes a few hundred bytes; anything longer is not its info.
       if (text.length < 4096) text += chunk.toString('utf8');
       const pid = /"child-pid"\s*:\s*([0-9]+)/.exec(text)?.[1];
-      if (pid !== undefined && this.innerGroup === undefined) this.innerGroup = Number(pid);
+      if (pid !== undefined && this.innerGroup === undefined) {
+        this.innerGroup = Number(pid);
+        known();
+      }
     });
   }
 
@@ -247,10 +255,14 @@ export class StdioTransport implements Transport {
     }
     if (!forced && !this.hasExited) {
       // Sandboxed: the server's own group (bwrap would end the sandbox at once, passing nothing on).
+      await this.sandboxInit();
       signalGroup(this.innerGroup ?? pid, 'SIGTERM');
       await waitExit(this.options.ladder.termGraceMs);
     }
     if (!this.hasExited) {
+      // The sandbox's init first: its death ends everything in the sandbox's pid namespace.
+      await this.sandboxInit();
+      if (this.innerGroup !== undefined) killPid(this.innerGroup);
       signalGroup(pid, 'SIGKILL');
       await raceTimeout(this.exited ?? Promise.resolve(), 5000);
     }
@@ -260,11 +272,28 @@ export class StdioTransport implements Transport {
       await waitGroupEmpty(pid, forced ? 0 : this.options.ladder.termGraceMs);
       if (groupAlive(pid)) signalGroup(pid, 'SIGKILL');
     }
+    // Sandboxed: the sandbox's own group (its init and all it runs) dies with the init; the
+    // stop ends when it has (a namespace takes a moment to tear down after bwrap is gone).
+    if (this.innerGroup !== undefined && groupAlive(this.innerGroup) && (await groupRunning(this.innerGroup))) {
+      signalGroup(this.innerGroup, 'SIGKILL');
+      await waitGroupEmpty(this.innerGroup, 1000);
+    }
     // A group that still runs after SIGKILL (a process stuck in the kernel) stays on record for the next start.
     if (this.options.tracker !== undefined) {
       await waitGroupEmpty(pid, 1000);
       if (!(await groupRunning(pid))) this.options.tracker.ended(pid);
     }
+  }
+
+  /**
+   * A sandboxed server's init pid, waited for when it is not known yet: bwrap signalled while
+   * it still sets the sandbox up dies and leaves that init running (its --die-with-parent
+   * does not hold then), in a session of its own that the group's signals miss. bwrap writes
+   * the pid as soon as it has cloned; at most 5 s, or until bwrap exits.
+   */
+  private async sandboxInit(): Promise<void> {
+    if (this.innerKnown === undefined || this.innerGroup !== undefined || this.hasExited) return;
+    await raceTimeout(this.innerKnown, 5000, this.exited);
   }
 
   /**
@@ -383,6 +412,14 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
     process.kill(-pid, signal);
   } catch {
     // ESRCH: the group is already empty
+  }
+}
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // ESRCH: gone already
   }
 }
 

@@ -41,6 +41,8 @@ export interface ContainedRun {
   readonly args: readonly string[];
   /** The plan it runs with (what it sees), for tests and the docs' claims. */
   readonly plan: SandboxPlan;
+  /** bwrap writes its info (the sandbox's init pid) to fd 3: the run opens a pipe there and kills that pid on abort. */
+  readonly infoFd: boolean;
   close(): Promise<void>;
 }
 
@@ -70,8 +72,9 @@ export async function containRun(host: SandboxHost, request: ContainedRunRequest
   const egress = parts === undefined ? undefined : { bwrapArgs: parts.bwrapArgs, commandPrefix: [...parts.commandPrefix.slice(0, -1), '--port', String(BRIDGE_PORT), '--'] };
   return {
     command: found.bwrap,
-    args: bwrapArgs(plan, { command: request.command, args, prlimit: found.prlimit, maxTasks: LIMITS.maxSandboxTasks, info: false, identity: false, egress }, found.features),
+    args: bwrapArgs(plan, { command: request.command, args, prlimit: found.prlimit, maxTasks: LIMITS.maxSandboxTasks, info: true, identity: false, egress }, found.features),
     plan,
+    infoFd: true,
     close: () => proxy?.close() ?? Promise.resolve(),
   };
 }
