@@ -14,6 +14,10 @@
 //                                        passed on its rerun (also written to
 //                                        test-results/flaky.txt, empty when none), a line
 //                                        per further release, and the totals line.
+//                                        Every skipped test gets a `SKIPPED:` line with
+//                                        why: the reason .ci/expected-skips gives it, or
+//                                        "not expected", which makes the exit status 1 (a
+//                                        test that skips in silence tests nothing).
 //
 // A flaky test is a bug to fix: this only keeps one from hiding a broken one, and says so.
 import { spawnSync } from 'node:child_process';
@@ -95,8 +99,32 @@ function rerun() {
   return status;
 }
 
+/**
+ * .ci/expected-skips: `<test file> > <test name> :: <why>` a line (# starts a comment); the
+ * name may end in `*` for every test whose name starts so.
+ */
+function expectedSkips() {
+  const file = path.join(root, '.ci', 'expected-skips');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const [name, why = ''] = line.split(' :: ');
+      return { name: name.trim(), why: why.trim() };
+    });
+}
+
+function whySkipped(name, expected) {
+  const found = expected.find((e) => (e.name.endsWith('*') ? name.startsWith(e.name.slice(0, -1)) : name === e.name));
+  return found?.why;
+}
+
 function summary() {
   const all = reports();
+  const expected = expectedSkips();
+  const skipped = [];
   const flaky = [];
   let passed = 0;
   let failed = 0;
@@ -114,6 +142,10 @@ function summary() {
       const final = rerunOf.get(name) ?? result;
       p += final.assertionResults.filter((t) => t.status === 'passed').length;
       f += final.assertionResults.filter((t) => t.status === 'failed').length;
+      for (const test of final.assertionResults.filter((t) => t.status === 'skipped' || t.status === 'pending' || t.status === 'todo')) {
+        const full = `${name} > ${[...test.ancestorTitles, test.title].join(' > ')}`;
+        skipped.push({ name: full, release, why: whySkipped(full, expected) });
+      }
       if (result.status === 'failed' && final !== result && final.status === 'passed') {
         for (const test of failedFiles({ testResults: [result] })[0].tests) flaky.push(`${name} > ${test}${release === null ? '' : ` (node ${release})`}`);
       }
@@ -135,9 +167,13 @@ function summary() {
   writeFileSync(path.join(results, 'flaky.txt'), flaky.map((line) => `${line}\n`).join(''));
   for (const line of flaky) console.log(`FLAKY: ${line}`);
   if (flaky.length > 0) console.log(`(${flaky.length} flaky: failed, then passed on a rerun; each is a bug to fix. test-results/flaky.txt lists them)`);
+  for (const skip of skipped) console.log(`SKIPPED: ${skip.name}${skip.release === null ? '' : ` (node ${skip.release})`}: ${skip.why ?? 'not expected (a test that skips in silence tests nothing; list it in .ci/expected-skips with why, or make it run)'}`);
+  const unexpected = skipped.filter((skip) => skip.why === undefined).length;
+  if (unexpected > 0) console.log(`${unexpected} test${unexpected === 1 ? '' : 's'} skipped that should have run: the run fails`);
   for (const line of lines) console.log(line);
+  if (skipped.length > 0) console.log(`${skipped.length} skipped`);
   console.log(`${passed} passed, ${failed} failed`);
-  return 0;
+  return unexpected > 0 ? 1 : 0;
 }
 
 const mode = process.argv[2];

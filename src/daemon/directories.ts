@@ -13,7 +13,7 @@ import type { WispPaths } from '../control/index.js';
  * one that is not private is refused (UNSAFE_FILE) with how to fix it.
  */
 export async function ensurePrivateDir(dir: string, option: string): Promise<void> {
-  await checkDirectory(dir, { create: true, private: true, fix: `if it is yours and holds nothing shared, chmod 700 ${dir}; otherwise choose another ${option}` });
+  await checkDirectory(dir, { create: true, private: true, fix: `if it is yours and holds nothing shared, chmod 700 ${dir}; otherwise choose another ${option}`, elsewhere: `choose another ${option}` });
 }
 
 /**

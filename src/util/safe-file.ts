@@ -127,6 +127,8 @@ export interface DirectoryOptions {
   readonly private?: boolean;
   /** Said in the refusal: how to fix it. */
   readonly fix?: string;
+  /** Said when it is not this user's (no chmod of ours can fix that): the way around it, `choose another --data-dir`. */
+  readonly elsewhere?: string;
 }
 
 /**
@@ -159,7 +161,14 @@ export async function checkDirectory(dir: string, options: DirectoryOptions = {}
   if (problem === undefined && options.private === true) await checkAncestors(dir);
   if (problem !== undefined) {
     const realDirectory = stat.isDirectory() && !stat.isSymbolicLink();
-    const fix = realDirectory ? (options.fix ?? `if it is yours, make it private: chmod 700 ${dir}`) : 'remove it or choose another directory';
+    const uid = currentUid();
+    // Another user's (made before this user's daemon ever ran): only its owner or root can remove it.
+    const theirs = uid !== undefined && stat.uid !== uid;
+    const fix = theirs
+      ? `another user made it, so it is not yours to change: have its owner (uid ${stat.uid}) or root remove it, or ${options.elsewhere ?? 'choose another directory'}`
+      : realDirectory
+        ? (options.fix ?? `if it is yours, make it private: chmod 700 ${dir}`)
+        : 'remove it or choose another directory';
     throw unsafeFile(dir, problem, fix);
   }
   return created ? 'created' : 'existing';

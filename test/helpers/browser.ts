@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { daemonEnv, wispctlBin } from './wispd.js';
+import { needs } from './skips.js';
 
 /**
  * The browser tests run Debian's Chromium (apt-get install chromium) through playwright-core,
@@ -14,6 +15,7 @@ export function findChromium(): string | undefined {
   if (found === undefined && process.env.WISP_REQUIRE_CHROMIUM === '1') {
     throw new Error('WISP_REQUIRE_CHROMIUM=1 but no Chromium was found (apt-get install chromium, or set WISP_CHROMIUM)');
   }
+  if (found === undefined) needs(false, 'no Chromium (apt-get install chromium, or set WISP_CHROMIUM): the web panel tests in a browser');
   return found;
 }
 

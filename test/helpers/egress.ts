@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type net from 'node:net';
 import type { EgressAuditRecord, EgressRefusal } from '../../src/mcp/sandbox/egress-proxy.js';
 import { parseEgressGrant, type EgressGrant } from '../../src/mcp/sandbox/egress-grants.js';
+import { needs } from './skips.js';
 
 export function grants(...texts: string[]): EgressGrant[] {
   return texts.map((text) => {
@@ -52,5 +53,5 @@ export function usableBwrap(): string | undefined {
   if (!works && process.env.WISP_REQUIRE_SANDBOX === '1') {
     throw new Error(`WISP_REQUIRE_SANDBOX=1 but ${found === undefined ? 'no bwrap was found (apt-get install bubblewrap)' : `${found} cannot make the sandbox's namespaces (user namespaces disabled?)`}`);
   }
-  return works ? found : undefined;
+  return needs(works, 'bubblewrap cannot make the namespaces here (apt-get install bubblewrap): the egress tests') ? found : undefined;
 }

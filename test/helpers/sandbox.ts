@@ -5,6 +5,7 @@ import { describe } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/core/index.js';
 import type { EventLog } from './services.js';
+import { needs } from './skips.js';
 
 export const hostileServer = path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'fixtures', 'servers', 'hostile-server.mjs');
 
@@ -15,6 +16,7 @@ const BWRAP = ['/usr/bin/bwrap', '/bin/bwrap', '/usr/local/bin/bwrap'].find((fil
 export const sandboxUsable =
   BWRAP !== undefined &&
   spawnSync(BWRAP, ['--unshare-user', '--unshare-pid', '--unshare-net', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '/usr/bin/true'], { stdio: 'ignore' }).status === 0;
+needs(sandboxUsable, 'bubblewrap cannot make a sandbox here (apt-get install bubblewrap; user namespaces): the sandbox tests');
 
 /**
  * `describe` for sandbox tests: skipped where bubblewrap cannot run, unless

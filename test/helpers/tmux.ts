@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { needs } from './skips.js';
 
 /**
  * A real terminal for CLI tests: a private tmux server. A terminal gives no event when text
@@ -18,7 +19,7 @@ export class Terminal {
       execFileSync('tmux', ['-V'], { stdio: 'ignore' });
       return true;
     } catch {
-      return false;
+      return needs(false, 'tmux is not installed (apt-get install tmux): the tests on a real terminal');
     }
   }
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WispClient } from '../../src/control/client.js';
 import { shown, within } from './wait.js';
+import { needs } from './skips.js';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const wispdBin = path.join(repoRoot, 'bin', 'wispd.js');
@@ -201,7 +202,7 @@ export class RawClient {
  * Linux: a process's environment and command line can be read from /proc. Checks that need
  * it are their own tests, `it.runIf(onLinux)`, so elsewhere they show up as skipped.
  */
-export const onLinux = process.platform === 'linux';
+export const onLinux = needs(process.platform === 'linux', 'not Linux: the tests that read a process\'s environment from /proc');
 
 /** A process's environment as /proc shows it (NUL-separated NAME=value); Linux only. */
 export function environOf(pid: number): string {

@@ -6,13 +6,14 @@ import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, registerScenario } from '../helpers/services.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { needs } from '../helpers/skips.js';
 
 // Issue 33, MED 4: with the data dir on a full disk, an activation answered `active` while
 // tool-pins/ stayed empty, approved calls ran with no audit record, and after a restart a
 // changed tool was pinned as trusted. The daemon runs here on a real 512 KB tmpfs (its own
 // mount namespace, via unshare), which the test fills and empties.
 
-const canMount = spawnSync('unshare', ['-r', '-m', 'true']).status === 0;
+const canMount = needs(spawnSync('unshare', ['-r', '-m', 'true']).status === 0, 'unshare -r -m is not allowed here (user namespaces disabled?): the full-disk tests, which mount a tmpfs');
 const home = tempDir();
 const runtime = tempDir('wisp-run-');
 let daemon: RunningDaemon;

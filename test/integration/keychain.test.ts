@@ -3,13 +3,14 @@ import { KeychainSecretStore } from '../../src/secrets/index.js';
 import { MockDeepSeek, textEvents } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
 import { daemonEnv, environOf, killLeftovers, runWispctl, startWispd, tempDir } from '../helpers/wispd.js';
+import { needs } from '../helpers/skips.js';
 
 /**
  * Against a real Secret Service. `npm test` provides one (gnome-keyring in a private D-Bus
  * session, see scripts/test.sh) and sets WISP_TEST_KEYRING=1; without it these are skipped,
  * and .ci/run makes sure CI always has it.
  */
-const available = process.env.WISP_TEST_KEYRING === '1';
+const available = needs(process.env.WISP_TEST_KEYRING === '1', 'no Secret Service (npm test starts one where gnome-keyring and dbus-daemon are installed): the OS keychain tests');
 const env = daemonEnv({ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS ?? '' });
 const home = tempDir();
 afterAll(() => {

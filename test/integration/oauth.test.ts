@@ -10,6 +10,7 @@ import { EventLog } from '../helpers/services.js';
 import { browse } from '../helpers/oauth-browse.js';
 import { spawn } from 'node:child_process';
 import { daemonEnv, killLeftovers, startWispd, tempDir, wispctlBin } from '../helpers/wispd.js';
+import { needs } from '../helpers/skips.js';
 
 /**
  * OAuth against a local authorization server built from the SDK's auth router. The test
@@ -40,7 +41,7 @@ const env = daemonEnv({ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_A
 
 const keyring: Variant = {
   name: 'the OS keychain (a spawned wispd)',
-  runs: process.env.WISP_TEST_KEYRING === '1',
+  runs: needs(process.env.WISP_TEST_KEYRING === '1', 'no Secret Service: OAuth with the tokens in the OS keychain (the in-memory variant still runs)'),
   start: async (home) => {
     const daemon = await startWispd(home, { env });
     return {

@@ -3,9 +3,10 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { perTestHomes, runWispdExpectingExit, startWispd } from '../helpers/wispd.js';
+import { needs } from '../helpers/skips.js';
 
 const home = perTestHomes(afterEach);
-const isRoot = process.getuid?.() === 0;
+const isRoot = needs(process.getuid?.() === 0, 'not root: the tests of files another user made (they chown)');
 
 /** A private data dir (0700), as the daemon would have made it, holding `files`. */
 function dataDir(files: Record<string, string> = {}): string {
@@ -40,6 +41,33 @@ describe('only our own files are trusted', () => {
     const result = await runWispdExpectingExit(dir);
     expect(result.code).toBe(7);
     expect(result.output).toContain(`unsafe ${path.join(dir, 'settings.json')}: it is writable by group or others (mode 0666)`);
+  });
+
+  it.runIf(isRoot)('refuses a data dir or a runtime dir another user made, naming it and how to get past it, and writes nothing; starts once they are ours', async () => {
+    const data = path.join(home(), 'data');
+    const runtime = path.join(home(), 'run');
+    mkdirSync(data, { mode: 0o700 });
+    mkdirSync(runtime, { mode: 0o700 });
+    chownSync(data, 65534, 65534);
+    const refusedData = await runWispdExpectingExit(data, ['--runtime-dir', runtime]);
+    expect(refusedData.code).toBe(7);
+    expect(refusedData.output).toContain(`unsafe ${data}: it belongs to uid 65534, not to this user (uid 0); nothing was read from it or written to it (another user made it, so it is not yours to change: have its owner (uid 65534) or root remove it, or choose another --data-dir)`);
+    expect(readdirSync(data)).toEqual([]);
+    chownSync(data, 0, 0);
+    chownSync(runtime, 65534, 65534);
+    const refusedRuntime = await runWispdExpectingExit(data, ['--runtime-dir', runtime]);
+    expect(refusedRuntime.code).toBe(7);
+    expect(refusedRuntime.output).toContain(`unsafe ${runtime}: it belongs to uid 65534`);
+    expect(refusedRuntime.output).toContain('have its owner (uid 65534) or root remove it, or choose another --runtime-dir or --socket');
+    expect(readdirSync(runtime)).toEqual([]);
+    chownSync(runtime, 0, 0);
+    const daemon = await startWispd(data, { args: ['--runtime-dir', runtime] });
+    expect(daemon.socket).toBe(path.join(runtime, 'wispd.sock'));
+    const client = await daemon.connect();
+    expect((await client.call('daemon.status')).paths).toMatchObject({ dataDir: data, runtimeDir: runtime });
+    await client.close();
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
   });
 
   it.runIf(isRoot)('refuses a settings.json that belongs to another user, naming it', async () => {

@@ -5,6 +5,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/core/index.js';
 import { scenarioServer } from '../helpers/services.js';
 import { perTestHomes, runWispctl, startWispd, type RunningDaemon } from '../helpers/wispd.js';
+import { needs } from '../helpers/skips.js';
 
 /**
  * Issue 33, LOW 6: another user who can write a registered project directory could stop the
@@ -15,7 +16,7 @@ import { perTestHomes, runWispctl, startWispd, type RunningDaemon } from '../hel
  * such a file is refused and not recorded. Real files, real modes, a real daemon.
  */
 const home = perTestHomes(afterEach);
-const isRoot = process.getuid?.() === 0;
+const isRoot = needs(process.getuid?.() === 0, 'not root: the tests of files another user made (they chown)');
 
 type Warning = Extract<WispEvent, { type: 'storage.warning' }>;
 

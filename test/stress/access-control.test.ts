@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writ
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killLeftovers, runWispdExpectingExit, startWispd, tempDir } from '../helpers/wispd.js';
+import { needs } from '../helpers/skips.js';
 
 /** Another user on the same machine: needs root (to switch to `nobody`) and setpriv. */
 function canSwitchUser(): boolean {
@@ -28,7 +29,7 @@ function asNobody(script: string): Promise<string> {
   });
 }
 
-describe.skipIf(!canSwitchUser())('access control', () => {
+describe.skipIf(!needs(canSwitchUser(), 'not root, or no setpriv: the access-control tests, which run a client as another user'))('access control', () => {
   it('keeps another user out of the socket and the data dir it creates', async () => {
     // The temp dir itself is world-readable here: only the 0700 dirs the daemon makes stand in the way.
     chmodSync(home.path, 0o755);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { locatePaths, pointerFile, pointerText, readSocketPointer } from '../../../src/control/index.js';
 import { tempDir } from '../../helpers/wispd.js';
+import { needs } from '../../helpers/skips.js';
 
 /**
  * The socket pointer (control/socket-pointer.ts): how a client started without
@@ -16,7 +17,7 @@ let dataDir: string;
 let runDir: string;
 let socket: string;
 let server: net.Server;
-const isRoot = process.getuid?.() === 0;
+const isRoot = needs(process.getuid?.() === 0, 'not root: the tests of files another user made (they chown)');
 
 /** What a client with only HOME (and PATH) resolves: no XDG_RUNTIME_DIR. */
 const locate = (extra: Parameters<typeof locatePaths>[0] = {}) => locatePaths({ platform: 'linux', homedir: home, env: {}, ...extra });
