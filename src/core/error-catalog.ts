@@ -291,7 +291,7 @@ export const ERROR_CATALOG = {
   SELF_GATEWAY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description: 'The entry or service runs a Wisp gateway (`wispctl ... mcp serve`, what `wispctl mcp connect-client` writes into an MCP client\'s config): it serves Wisp\'s own services back to the daemon, so every tool-list change would echo between the two in a loop. It is a client of Wisp, never a server for it: an import or a config source skips it (with this code), and a service registered so (mcp add, an older import) is refused at activation before anything runs. Remove it: wispctl mcp remove NAME.',
+    description: 'The entry or service runs a Wisp gateway (`wispctl ... mcp serve`, what `wispctl mcp connect-client` writes into an MCP client\'s config): it serves Wisp\'s own services back to the daemon, so every tool-list change would echo between the two in a loop. It is a client of Wisp, never a server for it: an import or a config source skips it (with this code), registering one (mcp add, services.register, the model\'s mcp_register) or editing a service into one is refused, and one stored before that is refused at activation before anything runs. Remove it: wispctl mcp remove NAME.',
   },
   MODEL_NO_KEY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,

@@ -7,7 +7,8 @@ import { WispError } from '../core/index.js';
  * a loop (about 1,000 events in 18 s at 87% CPU before the refresh throttle). Whatever daemon
  * it points at (its --socket, --data-dir or environment may name this one, and we cannot
  * tell from the entry alone), it is a client of Wisp, never a server for it: an import or a
- * config source skips such an entry, and activation refuses it (SELF_GATEWAY).
+ * config source skips such an entry, registering one (or editing a service into one) is
+ * refused, and activation refuses one stored before that (SELF_GATEWAY).
  *
  * What `wispctl mcp connect-client` and `mcp serve --print-config` write is
  * `<node> <.../bin/wispctl.js> --socket S [--data-dir D] mcp serve [...]`; people also write
@@ -48,11 +49,12 @@ export function isWispGateway(line: LaunchLine): boolean {
 }
 
 /** The refusal, naming the service (or entry). */
-export function selfGatewayError(name: string, action: 'activated' | 'skipped'): WispError {
+export function selfGatewayError(name: string, action: 'activated' | 'skipped' | 'registered'): WispError {
+  const outcome = { activated: 'not activated', skipped: 'skipped', registered: 'not registered (nothing was stored)' }[action];
   return new WispError(
     'SELF_GATEWAY',
     `${name} runs Wisp's own gateway (wispctl mcp serve): it would serve the daemon's services back to it, so each tool-list change would echo in a loop. ` +
-      `It is a client of Wisp (what wispctl mcp connect-client writes into an MCP client's config), not a server for it: ${action === 'activated' ? 'not activated' : 'skipped'}` +
+      `It is a client of Wisp (what wispctl mcp connect-client writes into an MCP client's config), not a server for it: ${outcome}` +
       (action === 'activated' ? `; remove it with wispctl mcp remove ${name}` : ''),
     { name },
   );

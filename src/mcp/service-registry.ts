@@ -3,6 +3,7 @@ import path from 'node:path';
 import { LIMITS, WispError, isRemoteTransport, type ServiceRef, type ServiceTransport } from '../core/index.js';
 import type { SandboxProfile, ServiceOrigin, ServiceStore, StoredService } from './service-store.js';
 import { checkedProfile } from './sandbox/grants.js';
+import { isWispGateway, selfGatewayError } from './self-gateway.js';
 import { ID_SHAPED_NAME, isIdShaped, sameName } from './service-names.js';
 import type { RegistryChange } from './events.js';
 
@@ -110,6 +111,8 @@ export class ServiceRegistry {
       const http = remote !== undefined;
       if (http) assertUrl(input.url);
       else assertCommand(input.command);
+      // Wisp's own gateway is a client of Wisp, never a server for it (src/mcp/self-gateway.ts).
+      if (!http && isWispGateway({ command: input.command, args: input.args ?? [] })) throw selfGatewayError(input.name, 'registered');
       assertAbsoluteCwd(input.cwd);
       if (http && input.sandbox !== undefined) throw notLocal(input.name);
       const sandbox = http ? undefined : await checkedProfile(input.sandbox);
@@ -164,6 +167,9 @@ export class ServiceRegistry {
       if (set.name !== undefined && set.name !== current.name) this.assertNameFree(set.name, current.id);
       const http = isRemoteTransport(current.transport);
       if (set.command !== undefined && !http) assertCommand(set.command);
+      if (!http && (set.command !== undefined || set.args !== undefined) && isWispGateway({ command: set.command ?? current.command, args: set.args ?? current.args })) {
+        throw selfGatewayError(set.name ?? current.name, 'registered');
+      }
       if (set.url !== undefined && http) assertUrl(set.url);
       assertAbsoluteCwd(set.cwd);
       if (http && set.sandbox !== undefined) throw notLocal(current.name);

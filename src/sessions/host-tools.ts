@@ -165,6 +165,8 @@ const register = defineHostTool({
     if (REFUSED_COMMANDS.has(path.basename(command))) {
       throw new WispError('INVALID_CONFIG', `${path.basename(command)} is a shell or a package runner; register the installed program itself`);
     }
+    // Refused before the human is asked: approving it could only fail.
+    if (isWispGateway({ command, args: list ?? [] })) throw selfGatewayError(name, 'registered');
     const binding = argumentsBinding('mcp_register', args);
     const sandbox = { enabled: true as const, read: args.allowRead ?? [], write: args.allowWrite ?? [], net: { mode: args.net ?? 'none' } };
     const title = `Save a DISABLED configuration (nothing is installed or started); it will run sandboxed: ${sandbox.net.mode === 'all' ? 'ANY host' : 'no network'}, its cwd and ${sandbox.read.length + sandbox.write.length} granted path(s), nothing else of yours`;

@@ -122,21 +122,44 @@ describe('Wisp\'s own gateway as a server of Wisp', () => {
     expect(await names()).not.toContain('wisp');
   });
 
-  it('a gateway registered some other way (mcp add) is refused at activation with SELF_GATEWAY before anything runs', async () => {
-    const added = await ctl(['mcp', 'add', 'loop', '--', process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'serve']);
-    expect(added.code, added.stderr).toBe(0);
-    const seen: WispEvent[] = [];
-    client.onEvent((e) => seen.push(e));
-    await client.call('events.subscribe', {});
-    const activate = await ctl(['mcp', 'activate', 'loop', '--yes']);
-    expect(activate.code).toBe(7);
-    expect(activate.stderr).toMatch(/^wispctl: loop runs Wisp's own gateway \(wispctl mcp serve\).*not activated; remove it with wispctl mcp remove loop \(SELF_GATEWAY\)\n$/s);
-    const { service } = await client.call('services.get', { name: 'loop' });
-    expect(service.connection.status).toBe('disabled');
-    // Nothing started: not one state change or tool-list event for it.
-    await client.call('daemon.status');
-    expect(seen.filter((e) => JSON.stringify(e).includes(service.id))).toEqual([]);
-    await expect(client.call('services.activate', { id: service.id, configVersion: service.configVersion })).rejects.toMatchObject({ code: 'SELF_GATEWAY' });
+  it('registering the gateway (mcp add, services.register) or editing a service into it is refused with SELF_GATEWAY, nothing stored', async () => {
+    const gateway = [process.execPath, wispctlBin, '--socket', daemon.socket, 'mcp', 'serve'];
+    const added = await ctl(['mcp', 'add', 'loop', '--', ...gateway]);
+    expect(added.code).toBe(7);
+    expect(added.stderr).toMatch(/^wispctl: loop runs Wisp's own gateway \(wispctl mcp serve\).*not registered \(nothing was stored\) \(SELF_GATEWAY\)\n$/s);
+    await expect(client.call('services.register', { name: 'loop', command: process.execPath, args: [wispctlBin, 'mcp', 'serve'] })).rejects.toMatchObject({ code: 'SELF_GATEWAY' });
+    expect(await names()).not.toContain('loop');
+    const { service } = await client.call('services.register', { name: 'plain', command: process.execPath, args: [scenarioServer] });
+    await expect(client.call('services.update', { id: service.id, configVersion: service.configVersion, set: { args: [wispctlBin, 'mcp', 'serve'] } })).rejects.toMatchObject({ code: 'SELF_GATEWAY' });
+    expect((await client.call('services.get', { id: service.id })).service).toMatchObject({ args: [scenarioServer], configVersion: service.configVersion });
+    await client.call('services.delete', { id: service.id });
+  });
+
+  it('a gateway stored before that rule (an older import) is refused at activation with SELF_GATEWAY before anything runs', async () => {
+    const older = tempDir();
+    const at = '2026-01-01T00:00:00.000Z';
+    const stored = { id: '3f0c8a2e-6b1d-4c5e-9a7f-2d3e4f5a6b7c', name: 'loop', command: process.execPath, args: [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve'], cwd: null, env: [], enabled: false, configVersion: 1, createdAt: at, updatedAt: at };
+    writeFileSync(path.join(older.path, 'mcp-servers.json'), JSON.stringify({ schemaVersion: 1, services: [stored] }), { mode: 0o600 });
+    const old = await startWispd(older.path, { env });
+    try {
+      const c = await old.connect();
+      const seen: WispEvent[] = [];
+      c.onEvent((e) => seen.push(e));
+      await c.call('events.subscribe', {});
+      const activate = await runWispctl(['--socket', old.socket, 'mcp', 'activate', 'loop', '--yes'], { env });
+      expect(activate.code).toBe(7);
+      expect(activate.stderr).toMatch(/^wispctl: loop runs Wisp's own gateway \(wispctl mcp serve\).*not activated; remove it with wispctl mcp remove loop \(SELF_GATEWAY\)\n$/s);
+      const { service } = await c.call('services.get', { name: 'loop' });
+      expect(service.connection.status).toBe('disabled');
+      // Nothing started: not one state change or tool-list event for it.
+      await c.call('daemon.status');
+      expect(seen.filter((e) => JSON.stringify(e).includes(service.id))).toEqual([]);
+      await expect(c.call('services.activate', { id: service.id, configVersion: service.configVersion })).rejects.toMatchObject({ code: 'SELF_GATEWAY' });
+      await c.call('daemon.shutdown');
+      await old.exited;
+    } finally {
+      older.remove();
+    }
   });
 
   it('a project source that lists the gateway: the entry is skipped with SELF_GATEWAY, the other entries are used', async () => {

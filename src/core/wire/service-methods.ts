@@ -59,13 +59,13 @@ export const serviceMethods = {
     result: Type.Object({ subscribed: Type.Literal(false) }),
   }),
   'services.register': method({
-    summary: 'Register a stdio MCP server. It is stored disabled; nothing runs. The command must be absolute or a bare program name.',
+    summary: 'Register a stdio MCP server. It is stored disabled; nothing runs. The command must be absolute or a bare program name; one that runs Wisp\'s own gateway (wispctl ... mcp serve) is refused: SELF_GATEWAY.',
     params: Type.Object(
       { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs), sandbox: Type.Optional(SandboxProfileParam) },
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
-    errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED'],
+    errors: ['SERVICE_NAME_TAKEN', 'LIMIT_EXCEEDED', 'INVALID_CONFIG', 'STORAGE_FAILED', 'SELF_GATEWAY'],
   }),
   'services.registerRemote': method({
     summary: 'Register a remote MCP server (streamable HTTP, or the legacy HTTP+SSE transport). It is stored disabled; nothing connects. Header values are set with services.setHeaders.',
@@ -162,7 +162,7 @@ export const serviceMethods = {
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
-    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE'],
+    errors: ['SERVICE_NOT_FOUND', 'SERVICE_NAME_TAKEN', 'VERSION_CONFLICT', 'INVALID_CONFIG', 'STORAGE_FAILED', 'KEYCHAIN_UNAVAILABLE', 'SELF_GATEWAY'],
   }),
   'services.allowNet': method({
     summary:

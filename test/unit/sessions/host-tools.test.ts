@@ -127,6 +127,15 @@ describe('host tools', () => {
     expect(asked).toMatchObject([{ kind: 'activation', binding: { serviceId: 'svc-1', configVersion: 3 }, shown: { command: '/usr/bin/files', configVersion: 3 } }]);
   });
 
+  it('refuses to register Wisp\'s own gateway before any approval: SELF_GATEWAY, nothing stored', async () => {
+    const { asked, done, call } = host();
+    expect(await call(tool('mcp_register'), { name: 'loop', command: '/usr/bin/node', args: ['/opt/wisp/bin/wispctl.js', 'mcp', 'serve'] })).toEqual({
+      error: { code: 'SELF_GATEWAY', message: expect.stringContaining('loop runs Wisp\'s own gateway') },
+    });
+    expect(asked).toEqual([]);
+    expect(done).toEqual([]);
+  });
+
   it('refuses to activate Wisp\'s own gateway before any approval: SELF_GATEWAY', async () => {
     const { asked, done, call } = host({ command: '/usr/bin/node', args: ['/opt/wisp/bin/wispctl.js', '--socket', '/s', 'mcp', 'serve'] });
     expect(await call(tool('mcp_activate_service'), { name: 'files' })).toEqual({ error: { code: 'SELF_GATEWAY', message: expect.stringContaining('files runs Wisp\'s own gateway') } });
