@@ -12,6 +12,7 @@ export { clean, cleanLines, jsonForTerminal, unseenIn, type Unseen } from './vis
 export { NestingMeter, nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';
 export { refusalText, type RefusalParts } from './network-text.js';
 export { servicesSummary, phaseText, summaryText, heldText, heldSummaryText, failureTail, followLogHint, FAILURE_TAIL_LINES, type SummarizedService } from './service-summary.js';
+export { ageText } from './age-text.js';
 export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
 export { nextApprovalState, isOpen, ApprovalTransitionError, type ApprovalState, type ApprovalEvent } from './approval-state.js';
 export { nextTaskState, isFinished, InvalidTaskTransition, type TaskEvent } from './task-state.js';

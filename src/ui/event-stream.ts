@@ -51,6 +51,8 @@ export class EventStreams {
   private readonly heartbeat: NodeJS.Timeout;
   /** The newest events as sent, oldest first, for replays: outside the heap, as the daemon keeps its own (see EventRing). */
   private readonly history = new EventRing(HISTORY_EVENTS, HISTORY_BYTES);
+  /** Set when the daemon no longer held its first events when the panel subscribed (events.subscribe's missed). */
+  startedLate = false;
 
   constructor() {
     this.heartbeat = setInterval(() => this.write(': keep-alive\n\n'), HEARTBEAT_MS);
@@ -75,6 +77,18 @@ export class EventStreams {
     this.streams.add(res);
     res.on('close', () => this.streams.delete(res));
     return true;
+  }
+
+  /**
+   * `GET /api/events/held`: the events this panel holds (the daemon's history when the panel
+   * started, then what came since), as one JSON document, for the Events page to start with.
+   * Apart from the stream, so a page's live state never replays old changes.
+   */
+  held(): string {
+    // Each held text is `id: N\ndata: <one JSON line>\n\n` (send): its data line is the event as JSON already.
+    const events = this.history.after(0).map((held) => held.text.slice(held.text.indexOf('\ndata: ') + 7, -2));
+    // Complete: from the daemon's first event of this run, none dropped (by the daemon before the panel started, or here since).
+    return `{"events":[${events.join(',')}],"complete":${!this.startedLate && this.history.droppedUpTo === 0}}`;
   }
 
   /** How many pages follow the stream now. */

@@ -110,6 +110,12 @@ function handle(req: IncomingMessage, res: ServerResponse, h: Handler): void {
     // What the pages need to know of this panel: demo or not, and the lists they follow and call.
     return json(res, 200, { demo: h.backend.demo, eventTypes: PANEL_EVENT_TYPES, methods: [...ALLOWED_METHODS] });
   }
+  if (url.pathname === '/api/events/held') {
+    if (req.method !== 'GET') return plain(res, 405, 'method not allowed', { Allow: 'GET' });
+    res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8' });
+    res.end(h.streams.held());
+    return;
+  }
   if (url.pathname === '/api/events') {
     if (req.method !== 'GET') return plain(res, 405, 'method not allowed', { Allow: 'GET' });
     if (!h.streams.open(res, sinceOf(req, url))) json(res, 503, { ok: false, error: { code: 'LIMIT_EXCEEDED', message: 'too many pages follow the events' } });
@@ -156,7 +162,9 @@ export async function startPanel(options: PanelOptions): Promise<Panel> {
     listening = await listenLoopback((req, res) => handle(req, res, { door, entry, backend: client, streams, files }), options.port ?? 0);
     door = { hosts: new Set(listening.addresses), cookieName: `wisp_panel_${listening.port}` };
     client.onEvent((event) => streams.send(event));
-    await client.call('events.subscribe', { types: [...PANEL_EVENT_TYPES] });
+    // From the start of what the daemon holds, so the Events page opens on its history (GET /api/events/held).
+    const subscribed = (await client.call('events.subscribe', { since: 0, types: [...PANEL_EVENT_TYPES] })) as { missed?: unknown } | null;
+    streams.startedLate = subscribed?.missed === true;
   } catch (error) {
     await client.close();
     throw error;

@@ -11,7 +11,8 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Events', { timeout: 60_
   let s: PanelSession;
 
   beforeAll(async () => {
-    s = await openPanelSession(chromiumPath ?? '');
+    // Registered before the panel starts: the Events page must still list it (the daemon's history).
+    s = await openPanelSession(chromiumPath ?? '', { before: async (client) => { await registerScenario(client, 'early'); } });
   }, 60_000);
 
   afterAll(async () => {
@@ -27,10 +28,29 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Events', { timeout: 60_
     const text = await status.innerText();
     expect(text).toMatch(new RegExp(`^wispd \\S+ running \\(pid ${s.daemon.pid}, up \\d+s\\)$`, 'm'));
     expect(text).toContain(`socket:    ${s.daemon.socket}`);
-    expect(text).toContain('services:  0 (0 enabled)');
+    expect(text).toContain('services:  1 (0 enabled)');
     await registerScenario(s.client, 'ev');
     await page.getByRole('button', { name: 'Reload the status' }).click();
-    await expect.poll(() => status.innerText()).toContain('services:  1 (0 enabled)');
+    await expect.poll(() => status.innerText()).toContain('services:  2 (0 enabled)');
+  });
+
+  it('starts with the history the daemon holds: an event from before the panel started is listed, once, and the note says the list is complete', async () => {
+    await rows('service.registered').filter({ hasText: 'early (v1)' }).waitFor();
+    expect(await rows('service.registered').filter({ hasText: 'early (v1)' }).count()).toBe(1);
+    await s.page.getByText('The daemon\'s events since it started, then live').waitFor();
+  });
+
+  it('the Services page\'s SINCE column is an age, with the full time on hover', async () => {
+    const { page } = s;
+    await page.getByRole('link', { name: 'Services' }).click();
+    const since = page.locator('tr[data-service="early"] td[data-cell="since"] time');
+    await since.waitFor();
+    expect(await since.innerText()).toMatch(/^(just now|\d+ s ago|\d+ min ago)$/);
+    const { service } = await s.client.call('services.get', { name: 'early' });
+    const at = service.connection.status === 'disabled' ? service.connection.since : '';
+    expect(await since.getAttribute('title')).toBe(at);
+    expect(await since.getAttribute('datetime')).toBe(at);
+    await page.getByRole('link', { name: 'Events' }).click();
   });
 
   it('shows events live, and filters them by type from the keyboard', async () => {
@@ -54,7 +74,7 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Events', { timeout: 60_
     await page.keyboard.press('Space');
     expect(await stateBox.isChecked()).toBe(false);
     await expect.poll(() => rows('service.state').count()).toBe(0);
-    expect(await rows('service.registered').count()).toBe(1);
+    expect(await rows('service.registered').count()).toBe(2);
     await page.getByText(/\d+ hidden by the filter\./).waitFor();
 
     await page.getByRole('button', { name: 'None', exact: true }).click();

@@ -1,9 +1,9 @@
-// Events: the daemon's status (daemon.status, in `wispctl status`'s words) and its events
-// since this page opened, live, filterable by type.
-import { html, useState } from './html.js';
+// Events: the daemon's status (daemon.status, in `wispctl status`'s words) and its events,
+// the history the panel holds first (GET /api/events/held), then live, filterable by type.
+import { html, useEffect, useState } from './html.js';
 import { eventDetail, statusLines } from './event-text.js';
 import { errorText } from './format.js';
-import { call, changed, state, useStore } from './store.js';
+import { call, changed, loadHeldEvents, state, useStore } from './store.js';
 
 function DaemonStatus() {
   const store = useStore();
@@ -42,13 +42,21 @@ export function EventsPage() {
   // null: every type (the list comes from the panel after the page opens).
   const [chosen, setShown] = useState(null);
   const shown = chosen ?? types;
-  const events = store.events.filter((e) => shown.includes(e.type)).reverse();
+  const [historyError, setHistoryError] = useState(null);
+  useEffect(() => {
+    loadHeldEvents().then(() => setHistoryError(null), (err) => setHistoryError(errorText(err)));
+  }, []);
+  // The history up to the first live event (the stream brings the rest), so none is listed twice.
+  const firstLive = store.events.length > 0 ? store.events[0].seq : store.lastSeq + 1;
+  const all = [...store.heldEvents.filter((e) => e.seq < firstLive), ...store.events].slice(-500);
+  const events = all.filter((e) => shown.includes(e.type)).reverse();
   return html`<section aria-labelledby="events-title">
     <h2 id="events-title">Events</h2>
     <${DaemonStatus} />
     <${TypeFilter} types=${types} shown=${shown} setShown=${setShown} />
     ${store.missed ? html`<p class="error" role="alert">Some events came while this page was not connected and are no longer held: the list below has a gap (the other pages reloaded their lists).</p>` : null}
-    <p class="note">Live, since this page opened (the last 500 are kept); newest first. ${store.events.length - events.length > 0 ? `${store.events.length - events.length} hidden by the filter.` : ''}</p>
+    ${historyError !== null ? html`<p class="error" role="alert">The earlier events could not be read: ${historyError}</p>` : null}
+    <p class="note">The daemon's events ${store.heldFromStart ? 'since it started' : 'the panel still holds (older ones are gone)'}, then live (the last 500 are shown); newest first. ${all.length - events.length > 0 ? `${all.length - events.length} hidden by the filter.` : ''}</p>
     ${events.length === 0
       ? html`<p class="empty">no events to show</p>`
       : html`<table class="status events">

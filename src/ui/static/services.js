@@ -1,14 +1,25 @@
 // Services: the status panel (live from service.* events: the connection count and the
 // startup phase over the table, as `wispctl mcp list` says them), adding a local or remote server
 // (service-forms.js), and the selected service's details and actions (service-detail.js).
-import { servicesSummary, summaryText } from '../../core/index.js';
-import { html, useState } from './html.js';
+import { ageText, servicesSummary, summaryText } from '../../core/index.js';
+import { html, useEffect, useState } from './html.js';
 import { describeOrigin, errorText, statusCells } from './format.js';
 import { ServiceDetail } from './service-detail.js';
 import { AddForm, RemoteForm } from './service-forms.js';
 import { loadServices, useStore } from './store.js';
 
+/** The clock the SINCE column reads, moved on every 15 s so an age stays true while the page is open. */
+function useNow() {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = window.setInterval(() => setNow(Date.now()), 15_000);
+    return () => window.clearInterval(timer);
+  }, []);
+  return now;
+}
+
 function StatusTable({ services, selected, onSelect }) {
+  const now = useNow();
   if (services.length === 0) return html`<p class="empty">no services registered (add one with the form above, or: wispctl mcp add NAME -- COMMAND [ARGS...])</p>`;
   return html`<table class="status">
     <caption>Services and their state, live</caption>
@@ -20,7 +31,7 @@ function StatusTable({ services, selected, onSelect }) {
         <td class=${`state state-${s.connection.status}`} data-cell="state">${cells.state}</td>
         <td data-cell="pid">${cells.pid}</td>
         <td data-cell="tools">${cells.tools}</td>
-        <td><time datetime=${cells.since}>${cells.since}</time></td>
+        <td data-cell="since"><time datetime=${cells.since} title=${cells.since}>${ageText(cells.since, now)}</time></td>
         <td>${s.transport}</td>
         <td class="reason" data-cell="reason">${cells.reason}</td>
         <td data-cell="origin">${describeOrigin(s.origin)}</td>

@@ -58,6 +58,10 @@ export const state = {
   installProgress: new Map(),
   /** The events since this page opened, oldest first, at most KEEP_EVENTS. */
   events: [],
+  /** The events the panel held when the Events page asked (GET /api/events/held), oldest first: shown before the live ones, never applied. */
+  heldEvents: [],
+  /** Whether some of the daemon's history is no longer held (the panel keeps the newest 1000). */
+  heldFromStart: true,
   /** serviceId -> the last service.login ({ authorizationUrl, redirectUri }) while its login waits. */
   logins: new Map(),
   /** Bumped on every install.finished, so the attempts list reloads. */
@@ -108,6 +112,16 @@ function upsertService(service) {
   const i = state.services.findIndex((s) => s.id === service.id);
   if (i === -1) state.services = [...state.services, service];
   else state.services = state.services.map((s) => (s.id === service.id ? service : s));
+}
+
+/** The history the Events page starts with: what the panel holds of the daemon's events (only shown, never applied to the other pages' state). */
+export async function loadHeldEvents() {
+  const response = await fetch('/api/events/held', { credentials: 'same-origin' });
+  if (!response.ok) throw new PanelError({ code: 'INTERNAL_ERROR', message: `the panel answered ${response.status}` });
+  const body = await response.json();
+  state.heldEvents = Array.isArray(body.events) ? body.events.slice(-KEEP_EVENTS) : [];
+  state.heldFromStart = body.complete === true;
+  changed();
 }
 
 export async function loadServices() {
