@@ -196,6 +196,8 @@ describe('verified npm installs', () => {
     expect(existsSync(path.join(planned.directory, 'node_modules'))).toBe(false);
     // Never replayed: the same plan is refused until the attempt is discarded.
     await expect(asker.call('installs.start', { planDigest: planned.digest })).rejects.toMatchObject({ code: 'INSTALL_UNFINISHED', details: { directory: planned.directory } });
+    // Nor is it shown again as if it could run.
+    await expect(plan('with-tarball-dep', '1.0.0', 'with-tarball-dep')).rejects.toMatchObject({ code: 'INSTALL_UNFINISHED', details: { digest: planned.digest } });
     await asker.call('installs.discard', { digest: planned.digest });
     expect(existsSync(planned.directory)).toBe(false);
     await expect(asker.call('installs.get', { digest: planned.digest })).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND' });
@@ -208,6 +210,22 @@ describe('verified npm installs', () => {
     const missing = await plan('hello-mcp', '1.0.0', 'no-such-bin');
     await expect(install(missing)).rejects.toMatchObject({ code: 'INSTALL_BIN_INVALID', message: expect.stringContaining('it has: hello-mcp') });
     expect((await asker.call('services.list')).services.length).toBe(before);
+  });
+
+  it('refuses the plan before it is shown when its service would have no room (16 services registered)', async () => {
+    const before = (await asker.call('services.list')).services.length;
+    const fillers: string[] = [];
+    for (let i = before; i < 16; i++) fillers.push((await asker.call('services.register', { name: `filler-${i}`, command: '/usr/bin/true' })).service.id);
+    try {
+      await expect(plan('hello-mcp', '1.0.0', 'hello-mcp', ['--no-room'])).rejects.toMatchObject({
+        code: 'LIMIT_EXCEEDED',
+        message: expect.stringContaining('remove one before installing another'),
+        details: { limit: 'maxServices', max: 16 },
+      });
+      expect((await asker.call('approvals.list')).approvals).toEqual([]);
+    } finally {
+      for (const id of fillers) await asker.call('services.delete', { id });
+    }
   });
 
   it('runs nothing when the human denies the install', async () => {
@@ -321,8 +339,12 @@ describe('an unsandboxed install interrupted by a daemon crash', () => {
       const { attempt } = await again.call('installs.get', { digest: planned.digest });
       expect(attempt).toMatchObject({ status: 'interrupted', step: 'lock', error: { code: 'INTERRUPTED' } });
       expect((await again.call('installs.list')).attempts.map((a) => a.status)).toEqual(['interrupted']);
-      const replanned = await plan('hello-mcp', '1.0.0', 'hello-mcp', [], again);
-      expect(replanned.digest).toBe(planned.digest);
+      // Refused before it is shown: a plan whose attempt is unfinished cannot succeed.
+      await expect(plan('hello-mcp', '1.0.0', 'hello-mcp', [], again)).rejects.toMatchObject({
+        code: 'INSTALL_UNFINISHED',
+        message: expect.stringContaining(`wispctl install discard ${planned.digest}`),
+        details: { digest: planned.digest },
+      });
       await expect(again.call('installs.start', { planDigest: planned.digest })).rejects.toMatchObject({
         code: 'INSTALL_UNFINISHED',
         message: expect.stringContaining(planned.directory),

@@ -85,7 +85,7 @@ export const sessionMethods = {
     errors: ['KEYCHAIN_UNAVAILABLE', 'STORAGE_FAILED'],
   }),
   'installs.plan': method({
-    summary: 'Plan an npm install: checks the request (exact version), finds Node and npm 12+, and shows the registry, the directory and what it will and will not do. Writes nothing.',
+    summary: 'Plan an npm install: checks the request (exact version), finds Node and npm 12+, and shows the registry, the directory and what it will and will not do. Writes nothing. A plan that cannot succeed is refused before it is shown: an earlier attempt of it unfinished (INSTALL_UNFINISHED) or running (INSTALL_RUNNING), or no room for its service (LIMIT_EXCEEDED).',
     params: Type.Object(
       {
         package: Type.String({ minLength: 1, maxLength: 214, description: 'The full package name (name or @scope/name).' }),
@@ -96,7 +96,7 @@ export const sessionMethods = {
       { additionalProperties: false },
     ),
     result: Type.Object({ plan: InstallPlanView }),
-    errors: ['INVALID_PLAN', 'RUNTIME_NOT_FOUND', 'NPM_TOO_OLD'],
+    errors: ['INVALID_PLAN', 'RUNTIME_NOT_FOUND', 'NPM_TOO_OLD', 'INSTALL_UNFINISHED', 'INSTALL_RUNNING', 'LIMIT_EXCEEDED'],
   }),
   'installs.start': method({
     summary:

@@ -11,6 +11,10 @@ export function installHandlers(parts: Pick<DaemonParts, 'installer' | 'registry
   return {
     'installs.plan': async (params, ctx) => {
       const { plan, runtime } = await installer.plan({ package: params.package, version: params.version, bin: params.bin, args: params.args ?? [] }, ctx.signal);
+      // A plan that cannot succeed is refused before it is shown (a user would otherwise read
+      // and approve it for nothing): an unfinished or running attempt of it, no room for its service.
+      await installer.preflight(plan);
+      assertRoomFor(registry, plan);
       return { plan: planView(plan, runtime) };
     },
     'installs.start': async (params, ctx) => {
