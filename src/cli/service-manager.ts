@@ -11,6 +11,8 @@ export interface UnitPlan {
   readonly manager: 'launchd' | 'systemd';
   readonly file: string;
   readonly content: string;
+  /** Directories the unit names that must exist before the manager starts it (launchd opens its log file in one, and fails the job when it is missing), made 0700. */
+  readonly directories: readonly string[];
   readonly install: readonly (readonly string[])[];
   readonly uninstall: readonly (readonly string[])[];
 }
@@ -58,6 +60,7 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
       manager: 'launchd',
       file,
       content,
+      directories: [path.dirname(log)],
       install: [['launchctl', 'bootstrap', domain, file]],
       uninstall: [['launchctl', 'bootout', `${domain}/${LABEL}`]],
     };
@@ -78,6 +81,8 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
     manager: 'systemd',
     file,
     content,
+    // journald keeps the log: nothing to make.
+    directories: [],
     install: [
       ['systemctl', '--user', 'daemon-reload'],
       ['systemctl', '--user', 'enable', '--now', 'wispd.service'],
@@ -87,6 +92,20 @@ export async function planUnit(inputs: PlanInputs): Promise<UnitPlan> {
       ['systemctl', '--user', 'daemon-reload'],
     ],
   };
+}
+
+/** Makes the directories the unit needs (0700, as the daemon's own) and writes the unit file; returns what it made. */
+export async function writeUnit(plan: UnitPlan): Promise<string[]> {
+  const made: string[] = [];
+  for (const dir of plan.directories) {
+    if (await fs.stat(dir).then(() => false, () => true)) {
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      made.push(dir);
+    }
+  }
+  await fs.mkdir(path.dirname(plan.file), { recursive: true });
+  await fs.writeFile(plan.file, plan.content, { mode: 0o644 });
+  return made;
 }
 
 export function defaultPlanInputs(daemonArgs: readonly string[]): PlanInputs {

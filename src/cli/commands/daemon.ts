@@ -1,12 +1,11 @@
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT, WispError } from '../../core/index.js';
 import type { CliContext, CliIo } from '../context.js';
 import { documentOutput } from '../output.js';
 import { startDaemon, statusOrNull, stopDaemon } from '../daemon-control.js';
 import { commandFailedText, daemonStatusText, fileDone, installDryRunText, ranText, startedText, uninstallDryRunText } from '../render/daemon.js';
-import { defaultPlanInputs, planUnit, runCommand } from '../service-manager.js';
+import { defaultPlanInputs, planUnit, runCommand, writeUnit } from '../service-manager.js';
 
 /** wispctl daemon start|stop|status|install|uninstall. */
 export function register(program: Command, ctx: CliContext): void {
@@ -57,8 +56,7 @@ function registerServiceUnit(daemon: Command, ctx: CliContext): void {
         ctx.print({ ...plan, dryRun: true }, () => installDryRunText(plan));
         return;
       }
-      await fs.mkdir(path.dirname(plan.file), { recursive: true });
-      await fs.writeFile(plan.file, plan.content, { mode: 0o644 });
+      for (const dir of await writeUnit(plan)) ctx.io.err(fileDone('made', dir));
       ctx.io.err(fileDone('wrote', plan.file));
       await runAll(plan.install, ctx.io);
     });

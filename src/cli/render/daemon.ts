@@ -47,8 +47,14 @@ function commandLine(argv: readonly string[]): string {
   return argv.map(showArg).join(' ');
 }
 
-export function installDryRunText(plan: { file: string; content: string; install: readonly (readonly string[])[] }): string {
-  return [`would write ${clean(plan.file)}:`, cleanBlock(plan.content), 'would run:', ...plan.install.map((c) => `  ${commandLine(c)}`)].join('\n');
+export function installDryRunText(plan: { file: string; content: string; directories: readonly string[]; install: readonly (readonly string[])[] }): string {
+  return [
+    ...plan.directories.map((dir) => `would make ${clean(dir)} (if missing, 0700)`),
+    `would write ${clean(plan.file)}:`,
+    cleanBlock(plan.content),
+    'would run:',
+    ...plan.install.map((c) => `  ${commandLine(c)}`),
+  ].join('\n');
 }
 
 export function uninstallDryRunText(plan: { file: string; uninstall: readonly (readonly string[])[] }): string {
