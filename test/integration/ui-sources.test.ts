@@ -131,7 +131,9 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60
     await expect.poll(() => cell('kit.helper', 'action').textContent()).toBe('added');
     await page.getByRole('link', { name: 'Services' }).click();
     const row = page.locator('tr[data-service="kit.helper"]');
-    expect(await row.locator('[data-cell="origin"]').innerText()).toBe(`plugin kit: ${manifest}`);
+    // Short in the table (the file's name), whole on hover and in the detail.
+    expect(await row.locator('[data-cell="origin"]').innerText()).toBe(`plugin kit: ${path.basename(manifest)}`);
+    expect(await row.locator('[data-cell="origin"]').getAttribute('title')).toBe(`plugin kit: ${manifest}`);
     await row.getByRole('button', { name: 'kit.helper' }).click();
     const detail = page.locator('section.detail');
     expect(await detail.locator('dt', { hasText: /^origin$/ }).locator('xpath=following-sibling::dd').innerText()).toBe(`plugin kit: ${manifest}`);

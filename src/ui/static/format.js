@@ -70,6 +70,30 @@ export function describeOrigin(origin) {
   }
 }
 
+/** The last component of a path, whichever separator it uses. */
+function baseName(file) {
+  const text = String(file);
+  return text.slice(Math.max(text.lastIndexOf('/'), text.lastIndexOf('\\')) + 1) || text;
+}
+
+/**
+ * The origin as the services table shows it, short enough for its column: the file's name
+ * without its directories, an install without its plan digest. The whole text
+ * (describeOrigin) is the cell's title and in the service's detail.
+ */
+export function shortOrigin(origin) {
+  switch (origin.kind) {
+    case 'install':
+      return `npm ${clean(origin.package)}@${clean(origin.version)}`;
+    case 'source':
+      return `${origin.source === 'plugin' && origin.plugin !== null ? `plugin ${clean(origin.plugin)}` : clean(origin.source)}: ${clean(baseName(origin.file))}`;
+    case 'import':
+      return `imported: ${clean(baseName(origin.file))}`;
+    default:
+      return describeOrigin(origin);
+  }
+}
+
 export const KIND_TEXT = {
   tool_call: 'a tool call',
   host_tool: 'a host tool',

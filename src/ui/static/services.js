@@ -3,7 +3,7 @@
 // (service-forms.js), and the selected service's details and actions (service-detail.js).
 import { ageText, servicesSummary, summaryText } from '../../core/index.js';
 import { html, useEffect, useState } from './html.js';
-import { describeOrigin, errorText, statusCells } from './format.js';
+import { describeOrigin, errorText, shortOrigin, statusCells } from './format.js';
 import { ServiceDetail } from './service-detail.js';
 import { AddForm, RemoteForm } from './service-forms.js';
 import { loadServices, useStore } from './store.js';
@@ -21,7 +21,7 @@ function useNow() {
 function StatusTable({ services, selected, onSelect }) {
   const now = useNow();
   if (services.length === 0) return html`<p class="empty">no services registered (add one with the form above, or: wispctl mcp add NAME -- COMMAND [ARGS...])</p>`;
-  return html`<table class="status">
+  return html`<table class="status services">
     <caption>Services and their state, live</caption>
     <thead><tr>${['NAME', 'STATE', 'PID', 'TOOLS', 'SINCE', 'TRANSPORT', 'REASON', 'ORIGIN'].map((h) => html`<th scope="col" key=${h}>${h}</th>`)}</tr></thead>
     <tbody>${services.map((s) => {
@@ -32,9 +32,9 @@ function StatusTable({ services, selected, onSelect }) {
         <td data-cell="pid">${cells.pid}</td>
         <td data-cell="tools">${cells.tools}</td>
         <td data-cell="since"><time datetime=${cells.since} title=${cells.since}>${ageText(cells.since, now)}</time></td>
-        <td>${s.transport}</td>
+        <td data-cell="transport">${s.transport}</td>
         <td class="reason" data-cell="reason">${cells.reason}</td>
-        <td data-cell="origin">${describeOrigin(s.origin)}</td>
+        <td data-cell="origin" title=${describeOrigin(s.origin)}>${shortOrigin(s.origin)}</td>
       </tr>`;
     })}</tbody>
   </table>`;
