@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../core/index.js';
-import { LineSplitter, groupRunning, textNestsDeeperThan } from '../util/index.js';
+import { LineSplitter, groupRunning, namespaceRunning, pidNamespaceOf, textNestsDeeperThan } from '../util/index.js';
 import { unhandledMessage, type TransportFailure } from './failure.js';
 import type { StderrTail } from './stderr-tail.js';
 
@@ -74,6 +74,8 @@ export class StdioTransport implements Transport {
   private innerGroup: number | undefined;
   /** Settles once bwrap's info has been read or its fd closed (a sandboxed launch only). */
   private innerKnown: Promise<void> | undefined;
+  /** The sandbox's pid namespace (read from its init as soon as its pid is known): the stop ends when nothing runs in it. */
+  private innerNamespace: string | undefined;
   /** Why the transport closed on its own (frame too large, garbage, exit), if it did. */
   failure: TransportFailure | undefined;
 
@@ -177,6 +179,7 @@ export class StdioTransport implements Transport {
       const pid = /"child-pid"\s*:\s*([0-9]+)/.exec(text)?.[1];
       if (pid !== undefined && this.innerGroup === undefined) {
         this.innerGroup = Number(pid);
+        this.innerNamespace = pidNamespaceOf(this.innerGroup);
         known();
       }
     });
@@ -278,6 +281,9 @@ export class StdioTransport implements Transport {
       signalGroup(this.innerGroup, 'SIGKILL');
       await waitGroupEmpty(this.innerGroup, 1000);
     }
+    // The server runs in a group of its own inside the sandbox (bwrap's --new-session): the
+    // kernel kills it with the init, and it has finished exiting when the namespace is empty.
+    if (this.innerNamespace !== undefined) await waitNamespaceEmpty(this.innerNamespace, 2000);
     // A group that still runs after SIGKILL (a process stuck in the kernel) stays on record for the next start.
     if (this.options.tracker !== undefined) {
       await waitGroupEmpty(pid, 1000);
@@ -436,6 +442,13 @@ function groupAlive(pid: number): boolean {
 async function waitGroupEmpty(pid: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   for (let wait = 5; groupAlive(pid) && (await groupRunning(pid)) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+async function waitNamespaceEmpty(ns: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (let wait = 5; (await namespaceRunning(ns)) && Date.now() < deadline; wait = Math.min(wait * 2, 100)) {
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }

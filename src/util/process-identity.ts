@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readlinkSync } from 'node:fs';
 
 /**
  * Who a pid is: its start time, so that a pid the kernel has since given to another
@@ -88,6 +88,35 @@ export async function groupRunning(pgid: number): Promise<boolean> {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** Linux: the pid namespace a process is in (`pid:[4026532...]`), read while it runs; undefined elsewhere or once it is gone. */
+export function pidNamespaceOf(pid: number, platform: NodeJS.Platform = process.platform): string | undefined {
+  if (platform !== 'linux') return undefined;
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Linux: whether any process (not a zombie) still runs in pid namespace `ns`. A sandbox's
+ * init dying has the kernel kill every process in its namespace, but they finish exiting
+ * a moment later, and (bwrap's --new-session) in groups of their own: only the namespace
+ * says that all of them have. The daemon's own namespace is never asked for.
+ */
+export async function namespaceRunning(ns: string): Promise<boolean> {
+  if (ns === pidNamespaceOf(process.pid)) return false;
+  const names = await fs.readdir('/proc').catch(() => [] as string[]);
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const link = await fs.readlink(`/proc/${name}/ns/pid`).catch(() => undefined);
+    if (link !== ns) continue;
+    const parsed = parseStat(await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''));
+    if (parsed !== undefined && !parsed.zombie) return true;
+  }
+  return false;
 }
 
 /**

@@ -23,14 +23,19 @@ const home = tempDir('wisp-cab-');
 afterAll(() => home.remove());
 
 /** Live processes whose command line holds `marker`. */
-function runningWith(marker: string): number[] {
-  const found: number[] = [];
+/** Each live process whose command line holds `marker`, as `pid <state> ppid P pgid G <program>`, so a red run says which it was. */
+function runningWith(marker: string): string[] {
+  const found: string[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(marker)) {
+        const [state, ppid, pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        found.push(`${entry} ${state ?? '?'} ppid ${ppid ?? '?'} pgid ${pgid ?? '?'} ${cmdline.split('\0')[0] ?? ''}`);
+      }
     } catch {
       // gone meanwhile
     }

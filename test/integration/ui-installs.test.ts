@@ -117,7 +117,10 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Installs', { timeout: 1
 
     await page.getByRole('link', { name: 'Go to Services to trust and start it' }).click();
     await expect.poll(() => page.locator('tr[data-service="hello-mcp"] [data-cell="state"]').textContent()).toBe('disabled');
-    expect(await page.locator('tr[data-service="hello-mcp"]').innerText()).toContain('npm install of hello-mcp@1.0.0');
+    // The origin, short in the table (package@version), whole on hover (with the plan).
+    const origin = page.locator('tr[data-service="hello-mcp"] [data-cell="origin"]');
+    expect(await origin.innerText()).toBe('npm hello-mcp@1.0.0');
+    expect(await origin.getAttribute('title')).toMatch(/^npm install of hello-mcp@1\.0\.0 \(plan [0-9a-f]+\)$/);
     expect(s.dialogs).toEqual([]);
   });
 
