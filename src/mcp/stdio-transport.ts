@@ -281,8 +281,9 @@ export class StdioTransport implements Transport {
       signalGroup(this.innerGroup, 'SIGKILL');
       await waitGroupEmpty(this.innerGroup, 1000);
     }
-    // The server runs in a group of its own inside the sandbox (bwrap's --new-session): the
-    // kernel kills it with the init, and it has finished exiting when the namespace is empty.
+    // The kernel kills everything in the sandbox with its init, but they finish exiting a
+    // moment later, and a server may have made groups of its own: the namespace is what says
+    // all of them have gone.
     if (this.innerNamespace !== undefined) await waitNamespaceEmpty(this.innerNamespace, 2000);
     // A group that still runs after SIGKILL (a process stuck in the kernel) stays on record for the next start.
     if (this.options.tracker !== undefined) {

@@ -103,8 +103,8 @@ export function pidNamespaceOf(pid: number, platform: NodeJS.Platform = process.
 /**
  * Linux: whether any process (not a zombie) still runs in pid namespace `ns`. A sandbox's
  * init dying has the kernel kill every process in its namespace, but they finish exiting
- * a moment later, and (bwrap's --new-session) in groups of their own: only the namespace
- * says that all of them have. The daemon's own namespace is never asked for.
+ * a moment later, and in whatever process groups they made: only the namespace says that
+ * all of them have. The daemon's own namespace is never asked for.
  */
 export async function namespaceRunning(ns: string): Promise<boolean> {
   if (ns === pidNamespaceOf(process.pid)) return false;
