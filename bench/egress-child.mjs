@@ -5,7 +5,11 @@
 //   proxy SOCKET AUTHORITY    EgressProxy (from dist/) on SOCKET with AUTHORITY granted; sends
 //                             {ready}; answers "audits" with the count of allowed records and
 //                             the first record that was not allowed
+//   relay SOCKET              the baseline: a minimal relay with the proxy's hops on SOCKET, a
+//                             forward request sent on over a new connection and a CONNECT
+//                             spliced; no checks, no audit, no limits; sends {ready}
 import http from 'node:http';
+import net from 'node:net';
 import { grantsDecider, parseEgressGrant } from '../dist/mcp/sandbox/egress-grants.js';
 import { EgressProxy } from '../dist/mcp/sandbox/egress-proxy.js';
 
@@ -34,6 +38,30 @@ if (mode === 'web') {
   });
   process.on('disconnect', () => void proxy.close().then(() => process.exit(0)));
   process.send({ ready: true });
+} else if (mode === 'relay') {
+  const relay = http.createServer((req, res) => {
+    const url = new URL(req.url);
+    const outgoing = http.request({ host: url.hostname, port: Number(url.port), method: req.method, path: url.pathname, headers: req.headers, agent: false }, (incoming) => {
+      res.writeHead(incoming.statusCode, incoming.headers);
+      incoming.pipe(res);
+    });
+    outgoing.once('error', () => res.destroy());
+    req.pipe(outgoing);
+  });
+  relay.on('connect', (req, client, head) => {
+    const [host, port] = req.url.split(':');
+    const upstream = net.connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    upstream.once('error', () => client.destroy());
+    client.once('error', () => upstream.destroy());
+    client.once('close', () => upstream.destroy());
+  });
+  relay.listen(socketPath, () => process.send({ ready: true }));
+  process.on('disconnect', () => process.exit(0));
 } else {
   throw new Error(`bench/egress-child.mjs: unknown mode ${mode}`);
 }

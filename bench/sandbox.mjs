@@ -7,7 +7,9 @@
 //   egress      an HTTP GET to a server on 127.0.0.1, through the egress proxy's Unix socket
 //               (a forward request, and a CONNECT tunnel carrying the same GET), against the
 //               same GET straight to it; each on a new connection, as the proxy makes one
-//               upstream connection per request; client, proxy and server in three processes
+//               upstream connection per request; client, proxy and server in three processes;
+//               and both kinds through a minimal relay with the same hops (the baseline the
+//               proxy's own work is measured against: its checks, its audit, its bounds)
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
@@ -128,13 +130,17 @@ async function child(args) {
   return { child: forked, first };
 }
 
-async function egress(dir) {
+export async function egress(dir) {
   const web = await child(['web']);
   const { port } = web.first;
   const authority = `127.0.0.1:${port}`;
   const socketPath = path.join(dir, 'egress', 'bench.sock');
   const proxy = await child(['proxy', socketPath, authority]);
+  const relaySocket = path.join(dir, 'egress', 'relay.sock');
+  const relay = await child(['relay', relaySocket]);
   const subjects = [
+    { name: 'relay-forward', run: () => get({ socketPath: relaySocket, path: `http://${authority}/`, headers: { host: authority } }) },
+    { name: 'relay-connect', run: () => tunnel(relaySocket, authority) },
     { name: 'direct', run: () => get({ host: '127.0.0.1', port, path: '/' }) },
     { name: 'forward', run: () => get({ socketPath, path: `http://${authority}/`, headers: { host: authority } }) },
     { name: 'connect', run: () => tunnel(socketPath, authority) },
@@ -166,7 +172,7 @@ async function egress(dir) {
     );
     if (seen.unexpected !== null) throw new Error(`the egress proxy did not allow the bench's request: ${JSON.stringify(seen.unexpected)}`);
   } finally {
-    for (const { child: c } of [proxy, web]) {
+    for (const { child: c } of [proxy, relay, web]) {
       c.disconnect();
       await exited(c);
     }
@@ -213,12 +219,14 @@ export async function sandboxCosts(dir) {
       ratio: { p50: stats(ratio(series(call, 'sandboxed', 'p50'), series(call, 'unsandboxed', 'p50'))), p99: stats(ratio(series(call, 'sandboxed', 'p99'), series(call, 'unsandboxed', 'p99'))) },
     },
     egress: {
-      subjects: { direct: egressSubject('direct'), forward: egressSubject('forward'), connect: egressSubject('connect') },
+      subjects: Object.fromEntries(['direct', 'forward', 'connect', 'relay-forward', 'relay-connect'].map((name) => [name, egressSubject(name)])),
       ratio: {
         forward: stats(ratio(series(proxied, 'forward', 'p50'), series(proxied, 'direct', 'p50'))),
         connect: stats(ratio(series(proxied, 'connect', 'p50'), series(proxied, 'direct', 'p50'))),
+        forwardOverRelay: stats(ratio(series(proxied, 'forward', 'p50'), series(proxied, 'relay-forward', 'p50'))),
+        connectOverRelay: stats(ratio(series(proxied, 'connect', 'p50'), series(proxied, 'relay-connect', 'p50'))),
       },
     },
-    note: `${RUNS} rounds after one warm-up round, subjects in rotating order. Activation: one activation of each service per round (spawn, initialize, discovery of 64 tools). Calls: per round, ${SANDBOX_SEQ} sequential tools.call echo on each service (both active in one daemon; an approver connection answers each approval). Egress: per round, ${EGRESS_REQUESTS} sequential GETs (a 2-byte answer) from the bench process to an HTTP server on 127.0.0.1, each on a new connection: straight to it, as a forward request to the proxy's Unix socket, and as a CONNECT tunnel through it carrying the same GET; the client (the bench process), the proxy (EgressProxy from dist/, the address granted) and the HTTP server each run in a process of their own (bench/egress-child.mjs), and every request's audit record is checked. The bridge into a sandbox's network namespace is not part of this figure`,
+    note: `${RUNS} rounds after one warm-up round, subjects in rotating order. Activation: one activation of each service per round (spawn, initialize, discovery of 64 tools). Calls: per round, ${SANDBOX_SEQ} sequential tools.call echo on each service (both active in one daemon; an approver connection answers each approval). Egress: per round, ${EGRESS_REQUESTS} sequential GETs (a 2-byte answer) from the bench process to an HTTP server on 127.0.0.1, each on a new connection: straight to it, as a forward request to the proxy's Unix socket, and as a CONNECT tunnel through it carrying the same GET, and both through a minimal relay with the same hops (bench/egress-child.mjs relay: no checks, no audit, no bounds); the client (the bench process), the proxy (EgressProxy from dist/, the address granted) and the HTTP server each run in a process of their own (bench/egress-child.mjs), and every request's audit record is checked. The bridge into a sandbox's network namespace is not part of this figure`,
   };
 }

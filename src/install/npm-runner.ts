@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WispError } from '../core/index.js';
-import { checkDirectory, writeSafe } from '../util/index.js';
+import { BwrapInfo, checkDirectory, killPid, writeSafe } from '../util/index.js';
 import type { Runtime } from './runtime.js';
 
 /** Where npm may keep things: never the user's own config, cache or home. */
@@ -156,7 +156,7 @@ function sandboxInit(child: ChildProcess): Promise<number | undefined> {
   const info = child.stdio[3] as Readable | null | undefined;
   if (info === null || info === undefined) return Promise.resolve(undefined);
   return new Promise((resolve) => {
-    let text = '';
+    const parsed = new BwrapInfo();
     const timer = setTimeout(() => done(undefined), INFO_WAIT_MS);
     timer.unref();
     function done(pid: number | undefined): void {
@@ -167,10 +167,8 @@ function sandboxInit(child: ChildProcess): Promise<number | undefined> {
     }
     info.on('error', () => done(undefined));
     info.on('data', (chunk: Buffer) => {
-      // bwrap writes a few hundred bytes; anything longer is not its info.
-      if (text.length < 4096) text += chunk.toString('utf8');
-      const pid = /"child-pid"\s*:\s*([0-9]+)/.exec(text)?.[1];
-      if (pid !== undefined) done(Number(pid));
+      const pid = parsed.add(chunk);
+      if (pid !== undefined) done(pid);
     });
     info.once('close', () => done(undefined));
     child.once('exit', () => done(undefined));
@@ -178,14 +176,6 @@ function sandboxInit(child: ChildProcess): Promise<number | undefined> {
 }
 
 const INFO_WAIT_MS = 5000;
-
-function killPid(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // gone already
-  }
-}
 
 export interface NpmExit {
   readonly exitCode: number | null;

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type ErrorCode } from '../core/index.js';
-import { LineSplitter, groupRunning, namespaceRunning, pidNamespaceOf, textNestsDeeperThan } from '../util/index.js';
+import { BwrapInfo, LineSplitter, groupRunning, killPid, namespaceRunning, pidNamespaceOf, textNestsDeeperThan } from '../util/index.js';
 import { unhandledMessage, type TransportFailure } from './failure.js';
 import type { StderrTail } from './stderr-tail.js';
 
@@ -169,16 +169,14 @@ export class StdioTransport implements Transport {
       info.end();
       return;
     }
-    let text = '';
+    const parsed = new BwrapInfo();
     let known = (): void => undefined;
     this.innerKnown = new Promise<void>((resolve) => (known = resolve));
     info.once('close', known);
     info.on('data', (chunk: Buffer) => {
-      // bwrap writes a few hundred bytes; anything longer is not its info.
-      if (text.length < 4096) text += chunk.toString('utf8');
-      const pid = /"child-pid"\s*:\s*([0-9]+)/.exec(text)?.[1];
+      const pid = parsed.add(chunk);
       if (pid !== undefined && this.innerGroup === undefined) {
-        this.innerGroup = Number(pid);
+        this.innerGroup = pid;
         this.innerNamespace = pidNamespaceOf(this.innerGroup);
         known();
       }
@@ -419,14 +417,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
     process.kill(-pid, signal);
   } catch {
     // ESRCH: the group is already empty
-  }
-}
-
-function killPid(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // ESRCH: gone already
   }
 }
 

@@ -8,6 +8,7 @@ export { moveAside, jsonProblem, schemaProblem, type StorageProblem } from './pe
 // Pure, so in core (the MCP gateway measures its client's frames with it too); here for the areas that had it from util.
 export { NestingMeter, nestsDeeperThan, textNestsDeeperThan } from '../core/index.js';
 export { processStartTime, pidExists, groupMembers, groupRunning, namespaceRunning, pidNamespaceOf, startedSince } from './process-identity.js';
+export { BwrapInfo, killPid } from './sandbox-init.js';
 export { SettingsFile, type SectionCheck, type SectionDefinition, type SettingsSection } from './settings-file.js';
 export type { Check } from './first-use.js';
 export { compileSchema, schemaCheck, type CompileMode } from './schema-compiler.js';
