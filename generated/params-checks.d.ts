@@ -57,4 +57,9 @@ export declare const checks: {
   readonly "tools.accept": ValidateFunction;
   readonly "elicitations.list": ValidateFunction;
   readonly "elicitations.respond": ValidateFunction;
+  readonly "resources.list": ValidateFunction;
+  readonly "resources.templates": ValidateFunction;
+  readonly "resources.read": ValidateFunction;
+  readonly "prompts.list": ValidateFunction;
+  readonly "prompts.get": ValidateFunction;
 };

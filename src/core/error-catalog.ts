@@ -453,6 +453,18 @@ export const ERROR_CATALOG = {
     wire: false,
     description: 'Client side: wispctl mcp connect-client found the MCP client\'s config file unusable: not valid JSON (comments included), not a JSON object, its server list not an object, not a regular file, or too large. The file was not changed. Fix it, or add the entry by hand (wispctl mcp serve --print-config CLIENT), then run again.',
   },
+  NOT_OFFERED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description:
+      'The service does not offer that: it did not declare resources (for resources.read) or prompts (for prompts.get) when it was activated. Nothing was sent to it.',
+  },
+  SERVER_REFUSED: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description:
+      'The server answered a resources/read, prompts/get or one of their lists with a JSON-RPC error (data.server holds its code and redacted message). The service stays active.',
+  },
   ELICITATION_NOT_FOUND: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.notFound,

@@ -9,6 +9,12 @@ export const LIMITS = {
   maxToolsPerService: 64,
   /** Active tools across every service. */
   maxActiveTools: 96,
+  /** Resources, resource templates and prompts one service's list gives (more are left out, and the list says so). */
+  maxResourcesPerService: 128,
+  maxResourceTemplatesPerService: 64,
+  maxPromptsPerService: 64,
+  /** Pages of one such list read from a server (a server that keeps paging is cut off). */
+  maxOfferPages: 32,
   /** One tool's input schema, serialized. */
   maxInputSchemaBytes: 16 * 1024,
   /** Fields of one elicitation form (its schema is also capped like an input schema). */

@@ -30,6 +30,22 @@ function marker(item: Omitted): string {
 }
 
 /**
+ * One content item of the daemon's (normalised, redacted) as MCP has it: text, a text
+ * resource (its URI through `uri`: the gateway's mapping of a served URI), a resource link,
+ * or the marker as text.
+ */
+export function mcpContent(item: Item, uri: (original: string) => string = (original) => original): CallToolResult['content'][number] {
+  if (item.type === 'text') return { type: 'text', text: item.text };
+  if (item.type === 'resource') return { type: 'resource', resource: { uri: uri(item.uri), text: item.text, ...(item.mimeType !== null ? { mimeType: item.mimeType } : {}) } };
+  return resourceLink(item) ?? { type: 'text', text: marker(item) };
+}
+
+/** The marker an omitted item leaves (`[omitted by Wisp: image image/png, 1024 bytes]`). */
+export function omittedText(item: Omitted): string {
+  return marker(item);
+}
+
+/**
  * A daemon's tool result as an MCP client gets it. The daemon already normalised and
  * redacted it as for models (mcp/result.ts: text and text resources kept and capped, every
  * other content type a marker, secrets replaced); this only puts it back in MCP's shapes,
@@ -46,11 +62,7 @@ function marker(item: Omitted): string {
  */
 export function toMcpResult(result: ToolCallResult, tool: Pick<ToolInfo, 'name' | 'serviceName' | 'outputSchema'>): CallToolResult {
   const content: CallToolResult['content'] = [];
-  for (const item of result.content) {
-    if (item.type === 'text') content.push({ type: 'text', text: item.text });
-    else if (item.type === 'resource') content.push({ type: 'resource', resource: { uri: item.uri, text: item.text, ...(item.mimeType !== null ? { mimeType: item.mimeType } : {}) } });
-    else content.push(resourceLink(item) ?? { type: 'text', text: marker(item) });
-  }
+  for (const item of result.content) content.push(mcpContent(item));
   // Capped by the daemon already (mcp/result.ts): at most 32,000 characters, binaries as markers.
   if (result.structuredContent !== null && result.text === '') content.push({ type: 'text', text: JSON.stringify(result.structuredContent) });
   if (result.structuredOmitted !== null) content.push({ type: 'text', text: `[structured content omitted by Wisp: ${result.structuredOmitted.reason}]` });

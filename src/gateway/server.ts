@@ -6,6 +6,7 @@ import { ApprovalWatch, type Extra, type Shared } from './approval-watch.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, toolNamed, type Catalog } from './catalog.js';
 import { CATALOG_EVENTS, daemonAway, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
+import { serveOfferings } from './offerings.js';
 
 export interface GatewayOptions {
   /** Only the tools of these services (by name); null: every active service. */
@@ -40,7 +41,7 @@ function instructions(link: DaemonLink): string {
  */
 export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpServer {
   // McpServer for its transport handling; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
-  const mcp = new McpServer({ name: 'wisp', title: 'Wisp', version: packageVersion() }, { capabilities: { tools: { listChanged: true } }, instructions: instructions(link) });
+  const mcp = new McpServer({ name: 'wisp', title: 'Wisp', version: packageVersion() }, { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} }, instructions: instructions(link) });
   const server = mcp.server;
   const shared: Shared = { claimed: new Set(), requestSent: false };
   let initialized = false;
@@ -103,6 +104,9 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
     shown = now === null ? null : fingerprint(now);
     return { tools: now === null ? [] : listed(now) };
   });
+
+  // Resources and prompts: read through the daemon when asked (offerings.ts); none while it is away.
+  serveOfferings(mcp, link, options);
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     try {

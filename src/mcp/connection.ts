@@ -7,17 +7,18 @@ import { linkedSignal, withOwnSignal, type CallSignal } from '../util/index.js';
 import { CallClock } from './call-clock.js';
 import { CallChannel, ChannelClosed, RemoteCallError } from './call-channel.js';
 import { ListChange } from './list-change.js';
-import { RefreshThrottle, type RefreshLimits } from './refresh-throttle.js';
+import { RefreshThrottle } from './refresh-throttle.js';
 import { WireErrors } from './wire-errors.js';
 import { AuthRequired, Failure, failureOf, guardMessages, unhandledMessage, type TransportFailure } from './failure.js';
-import { buildCatalog, type CatalogTool } from './tool-catalog.js';
-import type { BearerSource } from './http-transport.js';
-import { answerElicitations, clientCapabilities, type ElicitSink } from './elicit-handler.js';
+import { buildCatalog } from './tool-catalog.js';
+import { sendOffer, type OfferKind, type Offers } from './offerings.js';
+import { answerElicitations, clientCapabilities } from './elicit-handler.js';
 import { ModernPeer, holdingClose, modernFailure, refusedForModern, type ModernChannel } from './modern.js';
-import type { ProcessTracker, StopLadder } from './stdio-transport.js';
-import type { Redact, StderrTail } from './stderr-tail.js';
 import type { StoredService } from './service-store.js';
-import { openTransport, type ServiceLaunch, type ServiceLink, type TransportContext, type TransportFactory } from './transports.js';
+import type { ConnectionHooks, ConnectionOptions } from './connection-types.js';
+import { openTransport, type ServiceLaunch, type ServiceLink, type TransportContext } from './transports.js';
+
+export type { ConnectionHooks, ConnectionOptions } from './connection-types.js';
 
 /** A server that keeps answering with a nextCursor is cut off here. */
 export const MAX_TOOL_PAGES = 100;
@@ -30,38 +31,6 @@ export const MAX_REFRESH_ROUNDS = 16;
  * time; we validate ourselves, so its validator is switched off (getValidator -> undefined).
  */
 const noSdkValidation: jsonSchemaValidator = { getValidator: () => undefined as never };
-
-export interface ConnectionHooks {
-  spawned(pid: number | null): void;
-  initialized(): void;
-  /** A complete, checked tool list; throws (LIMIT_EXCEEDED) to refuse it. */
-  discovered(tools: CatalogTool[], server: { name: string; version: string; protocolVersion: string }, toolListVersion: number): void;
-  /** The connection failed on its own (exit, protocol error, failed refresh; lost authorization: an AuthRequired with the scope asked for). */
-  failed(failure: Failure): void;
-}
-
-export interface ConnectionOptions {
-  readonly version: string;
-  readonly ladder: StopLadder;
-  readonly stderr: StderrTail;
-  readonly searchPath: string | undefined;
-  /** stdio: the service's own variables. http: its header values. */
-  readonly env: Readonly<Record<string, string>>;
-  /** http with OAuth: the saved login (its access token on every request, renewed on a 401). */
-  readonly bearer?: BearerSource | undefined;
-  /** Known secret values out of what a server says (error messages, stdout excerpts). */
-  readonly redact: Redact;
-  /** stdio: told when the server's process group starts and when it is empty again. */
-  readonly tracker?: ProcessTracker | undefined;
-  /** How the server is reached (default: local servers spawned, remote ones over streamable HTTP). */
-  readonly transports?: TransportFactory | undefined;
-  /** The service's latest tool-list version before this connection: this one counts on from it. */
-  readonly toolListVersionBase?: number | undefined;
-  /** Where the server's elicitation requests go (none: the capability is never declared). */
-  readonly elicit?: ElicitSink | undefined;
-  /** How often list_changed may cause a refresh (default: LIMITS). */
-  readonly refreshLimits?: RefreshLimits | undefined;
-}
 
 /** A server's own error message is kept to this many characters (after redaction). */
 export const MAX_REMOTE_MESSAGE_CHARS = 1000;
@@ -321,6 +290,31 @@ export class Connection {
         clock.offExpire();
         this.callAborts.delete(abort);
       } else linked?.dispose();
+    }
+  }
+
+  /** What the server declared besides tools (at initialize, or in its 2026 discovery). */
+  get offers(): Offers {
+    const client = this.client;
+    const declared = client instanceof ModernPeer ? client.client.getServerCapabilities() : client?.getServerCapabilities();
+    return { resources: declared?.resources !== undefined, prompts: declared?.prompts !== undefined };
+  }
+
+  /**
+   * One request of what the server offers besides tools (offerings.ts), within the service's
+   * time limit; a stop cancels it. The server's JSON-RPC error is SERVER_REFUSED (the service
+   * stays up); rejects with a Failure.
+   */
+  async offer(kind: OfferKind, params: Record<string, unknown>, signal: CallSignal): Promise<unknown> {
+    const timeoutMs = this.config.timeoutMs ?? LIMITS.defaultTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const linked = linkedSignal(signal, this.calls.signal);
+    try {
+      return await this.withSession(deadline, linked.signal, (client) => withOwnSignal(linked.signal, (own) => sendOffer(client, kind, params, { timeout: remaining(deadline), signal: own })));
+    } catch (error) {
+      throw this.calls.signal.aborted ? new Failure('CANCELLED', `cancelled: ${String(this.calls.signal.reason)}`) : this.toFailure(error, linked.signal, timeoutMs, 'SERVER_REFUSED');
+    } finally {
+      linked.dispose();
     }
   }
 

@@ -6,6 +6,7 @@ import { checks } from '#generated/call-result-check.js';
 import { ChannelClosed, RemoteCallError } from './call-channel.js';
 import { Failure } from './failure.js';
 import type { ElicitSink } from './elicit-handler.js';
+import type { OfferKind } from './offerings.js';
 
 /**
  * The 2026-07-28 revision of MCP (stateless: no initialize, a `_meta` envelope on every request,
@@ -127,6 +128,28 @@ export class ModernPeer {
       const page = await this.client.listTools(params.cursor === undefined ? undefined : params, { ...options, cacheMode: 'refresh', allowInputRequired: false } as never);
       return page as unknown as ListToolsResult;
     } catch (error) {
+      throw modernFailure(error, options.timeout) ?? error;
+    }
+  }
+
+  /** One request of what the server offers besides tools (offerings.ts), never from the SDK's cache; the server's error as a RemoteCallError. */
+  async offer(kind: OfferKind, params: Record<string, unknown>, options: { timeout: number; signal: AbortSignal }): Promise<unknown> {
+    const opts = { ...options, cacheMode: 'refresh', allowInputRequired: false } as never;
+    try {
+      switch (kind) {
+        case 'resources/list':
+          return await this.client.listResources(params, opts);
+        case 'resources/templates/list':
+          return await this.client.listResourceTemplates(params, opts);
+        case 'resources/read':
+          return await this.client.readResource(params as never, opts);
+        case 'prompts/list':
+          return await this.client.listPrompts(params, opts);
+        case 'prompts/get':
+          return await this.client.getPrompt(params as never, opts);
+      }
+    } catch (error) {
+      if (error instanceof ProtocolError) throw new RemoteCallError(error.code, error.message);
       throw modernFailure(error, options.timeout) ?? error;
     }
   }

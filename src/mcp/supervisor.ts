@@ -29,10 +29,7 @@ export interface SupervisorOptions {
   /** Known secret values out of a text; with `edges`, pieces of them at a cut too. */
   readonly redact: Redact;
   readonly now: () => Date;
-  /**
-   * A service starts stopping (disabled, edited, deleted...), with why: told before its
-   * calls are cancelled and its connection closed, so what uses it can end first.
-   */
+  /** A service starts stopping (disabled, edited, deleted...), with why: told before its calls are cancelled and its connection closed, so what uses it can end first. */
   readonly onStop?: (serviceId: string, reason: string) => void;
   /** Told when a service's server process group starts and when it is empty again (crash recovery records). */
   readonly processes?: {
@@ -409,11 +406,14 @@ export class Supervisor {
     }
   }
 
-  /**
-   * Sends a call on the connection the tool came from. Refused unless that exact connection
-   * generation is still the active one.
-   */
-  /** `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort); `clock`: the call's time limit. */
+  /** The active connection of a service, for a request of what it offers besides tools (offerings.ts); SERVICE_NOT_ACTIVE otherwise. */
+  activeConnection(serviceId: string, name: string): Connection {
+    const entry = this.entries.get(serviceId);
+    if (entry?.state.status === 'active' && entry.connection !== undefined) return entry.connection;
+    throw new WispError('SERVICE_NOT_ACTIVE', `${name} is not active (${this.state(serviceId).status}): activate it with wispctl mcp activate ${name}`, { status: this.state(serviceId).status });
+  }
+
+  /** Sends a call on the connection the tool came from, refused unless that exact generation is still the active one. `abort`: aborts `signal`, when the signal belongs to this call alone (see CallRequest.abort); `clock`: the call's time limit. */
   callTool(tool: CatalogTool, args: Record<string, unknown>, signal: CallSignal, abort?: (reason: unknown) => void, clock?: CallClock): Promise<CallToolResult> {
     const entry = this.entries.get(tool.serviceId);
     const connection = entry?.connection;

@@ -117,9 +117,10 @@ describe('documentation stays true to the code', () => {
     for (const guide of guides) expect(readme, guide).toContain(`](docs/${guide})`);
   });
 
-  it('docs/protocol.md is readable: under 4,000 lines, every shared shape written out once and referenced elsewhere', () => {
+  // The bound grows with the protocol, a section per method: 4,000 until the gateway's resources and prompts (issue 35) added five.
+  it('docs/protocol.md is readable: under 4,400 lines, every shared shape written out once and referenced elsewhere', () => {
     const doc = renderProtocolMarkdown();
-    expect(doc.split('\n').length).toBeLessThan(4000);
+    expect(doc.split('\n').length).toBeLessThan(4400);
     // The exported schemas specific enough that an equal copy means the same shape.
     const shared = Object.entries(wire).filter(
       ([, value]) => typeof value === 'object' && Kind in value && ['description', 'properties', 'anyOf'].some((key) => Object.hasOwn(value, key)),

@@ -16,4 +16,5 @@ export * from './methods.js';
 export * from './pin-methods.js';
 export * from './events.js';
 export * from './elicitation.js';
+export * from './offering-methods.js';
 export * from './openrpc.js';

@@ -1,0 +1,97 @@
+/**
+ * What a service offers besides tools (resources, resource templates, prompts), read from
+ * its server when asked: the MCP gateway serves them to its clients. Only active services;
+ * every string is redacted before it is cut; binaries become markers as in tool results.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { LIMITS } from '../limits.js';
+import { method } from './define.js';
+import { ResultContent } from './shapes.js';
+
+const ServiceId = Type.String({ minLength: 1, maxLength: 128, description: 'The service\'s id (services.list).' });
+const Text = Type.Union([Type.String(), Type.Null()]);
+const OfferService = Type.Object({ id: Type.String(), name: Type.String() });
+
+export const ResourceInfo = Type.Object({
+  uri: Type.String({ description: 'As the server gave it (untrusted; never opened by Wisp).' }),
+  name: Type.String(),
+  title: Text,
+  description: Text,
+  mimeType: Text,
+  size: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+});
+export type ResourceInfo = Static<typeof ResourceInfo>;
+
+export const ResourceTemplateInfo = Type.Object({
+  uriTemplate: Type.String({ description: 'An RFC 6570 URI template, as the server gave it.' }),
+  name: Type.String(),
+  title: Text,
+  description: Text,
+  mimeType: Text,
+});
+export type ResourceTemplateInfo = Static<typeof ResourceTemplateInfo>;
+
+export const PromptArgumentInfo = Type.Object({ name: Type.String(), description: Text, required: Type.Boolean() });
+
+export const PromptInfo = Type.Object({
+  name: Type.String(),
+  title: Text,
+  description: Text,
+  arguments: Type.Array(PromptArgumentInfo),
+});
+export type PromptInfo = Static<typeof PromptInfo>;
+
+export const PromptMessage = Type.Object({ role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]), content: ResultContent });
+export type PromptMessage = Static<typeof PromptMessage>;
+
+const Omitted = Type.Integer({ minimum: 0, description: 'Items the server gave past the cap, or that were unusable (an over-long URI or name): left out.' });
+
+const ServiceParams = Type.Object({ serviceId: ServiceId }, { additionalProperties: false });
+const LIST_ERRORS = ['SERVICE_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'SERVER_REFUSED', 'PROTOCOL_ERROR', 'TIMEOUT', 'SERVER_EXITED', 'CONNECTION_CLOSED', 'NEEDS_AUTH', 'CANCELLED'] as const;
+
+export const offeringMethods = {
+  'resources.list': method({
+    summary: `The resources an active service lists (every page, at most ${LIMITS.maxResourcesPerService}); empty when it declared no resources.`,
+    params: ServiceParams,
+    result: Type.Object({ service: OfferService, resources: Type.Array(ResourceInfo), omitted: Omitted }),
+    errors: [...LIST_ERRORS],
+  }),
+  'resources.templates': method({
+    summary: `The resource templates an active service lists (every page, at most ${LIMITS.maxResourceTemplatesPerService}); empty when it declared no resources.`,
+    params: ServiceParams,
+    result: Type.Object({ service: OfferService, templates: Type.Array(ResourceTemplateInfo), omitted: Omitted }),
+    errors: [...LIST_ERRORS],
+  }),
+  'resources.read': method({
+    summary:
+      'Reads one resource of an active service (resources/read), on record in the audit log. Text is redacted and capped at ' +
+      `${LIMITS.maxResultChars.toLocaleString('en')} characters as tool results are; binary contents become a marker with type and size.`,
+    params: Type.Object({ serviceId: ServiceId, uri: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false }),
+    result: Type.Object({
+      service: OfferService,
+      contents: Type.Array(ResultContent, { description: 'Each content as a resource (text) or an omitted marker (blob), with its own URI.' }),
+      truncated: Type.Boolean(),
+      originalLength: Type.Integer({ description: 'Characters of text before the cap.' }),
+    }),
+    errors: ['NOT_OFFERED', ...LIST_ERRORS],
+  }),
+  'prompts.list': method({
+    summary: `The prompts an active service lists (every page, at most ${LIMITS.maxPromptsPerService}); empty when it declared no prompts.`,
+    params: ServiceParams,
+    result: Type.Object({ service: OfferService, prompts: Type.Array(PromptInfo), omitted: Omitted }),
+    errors: [...LIST_ERRORS],
+  }),
+  'prompts.get': method({
+    summary: 'One prompt of an active service with its arguments filled (prompts/get), on record in the audit log. Messages are redacted and capped as tool results are.',
+    params: Type.Object(
+      {
+        serviceId: ServiceId,
+        name: Type.String({ minLength: 1, maxLength: 256 }),
+        arguments: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 8192 }), { maxProperties: 64 })),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: OfferService, description: Text, messages: Type.Array(PromptMessage), truncated: Type.Boolean() }),
+    errors: ['NOT_OFFERED', 'INVALID_ARGUMENTS', ...LIST_ERRORS],
+  }),
+};

@@ -1,0 +1,89 @@
+import { WispError, type Result } from '../../core/index.js';
+import { Failure, promptMessages, readContents, readList } from '../../mcp/index.js';
+import { canonicalJson, isoTime, sha256Hex } from '../../util/index.js';
+import { clientId } from '../views.js';
+import type { DaemonParts, Handlers } from './types.js';
+
+type Names = 'resources.list' | 'resources.templates' | 'resources.read' | 'prompts.list' | 'prompts.get';
+
+/** A URI in the audit log is cut here (the record says what was read, not what it held). */
+const AUDIT_URI_CHARS = 512;
+
+/**
+ * What active services offer besides tools, asked of their servers (offerings.ts): no approval
+ * (a read names what it reads, and changes nothing Wisp knows of), but every read and every
+ * prompt got is on record in the audit log, with its outcome.
+ */
+export function offeringHandlers({ supervisor, registry, redactor, audit, now }: Pick<DaemonParts, 'supervisor' | 'registry' | 'redactor' | 'audit' | 'now'>): Pick<Handlers, Names> {
+  const redact = <T>(value: T): T => redactor.redactValue(value);
+  const active = (serviceId: string) => {
+    const config = registry.get({ id: serviceId });
+    return { service: { id: config.id, name: config.name }, connection: supervisor.activeConnection(config.id, config.name) };
+  };
+  const record = (entry: Record<string, unknown>): Promise<boolean> => audit.append({ at: isoTime(now()), ...entry });
+  return {
+    'resources.list': async (params, ctx): Promise<Result<'resources.list'>> => {
+      const { service, connection } = active(params.serviceId);
+      if (!connection.offers.resources) return { service, resources: [], omitted: 0 };
+      const { items, omitted } = await wire(readList('resources/list', (p) => connection.offer('resources/list', p, ctx.signal), redact));
+      return { service, resources: items, omitted };
+    },
+    'resources.templates': async (params, ctx): Promise<Result<'resources.templates'>> => {
+      const { service, connection } = active(params.serviceId);
+      if (!connection.offers.resources) return { service, templates: [], omitted: 0 };
+      const { items, omitted } = await wire(readList('resources/templates/list', (p) => connection.offer('resources/templates/list', p, ctx.signal), redact));
+      return { service, templates: items, omitted };
+    },
+    'prompts.list': async (params, ctx): Promise<Result<'prompts.list'>> => {
+      const { service, connection } = active(params.serviceId);
+      if (!connection.offers.prompts) return { service, prompts: [], omitted: 0 };
+      const { items, omitted } = await wire(readList('prompts/list', (p) => connection.offer('prompts/list', p, ctx.signal), redact));
+      return { service, prompts: items, omitted };
+    },
+    'resources.read': async (params, ctx): Promise<Result<'resources.read'>> => {
+      const { service, connection } = active(params.serviceId);
+      if (!connection.offers.resources) throw new WispError('NOT_OFFERED', `${service.name} offers no resources (it declared none when it was activated); nothing was sent`);
+      const entry = { record: 'resource.read', serviceId: service.id, service: service.name, uri: redact(params.uri).slice(0, AUDIT_URI_CHARS), client: clientId(ctx.connection) };
+      try {
+        const read = readContents(await wire(connection.offer('resources/read', { uri: params.uri }, ctx.signal)), redact);
+        await record({ ...entry, outcome: 'ok', truncated: read.truncated });
+        return { service, ...read };
+      } catch (error) {
+        const failure = asWisp(error);
+        await record({ ...entry, outcome: failure.code });
+        throw failure;
+      }
+    },
+    'prompts.get': async (params, ctx): Promise<Result<'prompts.get'>> => {
+      const { service, connection } = active(params.serviceId);
+      if (!connection.offers.prompts) throw new WispError('NOT_OFFERED', `${service.name} offers no prompts (it declared none when it was activated); nothing was sent`);
+      const args = params.arguments ?? {};
+      const entry = { record: 'prompt.get', serviceId: service.id, service: service.name, prompt: redact(params.name), argumentsDigest: sha256Hex(canonicalJson(args)), client: clientId(ctx.connection) };
+      try {
+        const got = promptMessages(await wire(connection.offer('prompts/get', { name: params.name, arguments: args }, ctx.signal)), redact);
+        await record({ ...entry, outcome: 'ok', truncated: got.truncated });
+        return { service, ...got };
+      } catch (error) {
+        const failure = asWisp(error);
+        await record({ ...entry, outcome: failure.code });
+        throw failure;
+      }
+    },
+  };
+}
+
+/** A connection's Failure as the WispError a client is answered with (the server's own code and message in data.server). */
+function asWisp(error: unknown): WispError {
+  if (error instanceof WispError) return error;
+  if (error instanceof Failure) return new WispError(error.code, error.message, error.remote !== null ? { server: { ...error.remote } } : {});
+  return new WispError('INTERNAL_ERROR', String(error));
+}
+
+/** The promise, its Failure turned into the WispError clients are answered with. */
+async function wire<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    throw asWisp(error);
+  }
+}
