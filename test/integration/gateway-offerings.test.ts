@@ -33,8 +33,8 @@ async function offerService(name: string, active = true): Promise<Service> {
   return activated;
 }
 
-function texts(contents: { text?: unknown }[]): string[] {
-  return contents.map((c) => (typeof c.text === 'string' ? c.text : ''));
+function texts(contents: readonly object[]): string[] {
+  return contents.map((c) => ('text' in c && typeof c.text === 'string' ? c.text : ''));
 }
 
 async function rejection(pending: Promise<unknown>): Promise<McpError> {

@@ -78,8 +78,9 @@ const namespace = (pid: number | 'self', kind: string): string => readlinkSync(`
 describeSandbox('installs run npm sandboxed (issue 34)', () => {
   it('npm runs in bubblewrap, in namespaces of its own, and sees the install directory but not your home or Wisp\'s data dir', async () => {
     await client.call('installs.setSettings', { registry: stuck.url });
+    let planned: Plan | undefined;
     try {
-      const planned = await plan('hello-mcp', '1.0.0', 'hello-mcp');
+      planned = await plan('hello-mcp', '1.0.0', 'hello-mcp');
       const pid = npmPid(planned.digest);
       const running = install(planned);
       running.catch(() => undefined);
@@ -89,8 +90,9 @@ describeSandbox('installs run npm sandboxed (issue 34)', () => {
       // The process that runs npm-cli.js itself (argv[1]), not bwrap or the bridge whose
       // arguments name it: those exist while the sandbox is still being set up.
       const isNpm = (p: number): boolean => readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1]?.endsWith('npm-cli.js') === true;
-      await expect.poll(() => descendants(bwrap).find(isNpm), { timeout: 30_000 }).toBeDefined();
-      const npm = descendants(bwrap).find(isNpm) ?? 0;
+      // The pid the poll found, not a second scan's (a scan racing the tree's changes once found none: /proc/0).
+      let npm = 0;
+      await expect.poll(() => (npm = descendants(bwrap).find(isNpm) ?? 0), { timeout: 30_000 }).toBeGreaterThan(0);
       for (const kind of ['user', 'pid', 'net', 'ipc', 'uts', 'mnt']) expect(namespace(npm, kind), kind).not.toBe(namespace('self', kind));
       // Its root, as the kernel shows it to us: the install directory is there, your home and the daemon's files are not.
       const seen = (file: string): boolean => existsSync(path.join(`/proc/${npm}/root`, file));
@@ -106,6 +108,8 @@ describeSandbox('installs run npm sandboxed (issue 34)', () => {
       expect(isRunning(bwrap)).toBe(false);
       expect(isRunning(npm)).toBe(false);
     } finally {
+      // A failure above must not leave this install running into the next test's.
+      if (planned !== undefined) await client.call('installs.cancel', { digest: planned.digest }).catch(() => undefined);
       await client.call('installs.setSettings', { registry: registry.url });
     }
   });
