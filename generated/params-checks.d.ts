@@ -62,4 +62,5 @@ export declare const checks: {
   readonly "resources.read": ValidateFunction;
   readonly "prompts.list": ValidateFunction;
   readonly "prompts.get": ValidateFunction;
+  readonly "completion.complete": ValidateFunction;
 };

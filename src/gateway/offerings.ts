@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
@@ -7,6 +8,8 @@ import {
   ListResourcesRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  type CompleteRequest,
+  type CompleteResult,
   type GetPromptResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type PromptInfo, type ResourceInfo, type ResourceTemplateInfo, type Service, type ToolCallResult } from '../core/index.js';
 import type { WispClient } from '../control/client.js';
@@ -54,6 +57,10 @@ export function serveOfferings(mcp: McpServer, link: DaemonLink, scope: Scope): 
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
     if (!(await reachable(link))) throw away();
     return offerings.getPrompt(request.params.name, request.params.arguments);
+  });
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    if (!(await reachable(link))) throw away();
+    return offerings.complete(request.params);
   });
 }
 
@@ -115,6 +122,26 @@ export class GatewayOfferings {
     const messages: GetPromptResult['messages'] = answer.messages.map((message) => ({ role: message.role, content: this.promptContent(found.service.name, message.content) as never }));
     if (answer.truncated) messages.push({ role: 'user', content: { type: 'text', text: '[truncated by Wisp: the prompt\'s text was over the cap]' } });
     return { ...(answer.description !== null ? { description: this.label(found.service.name, answer.description) } : {}), messages };
+  }
+
+  /** Completions for an argument of a prompt or a resource template, asked of the service it is from (by its own name or URI). */
+  async complete(params: CompleteRequest['params']): Promise<CompleteResult> {
+    const client = await this.current();
+    let target: { service: Service; ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string } };
+    if (params.ref.type === 'ref/prompt') {
+      const per = await this.each((c, service) => c.call('prompts.list', { serviceId: service.id }));
+      const found = this.promptNames(per.map(({ service, answer }) => ({ service, prompts: answer.prompts }))).get(params.ref.name);
+      if (found === undefined) throw new McpError(ErrorCode.InvalidParams, `no prompt named ${JSON.stringify(params.ref.name.slice(0, 128))} is offered by this server`);
+      target = { service: found.service, ref: { type: 'ref/prompt', name: found.prompt.name } };
+    } else {
+      const { service, original } = await this.resolveUri(client, params.ref.uri);
+      target = { service, ref: { type: 'ref/resource', uri: original } };
+    }
+    const context = params.context?.arguments !== undefined ? { context: { arguments: params.context.arguments } } : {};
+    const answer = await client.call('completion.complete', { serviceId: target.service.id, ref: target.ref, argument: params.argument, ...context }).catch((error: unknown) => {
+      throw mcpError(error, ErrorCode.InvalidParams);
+    });
+    return { completion: { values: answer.values, ...(answer.total !== null ? { total: answer.total } : {}), hasMore: answer.hasMore } };
   }
 
   /** The active services in scope, each asked `ask`; a service that stopped meanwhile is left out. */

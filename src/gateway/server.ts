@@ -41,7 +41,7 @@ function instructions(link: DaemonLink): string {
  */
 export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpServer {
   // McpServer for its transport handling; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
-  const mcp = new McpServer({ name: 'wisp', title: 'Wisp', version: packageVersion() }, { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} }, instructions: instructions(link) });
+  const mcp = new McpServer({ name: 'wisp', title: 'Wisp', version: packageVersion() }, { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} }, instructions: instructions(link) });
   const server = mcp.server;
   const shared: Shared = { claimed: new Set(), requestSent: false };
   let initialized = false;

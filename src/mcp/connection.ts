@@ -297,7 +297,7 @@ export class Connection {
   get offers(): Offers {
     const client = this.client;
     const declared = client instanceof ModernPeer ? client.client.getServerCapabilities() : client?.getServerCapabilities();
-    return { resources: declared?.resources !== undefined, prompts: declared?.prompts !== undefined };
+    return { resources: declared?.resources !== undefined, prompts: declared?.prompts !== undefined, completions: declared?.completions !== undefined };
   }
 
   /**

@@ -147,6 +147,8 @@ export class ModernPeer {
           return await this.client.listPrompts(params, opts);
         case 'prompts/get':
           return await this.client.getPrompt(params as never, opts);
+        case 'completion/complete':
+          return await this.client.complete(params as never, opts);
       }
     } catch (error) {
       if (error instanceof ProtocolError) throw new RemoteCallError(error.code, error.message);

@@ -11,12 +11,13 @@ import { normalizeResult } from './result.js';
  * string is redacted before it is cut; text contents and prompt messages are normalised as
  * tool results are (result.ts: capped, binaries and links as markers).
  */
-export type OfferKind = 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get';
+export type OfferKind = 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete';
 
 /** What the server declared at initialize (or its 2026 discovery) besides tools. */
 export interface Offers {
   readonly resources: boolean;
   readonly prompts: boolean;
+  readonly completions: boolean;
 }
 
 type RequestOptions = { timeout: number; signal: AbortSignal };
@@ -35,6 +36,8 @@ export function sendOffer(client: Client | ModernPeer, kind: OfferKind, params: 
       return client.listPrompts(params, options);
     case 'prompts/get':
       return client.getPrompt(params as { name: string }, options);
+    case 'completion/complete':
+      return client.complete(params as never, options);
   }
 }
 
@@ -158,4 +161,18 @@ export function promptMessages(answer: unknown, redact: Redact): { description: 
     messages: normalized.content.map((content, i) => ({ role: roles[i] ?? 'user', content })),
     truncated: normalized.truncated,
   };
+}
+
+/** A completion value is cut to this; at most MAX_COMPLETIONS values are kept (MCP's own cap). */
+const MAX_COMPLETION_CHARS = 1024;
+const MAX_COMPLETIONS = 100;
+
+/** A completion/complete answer: its values redacted and cut, at most 100; total and hasMore as the server said (checked). */
+export function completionValues(answer: unknown, redact: Redact): { values: string[]; total: number | null; hasMore: boolean } {
+  const completion = (answer as Raw | null)?.completion as Raw | null | undefined;
+  if (completion === undefined || completion === null || !Array.isArray(completion.values)) throw new Failure('PROTOCOL_ERROR', "the server's answer to completion/complete has no values list");
+  const given = (completion.values as unknown[]).filter((v): v is string => typeof v === 'string');
+  const values = given.slice(0, MAX_COMPLETIONS).map((v) => redact(v).slice(0, MAX_COMPLETION_CHARS));
+  const total = typeof completion.total === 'number' && Number.isSafeInteger(completion.total) && completion.total >= 0 ? completion.total : null;
+  return { values, total, hasMore: completion.hasMore === true || given.length > MAX_COMPLETIONS };
 }

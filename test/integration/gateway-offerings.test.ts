@@ -129,6 +129,22 @@ describe('prompts through wispctl mcp serve', () => {
   });
 });
 
+describe('completions through wispctl mcp serve', () => {
+  it('completes a prompt\'s argument and a template\'s, asked of the service they are from, the secret redacted', async () => {
+    expect(gateway.client.getServerCapabilities()?.completions).toBeDefined();
+    const topics = await gateway.client.complete({ ref: { type: 'ref/prompt', name: 'notes__summarize' }, argument: { name: 'topic', value: 's' } });
+    expect(topics.completion).toEqual({ values: ['security', 'sessions'], total: 2, hasMore: false });
+    const secret = await gateway.client.complete({ ref: { type: 'ref/prompt', name: 'notes__summarize' }, argument: { name: 'topic', value: 'C' } });
+    expect(secret.completion.values).toEqual(['[REDACTED:CANARY]']);
+    const days = await gateway.client.complete({ ref: { type: 'ref/resource', uri: 'wisp://more/notes://day/{day}' }, argument: { name: 'day', value: 't' } });
+    expect(days.completion.values).toEqual(['tuesday']);
+    const unknown = await rejection(gateway.client.complete({ ref: { type: 'ref/prompt', name: 'summarize' }, argument: { name: 'topic', value: 's' } }));
+    expect(unknown.code).toBe(-32602);
+    const own = await whole.client.complete({ ref: { type: 'ref/prompt', name: 'summarize' }, argument: { name: 'topic', value: 'se' } });
+    expect(own.completion.values).toEqual(['security', 'sessions']);
+  });
+});
+
 describe('one service served whole (--service)', () => {
   it('keeps the server\'s own URIs and prompt names', async () => {
     const { resources } = await whole.client.listResources();
@@ -164,6 +180,7 @@ describe('on record, and never the secret', () => {
     expect(await admin.call('resources.list', { serviceId: plain.id })).toMatchObject({ resources: [], omitted: 0 });
     await expect(admin.call('resources.read', { serviceId: plain.id, uri: 'x://y' })).rejects.toMatchObject({ code: 'NOT_OFFERED' });
     await expect(admin.call('prompts.get', { serviceId: plain.id, name: 'x' })).rejects.toMatchObject({ code: 'NOT_OFFERED' });
+    expect(await admin.call('completion.complete', { serviceId: plain.id, ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } })).toMatchObject({ values: [], total: null, hasMore: false });
     const notes = (await admin.call('services.get', { name: 'notes' })).service;
     expect(await admin.call('resources.list', { serviceId: notes.id })).toMatchObject({ omitted: 1 });
   });

@@ -94,4 +94,25 @@ export const offeringMethods = {
     result: Type.Object({ service: OfferService, description: Text, messages: Type.Array(PromptMessage), truncated: Type.Boolean() }),
     errors: ['NOT_OFFERED', 'INVALID_ARGUMENTS', ...LIST_ERRORS],
   }),
+  'completion.complete': method({
+    summary:
+      'Completions a service offers for an argument of one of its prompts or resource templates (completion/complete): at most 100 values, each redacted and cut to 1,024 characters. ' +
+      'Empty when the service declared no completions.',
+    params: Type.Object(
+      {
+        serviceId: ServiceId,
+        ref: Type.Union([
+          Type.Object({ type: Type.Literal('ref/prompt'), name: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false }),
+          Type.Object({ type: Type.Literal('ref/resource'), uri: Type.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false }),
+        ]),
+        argument: Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }), value: Type.String({ maxLength: 8192 }) }, { additionalProperties: false }),
+        context: Type.Optional(
+          Type.Object({ arguments: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 8192 }), { maxProperties: 64 })) }, { additionalProperties: false }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: OfferService, values: Type.Array(Type.String()), total: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]), hasMore: Type.Boolean() }),
+    errors: [...LIST_ERRORS],
+  }),
 };

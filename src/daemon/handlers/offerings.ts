@@ -1,10 +1,10 @@
 import { WispError, type Result } from '../../core/index.js';
-import { Failure, promptMessages, readContents, readList } from '../../mcp/index.js';
+import { Failure, completionValues, promptMessages, readContents, readList } from '../../mcp/index.js';
 import { canonicalJson, isoTime, sha256Hex } from '../../util/index.js';
 import { clientId } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
 
-type Names = 'resources.list' | 'resources.templates' | 'resources.read' | 'prompts.list' | 'prompts.get';
+type Names = 'resources.list' | 'resources.templates' | 'resources.read' | 'prompts.list' | 'prompts.get' | 'completion.complete';
 
 /** A URI in the audit log is cut here (the record says what was read, not what it held). */
 const AUDIT_URI_CHARS = 512;
@@ -39,6 +39,12 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
       if (!connection.offers.prompts) return { service, prompts: [], omitted: 0 };
       const { items, omitted } = await wire(readList('prompts/list', (p) => connection.offer('prompts/list', p, ctx.signal), redact));
       return { service, prompts: items, omitted };
+    },
+    'completion.complete': async (params, ctx): Promise<Result<'completion.complete'>> => {
+      const { service, connection } = active(params.serviceId);
+      if (!connection.offers.completions) return { service, values: [], total: null, hasMore: false };
+      const asked = { ref: params.ref, argument: params.argument, ...(params.context !== undefined ? { context: params.context } : {}) };
+      return { service, ...completionValues(await wire(connection.offer('completion/complete', asked, ctx.signal)), redact) };
     },
     'resources.read': async (params, ctx): Promise<Result<'resources.read'>> => {
       const { service, connection } = active(params.serviceId);
