@@ -104,7 +104,7 @@ export function wispctlScript(): string {
 }
 
 /**
- * What the client runs: `<node> <bin/wispctl.js> [--data-dir D] --socket S mcp serve [--services a,b] [--approve-in-client]`.
+ * What the client runs: `<node> <bin/wispctl.js> [--data-dir D] --socket S mcp serve [--services a,b] [--approve-in-client] [--defer-tools]`.
  * The socket is always named in the args (every client's format has args; not every one
  * passes env the same way): MCP clients start their servers without XDG_RUNTIME_DIR, where
  * the socket lives on Linux.
@@ -119,6 +119,7 @@ export interface ServeChoices {
   readonly globalFlags: readonly string[];
   readonly services?: string;
   readonly approveInClient?: boolean;
+  readonly deferTools?: boolean;
 }
 
 /**
@@ -145,6 +146,7 @@ export function serveCommand(choices: ServeChoices, nodePath = process.execPath,
   const serveFlags = [
     ...(choices.services !== undefined ? ['--services', checkServices(choices.services)] : []),
     ...(choices.approveInClient === true ? ['--approve-in-client'] : []),
+    ...(choices.deferTools === true ? ['--defer-tools'] : []),
   ];
   return { command: nodePath, args: [script, ...choices.globalFlags, 'mcp', 'serve', ...serveFlags] };
 }

@@ -23,6 +23,8 @@ export interface Catalog {
 export interface Scope {
   readonly services: ReadonlySet<string> | null;
   readonly ownNames: boolean;
+  /** Search and execute instead of the list: the client asked (`--defer-tools`); the model's deferToolsAbove is for model sessions. */
+  readonly deferTools?: boolean;
 }
 
 /**
@@ -31,10 +33,7 @@ export interface Scope {
  * added since pinned) to humans, and those must not reach a model until a human accepts them;
  * and only callable ones (a tool that requires MCP tasks is listed with why, and left out here).
  */
-export async function readCatalog(client: WispClient, { services, ownNames }: Scope): Promise<Catalog> {
-  const settings = client.call('model.getSettings');
-  // Read below, after the pages; a page that fails first must not leave this one unhandled (the daemon stopping answers both with DAEMON_STOPPING).
-  settings.catch(() => undefined);
+export async function readCatalog(client: WispClient, { services, ownNames, deferTools = false }: Scope): Promise<Catalog> {
   const tools: ToolInfo[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -43,9 +42,8 @@ export async function readCatalog(client: WispClient, { services, ownNames }: Sc
     cursor = answer.nextCursor;
     if (cursor === null) break;
   }
-  const { deferToolsAbove } = (await settings).settings;
   const names = offeredNames(tools, ownNames);
-  return { tools, names, byName: new Map([...names].map(([tool, name]) => [name, tool])), deferred: tools.length > deferToolsAbove };
+  return { tools, names, byName: new Map([...names].map(([tool, name]) => [name, tool])), deferred: deferTools };
 }
 
 /** What changes the list a client sees: names, versions, and the mode. */

@@ -15,6 +15,8 @@ export interface GatewayOptions {
   readonly ownNames: boolean;
   /** Also offer each approval to the calling client as an elicitation, when it declares that capability. */
   readonly approveInClient: boolean;
+  /** Offer mcp_search_tools and mcp_execute_tool instead of the list (`--defer-tools`); never because of how many tools there are. */
+  readonly deferTools: boolean;
 }
 
 /** The MCP client's name as the daemon records it: `mcp:` and its clientInfo name, cut to what client.identify accepts. */

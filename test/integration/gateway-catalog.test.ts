@@ -10,7 +10,7 @@ import { NO_SANDBOX } from '../helpers/sandbox.js';
 /**
  * What `wispctl mcp serve` offers follows the daemon: a tool held by its pin (its server
  * changed it after the first call, fixtures/servers/rug-server.mjs) leaves the list until a
- * human accepts it, and the deferred-tools setting switches between the catalog and the
+ * human accepts it, and --defer-tools (never the tool count) switches between the catalog and the
  * search/execute pair; each change is announced with notifications/tools/list_changed.
  */
 const rugServer = path.join(repoRoot, 'fixtures', 'servers', 'rug-server.mjs');
@@ -30,18 +30,15 @@ async function modelNames(): Promise<Record<string, string>> {
   return Object.fromEntries(tools.map((tool) => [tool.name, `${tool.serviceName}__${tool.name}`]));
 }
 
-/** The tools the search tool finds for `query`, in a gateway started above the deferred-tools threshold. */
+/** The tools the search tool finds for `query`, in a gateway started with --defer-tools. */
 async function deferredSearch(query: string): Promise<string[]> {
-  const before = (await admin.call('model.getSettings')).settings.deferToolsAbove;
-  await admin.call('model.setSettings', { deferToolsAbove: 0 });
-  const deferred = await stdioGateway(daemon.socket, [], { name: 'catalog-deferred' });
+  const deferred = await stdioGateway(daemon.socket, ['--defer-tools'], { name: 'catalog-deferred' });
   try {
     const found = await deferred.client.callTool({ name: 'mcp_search_tools', arguments: { query } });
     const content = found.content as { type: string; text?: string }[];
     return (JSON.parse(content[0]?.text ?? '') as { tools: { tool: string }[] }).tools.map((hit) => hit.tool).sort();
   } finally {
     await deferred.close();
-    await admin.call('model.setSettings', { deferToolsAbove: before });
   }
 }
 
@@ -93,21 +90,22 @@ describe('what wispctl mcp serve offers follows the daemon', () => {
     expect((await listed()).sort()).toEqual([countNotes, readNotes].sort());
   });
 
-  it('switches to search/execute and back when deferToolsAbove changes, with list_changed each time', async () => {
+  it('keeps the whole list whatever the model\'s deferToolsAbove says: search and execute only with --defer-tools', async () => {
     const before = (await admin.call('model.getSettings')).settings.deferToolsAbove;
     const all = (await listed()).sort();
     expect(all).toHaveLength(2);
     try {
-      const deferred = gateway.nextListChanged();
       await admin.call('model.setSettings', { deferToolsAbove: 1 });
-      await deferred;
-      expect(await listed()).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
-      const restored = gateway.nextListChanged();
-      await admin.call('model.setSettings', { deferToolsAbove: 2 });
-      await restored;
+      // tools/list reads the daemon's catalog afresh: what it answers now is what the setting would have made it.
       expect((await listed()).sort()).toEqual(all);
     } finally {
       await admin.call('model.setSettings', { deferToolsAbove: before });
+    }
+    const deferred = await stdioGateway(daemon.socket, ['--defer-tools'], { name: 'catalog-defer-flag' });
+    try {
+      expect((await deferred.client.listTools()).tools.map((tool) => tool.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
+    } finally {
+      await deferred.close();
     }
   });
 });

@@ -194,11 +194,9 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
   });
 });
 
-describe('wispctl mcp serve above the deferred-tools threshold', () => {
+describe('wispctl mcp serve --defer-tools', () => {
   it('offers only search and execute; search finds a tool, execute runs it through the approval', async () => {
-    const before = (await admin.call('model.getSettings')).settings.deferToolsAbove;
-    await admin.call('model.setSettings', { deferToolsAbove: 1 });
-    const deferred = await stdioGateway(daemon.socket, [], { name: 'deferred' });
+    const deferred = await stdioGateway(daemon.socket, ['--defer-tools'], { name: 'deferred' });
     try {
       const { tools } = await deferred.client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(['mcp_search_tools', 'mcp_execute_tool']);
@@ -212,7 +210,6 @@ describe('wispctl mcp serve above the deferred-tools threshold', () => {
       expect(text(bad)).toMatch(/^TOOL_NOT_FOUND: /);
     } finally {
       await deferred.close();
-      await admin.call('model.setSettings', { deferToolsAbove: before });
     }
   });
 

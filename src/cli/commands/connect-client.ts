@@ -30,8 +30,8 @@ import { jsonForTerminal } from '../render.js';
  * client's own config file (shown first, asked, a backup kept, the rest of the file kept).
  */
 
-type ServeOptions = { printConfig?: string; services?: string | string[]; approveInClient?: boolean };
-type ConnectOptions = { yes?: boolean; services?: string; approveInClient?: boolean };
+type ServeOptions = { printConfig?: string; services?: string | string[]; approveInClient?: boolean; deferTools?: boolean };
+type ConnectOptions = { yes?: boolean; services?: string; approveInClient?: boolean; deferTools?: boolean };
 
 /** `mcp serve --print-config` and `mcp connect-client`; `serve` itself is the gateway's (registered before this). */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -43,6 +43,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .option('-y, --yes', 'do not ask (for scripts)')
     .option('--services <list>', 'expose only these services (comma-separated), as mcp serve --services')
     .option('--approve-in-client', 'also offer approvals to the client, as mcp serve --approve-in-client')
+    .option('--defer-tools', 'offer search and execute instead of the tool list, as mcp serve --defer-tools')
     .addHelpText(
       'after',
       '\nThe client runs <node> <bin/wispctl.js> --socket <socket> mcp serve: absolute paths, since a client\nstarted from a launcher does not get your shell\'s PATH (nor XDG_RUNTIME_DIR, where the socket is on\nLinux). Run it again after moving or upgrading node, or moving the daemon\'s socket.',
@@ -55,9 +56,14 @@ function servicesOf(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-function command(ctx: CliContext, opts: { services?: string | string[]; approveInClient?: boolean }): ServeCommand {
+function command(ctx: CliContext, opts: { services?: string | string[]; approveInClient?: boolean; deferTools?: boolean }): ServeCommand {
   const services = servicesOf(opts.services);
-  return serveCommand({ globalFlags: ctx.clientFlags(), ...(services !== undefined ? { services } : {}), ...(opts.approveInClient === true ? { approveInClient: true } : {}) });
+  return serveCommand({
+    globalFlags: ctx.clientFlags(),
+    ...(services !== undefined ? { services } : {}),
+    ...(opts.approveInClient === true ? { approveInClient: true } : {}),
+    ...(opts.deferTools === true ? { deferTools: true } : {}),
+  });
 }
 
 /**

@@ -9,8 +9,8 @@ import { stdin, stdinIsTerminal } from '../stdin.js';
 const HELP = `
 An MCP server for the MCP clients you already use (Claude Desktop, Claude Code, Cursor,
 VS Code): add the command \`wispctl mcp serve\` to the client as a stdio server. It offers the
-tools of the services Wisp runs (tools/list, as SERVICE__TOOL; above the model setting
-deferToolsAbove, a search/execute pair), and every tools/call goes through the daemon: a
+tools of the services Wisp runs (tools/list, as SERVICE__TOOL; with --defer-tools, a
+search/execute pair instead), their resources and prompts, and every tools/call goes through the daemon: a
 human approves it in Wisp (wispctl, chat, the web panel), secrets are redacted from results,
 failures come back as results naming the code (APPROVAL_DENIED: ...). Host tools (register,
 install, activate) are never offered. Each connection is one client of the daemon, named
@@ -52,6 +52,7 @@ interface ServeOptions {
   http?: boolean;
   port?: number;
   approveInClient?: boolean;
+  deferTools?: boolean;
   idleTimeout?: number;
 }
 
@@ -69,6 +70,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--idle-timeout <seconds>', `with --http: close a session idle this long (no request running, no stream open); 1-${MAX_IDLE_TIMEOUT_S}, default 600`, (v) => parseIdleTimeout(v))
     .option('--approve-in-client', 'also offer each approval to the calling client (MCP elicitation), when it supports that; the first answer wins')
+    .option('--defer-tools', 'offer two tools, mcp_search_tools and mcp_execute_tool, instead of the whole list (for clients that hold many tools badly)')
     .addHelpText('after', HELP)
     .action((opts: ServeOptions) => serve(ctx, opts));
 }
@@ -101,6 +103,7 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
     services: opts.service !== undefined ? new Set([opts.service]) : parseServices(opts.services),
     ownNames: opts.service !== undefined,
     approveInClient: opts.approveInClient === true,
+    deferTools: opts.deferTools === true,
   };
   // Looked up again before each connection: a daemon stopped and started on another socket
   // (another XDG_RUNTIME_DIR, another --socket) is found through its pointer in the data dir.

@@ -27,6 +27,7 @@ describe('the serve command and its snippets', () => {
   it('absolute node and wispctl, the global flags before mcp serve, --services checked', () => {
     const serve = serveCommand({ globalFlags: ['--socket', '/s/w.sock'], services: 'a, b.c', approveInClient: true }, '/n/node', '/p/bin/wispctl.js');
     expect(serve).toEqual({ command: '/n/node', args: ['/p/bin/wispctl.js', '--socket', '/s/w.sock', 'mcp', 'serve', '--services', 'a,b.c', '--approve-in-client'] });
+    expect(serveCommand({ globalFlags: ['--socket', '/s'], deferTools: true }, '/n/node', '/p/w.js').args).toEqual(['/p/w.js', '--socket', '/s', 'mcp', 'serve', '--defer-tools']);
     expect(() => serveCommand({ globalFlags: [], services: 'a;rm -rf' })).toThrow(WispError);
     expect(SERVICE_NAME.source).toBe(SERVICE_NAME_PATTERN);
   });

@@ -50,7 +50,7 @@ async function stoppingDaemon(): Promise<Stopping> {
         else if (request.method === 'events.subscribe') answer({ result: { subscribed: true } });
         else if (request.method === 'client.identify') {
           answer({ result: { clientId: 'client-1 (mcp:test)' } });
-          conn.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'event', params: { seq: 1, at: new Date().toISOString(), type: 'model.settings' } })}\n`);
+          conn.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'event', params: { seq: 1, at: new Date().toISOString(), type: 'service.tools' } })}\n`);
         } else answer({ error: { code: -32000, message: 'the daemon is shutting down', data: { code: 'DAEMON_STOPPING' } } });
       }
     });
@@ -82,7 +82,7 @@ describe('the gateway in front of a daemon that is stopping', () => {
     const link = new DaemonLink(daemon.socket);
     await link.connect();
     cleanups.push(() => link.close());
-    const mcp = gatewayServer(link, { services: null, ownNames: false, approveInClient: false });
+    const mcp = gatewayServer(link, { services: null, ownNames: false, approveInClient: false, deferTools: false });
     const client = new Client({ name: 'test', version: '1' });
     let changes = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
