@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { activate, registerScenario, scenarioServer } from '../helpers/services.js';
 import { descendants, describeSandbox } from '../helpers/sandbox.js';
-import { isRunning, killLeftovers, startWispd, tempDir } from '../helpers/wispd.js';
+import { isRunning, killLeftovers, runWispctl, startWispd, tempDir } from '../helpers/wispd.js';
 
 // Issue 34: a sandboxed server ends with everything it started (the stop ladder, a kill -9
 // of the daemon), a sandbox that cannot be had fails with SANDBOX_UNAVAILABLE and runs
@@ -101,6 +101,16 @@ describeSandbox('a service registered before sandboxes (issue 34)', () => {
     expect(legacy.sandbox).toEqual({ status: 'legacy' });
     expect(legacy.configVersion).toBe(3);
     expect((await client.call('services.sandboxPlan', { name: 'old' })).plan).toBeNull();
+    // What a user sees of it: not sandboxed, and how to turn it on (the list, show, the trust prompt).
+    const ctl = (args: string[]) => runWispctl(['--socket', daemon.socket, ...args]);
+    const list = await ctl(['mcp', 'list']);
+    expect(list.stdout).toMatch(/old .*not sandboxed/);
+    const show = await ctl(['mcp', 'show', 'old']);
+    expect(show.stdout).toContain('not sandboxed (registered before sandboxes existed) — turn it on with: wispctl mcp sandbox old --on');
+    // Asked without a terminal to answer: shown, refused, nothing started.
+    const asked = await ctl(['mcp', 'activate', 'old']);
+    expect(asked.code).not.toBe(0);
+    expect(asked.stderr).toContain('old will run as you, with your permissions: it is not sandboxed (registered before sandboxes existed; turn it on with: wispctl mcp sandbox old --on)');
     const running = await activate(client, 'old');
     expect(comm(running.connection.status === 'active' ? (running.connection.pid ?? 0) : 0)).toBe('node');
     // Loading and running it rewrote nothing.
