@@ -95,6 +95,7 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: Sources', { timeout: 60
     const shown = await outcome.innerText();
     expect(shown).toContain('Imported, disabled until you trust each: imported');
     expect(shown).toMatch(/broken: \S/);
+    expect(shown).toContain('The local ones run sandboxed: no network, their working directory only, nothing else of yours');
     expect(await form.getByLabel("The file's text").inputValue()).toBe('');
     expect(await page.content()).not.toContain(canary);
     const { service } = await s.client.call('services.get', { name: 'imported' });

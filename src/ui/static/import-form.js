@@ -11,6 +11,12 @@ function Outcome({ result }) {
     <p>${result.imported.length === 0 ? 'Nothing was imported.' : `Imported, disabled until you trust each: ${result.imported.map((s) => s.name).join(', ')}`}</p>
     ${result.skipped.length > 0 ? html`<p>Skipped:</p><ul class="skipped">${result.skipped.map((x, i) => html`<li key=${i}><code>${x.name}</code>: ${x.reason}</li>`)}</ul>` : null}
     ${result.warnings.length > 0 ? html`<p>Warnings:</p><ul class="warnings">${result.warnings.map((w, i) => html`<li key=${i}>${w}</li>`)}</ul>` : null}
+    ${
+      // What the client it came from let it do, and Wisp does not: said before anyone trusts it (as wispctl mcp import says).
+      result.imported.some((s) => s.sandbox.status === 'on')
+        ? html`<p class="sandbox-note">The local ones run sandboxed: no network, their working directory only, nothing else of yours (not your home, not other projects); a path their arguments name is not granted by itself. Each one's trust view shows what it may reach, and how to grant more (wispctl mcp sandbox NAME).</p>`
+        : null
+    }
   </div>`;
 }
 
