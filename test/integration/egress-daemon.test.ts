@@ -107,6 +107,25 @@ describeSandbox('network grants through the egress proxy (issue 34)', () => {
     expect(looked).not.toContain('api.example.com');
   });
 
+  it('reaches nothing past the proxy: a direct connection to an address not granted fails sandboxed, and succeeds for the same server unsandboxed', async () => {
+    // Sandboxed, its network namespace has only its own loopback: 127.0.0.2 there is nobody.
+    expect(await call('direct', { host: '127.0.0.2', port: otherPort })).toMatch(/^ERROR: /);
+    const { service } = await asker.call('services.register', {
+      name: 'weather-open',
+      command: process.execPath,
+      args: [hostileServer, 'egress'],
+      timeoutMs: 60_000,
+      sandbox: { enabled: false, read: [], write: [], net: { mode: 'none' } },
+    });
+    const open = await activate(asker, service.name);
+    expect(open.connection.status).toBe('active');
+    try {
+      expect(await callApproved(asker, human, log, open, 'direct', { host: '127.0.0.2', port: otherPort })).toBe('STATUS 200: other hello');
+    } finally {
+      await asker.call('services.delete', { id: open.id });
+    }
+  });
+
   it('resolves a granted name, and refuses it when it resolves to a loopback address (reached only when granted by address)', async () => {
     expect(await call('get', { url: `http://localhost:${grantedPort}/` })).toMatch(/^STATUS 403: /);
     // The spy sees what the proxy resolves: this name, granted, was looked up (so the spy's silence above means something).
