@@ -64,6 +64,8 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
       return { type: 'tools.accepted', serviceId: event.service.id, serviceName: event.service.name, toolListVersion: event.toolListVersion, accepted: [...event.accepted] };
     case 'call.started':
       return { type: 'tool.call.started', call: event.call };
+    case 'call.progress':
+      return { type: 'tool.call.progress', call: event.call, progress: event.progress, total: event.total, message: event.message };
     case 'call.finished':
       return { type: 'tool.call.finished', call: event.call, durationMs: event.durationMs, waitedMs: event.waitedMs, truncated: event.truncated };
     case 'call.failed':

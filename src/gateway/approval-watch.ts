@@ -32,7 +32,11 @@ export class ApprovalWatch {
   private approvalId: string | null = null;
   private elicitation: AbortController | null = null;
   private progress = 0;
-  private readonly timer: NodeJS.Timeout | null;
+  /** The approval this call ran on (approved): the server's progress reports of that call are relayed. */
+  private ran: string | null = null;
+  /** Where the server's own progress starts in this token's count (set at its first report: each report is then offset + its progress). */
+  private offset: number | null = null;
+  private timer: NodeJS.Timeout | null;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -63,7 +67,10 @@ export class ApprovalWatch {
       this.shared.claimed.add(approval.id);
       this.notify(`waiting for approval in Wisp (approval ${approval.id})`);
       if (this.elicit) this.offer(approval).catch(() => undefined);
+    } else if (event.type === 'tool.call.progress' && this.ran !== null && event.call.approvalId === this.ran) {
+      this.relay(event.progress, event.total, event.message);
     } else if (event.type === 'approval.resolved' && event.approval.id === this.approvalId) {
+      if (event.approval.state.status === 'approved') this.ran = event.approval.id;
       this.shared.claimed.delete(event.approval.id);
       this.approvalId = null;
       this.elicitation?.abort();
@@ -86,6 +93,29 @@ export class ApprovalWatch {
     if (progressToken === undefined) return;
     this.progress += 1;
     this.extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: this.progress, message } }).catch(() => undefined);
+  }
+
+  /**
+   * The server's own progress report, on the client's token: its numbers after what this token
+   * counted already (MCP wants them increasing), its message labelled as the server's. From the
+   * first one on, the gateway's own "running" reports stop: the server's keep the client waiting.
+   */
+  private relay(progress: number, total: number | null, message: string | null): void {
+    const progressToken = this.extra._meta?.progressToken;
+    if (progressToken === undefined) return;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.offset ??= this.progress;
+    const value = this.offset + progress;
+    if (value <= this.progress) return;
+    this.progress = value;
+    const params = {
+      progressToken,
+      progress: value,
+      ...(total !== null ? { total: this.offset + total } : {}),
+      ...(message !== null ? { message: `[from server ${this.tool.serviceName}] ${message}` } : {}),
+    };
+    this.extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
   }
 
   /** The approval as an elicitation: approve or deny, with the service, tool and the exact arguments the daemon shows. */

@@ -44,6 +44,8 @@ function fromServer(service: string, text: string): string {
 /** resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on `server`; empty lists (and failing reads) while no daemon answers. */
 export function serveOfferings(mcp: McpServer, link: DaemonLink, scope: Scope): void {
   const server = mcp.server;
+  // McpServer declares listChanged for what it was given; these lists are read when asked, and no change is announced (yet).
+  server.registerCapabilities({ resources: { listChanged: false }, prompts: { listChanged: false } });
   const offerings = new GatewayOfferings(() => link.current(), scope);
   const listing = async <T>(list: () => Promise<T>, none: T): Promise<T> => ((await reachable(link)) ? list() : none);
   const away = (): McpError => new McpError(ErrorCode.InternalError, `DAEMON_NOT_RUNNING: no Wisp daemon answers on ${link.socket}; start it with: wispctl daemon start`);

@@ -3,6 +3,7 @@ import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/t
 import type { CallSignal } from '../util/index.js';
 import { checks } from '#generated/call-result-check.js';
 import { Failure } from './failure.js';
+import { progressReport, type ProgressReport } from './call-clock.js';
 
 /** The server answered a call with a JSON-RPC error: its code and message, as sent. */
 export class RemoteCallError extends Error {
@@ -24,7 +25,7 @@ export class ChannelClosed extends Error {
 interface Waiting {
   readonly resolve: (result: CallToolResult) => void;
   readonly reject: (error: unknown) => void;
-  readonly progress: { touch(): void };
+  readonly progress: { touch(report?: ProgressReport): void };
 }
 
 /**
@@ -65,7 +66,7 @@ export class CallChannel {
    * server is sent notifications/cancelled, and the call rejects with the signal's reason.
    * `progress` is touched at each progress report for it (the call's clock).
    */
-  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: { touch(): void }): Promise<CallToolResult> {
+  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: { touch(report?: ProgressReport): void }): Promise<CallToolResult> {
     signal.throwIfAborted();
     if (this.closed) throw new ChannelClosed();
     const id = `wispd-call-${++this.count}`;
@@ -98,7 +99,7 @@ export class CallChannel {
       const params = message.params;
       const call = typeof params?.progressToken === 'string' ? this.waiting.get(params.progressToken) : undefined;
       if (call === undefined || typeof params?.progress !== 'number') return false;
-      call.progress.touch();
+      call.progress.touch(progressReport(params));
       return true;
     }
     const id = message.id;

@@ -12,6 +12,20 @@ import { Failure } from './failure.js';
  * past it the call ends TIMEOUT, and a request still waiting for the human ends cancelled
  * with it. Both limits share one timer: it is set for whichever comes first.
  */
+/** What a server said of a call's progress (notifications/progress): checked numbers, its message as sent. */
+export interface ProgressReport {
+  readonly progress: number;
+  readonly total: number | null;
+  readonly message: string | null;
+}
+
+/** The report in `params` of a notifications/progress, when its progress is a finite number. */
+export function progressReport(params: Readonly<Record<string, unknown>> | undefined): ProgressReport | undefined {
+  const { progress, total, message } = params ?? {};
+  if (typeof progress !== 'number' || !Number.isFinite(progress)) return undefined;
+  return { progress, total: typeof total === 'number' && Number.isFinite(total) ? total : null, message: typeof message === 'string' ? message.slice(0, 500) : null };
+}
+
 export class CallClock {
   /**
    * Made when someone asks for `signal` only: the socket's call path listens through
@@ -63,9 +77,13 @@ export class CallClock {
     this.arm();
   }
 
-  /** A progress report: the limit starts again. */
-  touch(): void {
+  /** Told of each progress report the call's server sends (ToolCalls relays them to the caller). */
+  onReport: ((report: ProgressReport) => void) | undefined;
+
+  /** A progress report: the limit starts again, and whoever listens hears it. */
+  touch(report?: ProgressReport): void {
     this.arm();
+    if (report !== undefined) this.onReport?.(report);
   }
 
   /** A request of the call's server waits for the human: the limit stops until the returned release (idempotent). */

@@ -21,6 +21,7 @@ export type McpEvent =
   | { readonly kind: 'tools.held'; readonly service: ServiceRef; readonly toolListVersion: number; readonly added: string[]; readonly changed: string[] }
   | { readonly kind: 'tools.accepted'; readonly service: ServiceRef; readonly toolListVersion: number; readonly accepted: string[] }
   | { readonly kind: 'call.started'; readonly call: CallRef }
+  | { readonly kind: 'call.progress'; readonly call: CallRef; readonly progress: number; readonly total: number | null; readonly message: string | null }
   | { readonly kind: 'call.finished'; readonly call: CallRef; readonly durationMs: number; readonly waitedMs: number; readonly truncated: boolean }
   | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number; readonly waitedMs: number }
   | { readonly kind: 'network.refused'; readonly refusal: NetworkRefusal };

@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError, type CallToolResult, type ClientCapabilities, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { linkedSignal, type CallSignal } from '../util/index.js';
 import { checks } from '#generated/call-result-check.js';
+import { progressReport, type ProgressReport } from './call-clock.js';
 import { ChannelClosed, RemoteCallError } from './call-channel.js';
 import { Failure } from './failure.js';
 import type { ElicitSink } from './elicit-handler.js';
@@ -165,14 +166,14 @@ export class ModernPeer {
 export class ModernChannel {
   constructor(private readonly client: ModernClient) {}
 
-  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: { touch(): void }): Promise<CallToolResult> {
+  async call(name: string, args: Record<string, unknown>, signal: CallSignal, progress: { touch(report?: ProgressReport): void }): Promise<CallToolResult> {
     signal.throwIfAborted();
     const linked = linkedSignal(signal);
     try {
       // The call's one clock is the daemon's (CallClock); the SDK's is set out of its way.
       const result: unknown = await this.client.callTool(
         { name, arguments: args },
-        { signal: linked.signal, timeout: 2 ** 31 - 1, onprogress: () => progress.touch(), resetTimeoutOnProgress: true },
+        { signal: linked.signal, timeout: 2 ** 31 - 1, onprogress: (report) => progress.touch(progressReport(report)), resetTimeoutOnProgress: true },
       );
       if (!checks.callResult(result)) throw new Failure('PROTOCOL_ERROR', "the server's answer to tools/call is not a tool result");
       return { ...result, content: result.content ?? [] } as CallToolResult;

@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, type PromptInfo, type PromptMessage, type ResourceInfo, type ResourceTemplateInfo, type ToolCallResult } from '../core/index.js';
 import { Failure } from './failure.js';
-import { ModernPeer } from './modern.js';
+import type { ModernPeer } from './modern.js';
 import { normalizeResult } from './result.js';
 
 /**
@@ -24,7 +24,8 @@ type RequestOptions = { timeout: number; signal: AbortSignal };
 
 /** One request of `kind` on either era's client. */
 export function sendOffer(client: Client | ModernPeer, kind: OfferKind, params: Record<string, unknown>, options: RequestOptions): Promise<unknown> {
-  if (client instanceof ModernPeer) return client.offer(kind, params, options);
+  // By its method, not instanceof: a value import of modern.js would load both SDKs when the daemon starts (daemon-startup.test.ts).
+  if ('offer' in client) return client.offer(kind, params, options);
   switch (kind) {
     case 'resources/list':
       return client.listResources(params, options);

@@ -64,6 +64,9 @@ export interface ToolCallsOptions {
  * another: when the tool is unchanged in every detail (same definition digest) the call is
  * asked about again at the new version; a changed or vanished tool makes it stale.
  */
+/** A call's progress events are at most this often (a server may report thousands a second). */
+const PROGRESS_EVERY_MS = 250;
+
 export class ToolCalls {
   constructor(private readonly options: ToolCallsOptions) {}
 
@@ -199,6 +202,14 @@ export class ToolCalls {
     // While it runs, what its server asks the user (elicitation) belongs to this call's requester,
     // and the call's time limit stops while such a request waits for the human.
     const clock = new CallClock();
+    // The server's progress reports reach the caller (a gateway relays them to its client), at most one every PROGRESS_EVERY_MS.
+    let reported = 0;
+    clock.onReport = (report) => {
+      const now = Date.now();
+      if (now - reported < PROGRESS_EVERY_MS) return;
+      reported = now;
+      this.options.publish({ kind: 'call.progress', call: wireRef(call.ref, approvalId), ...report });
+    };
     const running = this.options.elicitations?.callRunning(tool.serviceId, call.ref.requester, clock);
     try {
       raw = await supervisor.callTool(tool, args, signal, abort, clock);

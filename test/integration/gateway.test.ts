@@ -95,6 +95,31 @@ describe('wispctl mcp serve over stdio, with the SDK Client', () => {
     expect(audit).toContain(JSON.stringify(approval.requester.clientId));
   });
 
+  it('relays the server\'s own progress to the client\'s token, increasing, its message labelled, after the wait for approval', async () => {
+    policy = () => 'approve';
+    await registerScenario(admin, 'steps', ['--progress-tool']);
+    const steps = await activate(admin, 'steps');
+    expect(steps.connection.status).toBe('active');
+    try {
+      await expect.poll(async () => (await gateway.client.listTools()).tools.map((t) => t.name)).toContain('steps__slow-progress');
+      const reports: { progress: number; total?: number; message?: string }[] = [];
+      const result = await gateway.client.callTool({ name: 'steps__slow-progress', arguments: { steps: 4, everyMs: 300 } }, undefined, { onprogress: (p) => reports.push(p) });
+      expect(result.isError).not.toBe(true);
+      // The gateway's own while it waited, then the server's (each at most every 250 ms at the daemon): one token, always increasing.
+      expect(reports.map((r) => r.progress)).toEqual([...reports.map((r) => r.progress)].sort((a, b) => a - b));
+      expect(new Set(reports.map((r) => r.progress)).size).toBe(reports.length);
+      const relayed = reports.filter((r) => r.total !== undefined);
+      expect(relayed.length).toBeGreaterThan(0);
+      const first = reports.findIndex((r) => r.total !== undefined);
+      expect(reports.slice(0, first).some((r) => r.message?.startsWith('waiting for approval in Wisp') === true)).toBe(true);
+      // Its numbers after the gateway's own count: the last step is its total.
+      const offset = (relayed.at(-1)?.total ?? 0) - 4;
+      expect(relayed.every((r) => r.progress - offset >= 1 && r.progress - offset <= 4)).toBe(true);
+    } finally {
+      await admin.call('services.delete', { id: steps.id });
+    }
+  });
+
   it('a denied call is an isError result naming APPROVAL_DENIED', async () => {
     policy = () => 'deny';
     const result = await gateway.client.callTool({ name: await modelName(files, 'echo'), arguments: { text: 'no' } });

@@ -27,6 +27,8 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.elicitation.id)} ${clean(event.elicitation.status)}${event.elicitation.by !== null ? ` by ${clean(event.elicitation.by)}` : ''}`;
     case 'tool.call.started':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} (${clean(event.call.callId)})`;
+    case 'tool.call.progress':
+      return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ${event.progress}${event.total !== null ? `/${event.total}` : ''}${event.message !== null ? ` ${clean(event.message)}` : ''}`;
     case 'tool.call.finished':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ok in ${event.durationMs} ms, after ${event.waitedMs} ms waiting${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':

@@ -31,6 +31,12 @@ export const events = {
   }),
   ...elicitationEvents,
   'tool.call.started': event('tool.call.started', 'An approved call was sent to its server.', { call: CallRef }),
+  'tool.call.progress': event('tool.call.progress', "The server of a running call reported its progress (at most one event a call every 250 ms; its message is the server's text, cut to 500 characters).", {
+    call: CallRef,
+    progress: Type.Number(),
+    total: Type.Union([Type.Number(), Type.Null()]),
+    message: Type.Union([Type.String(), Type.Null()]),
+  }),
   'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
     call: CallRef,
     durationMs: Type.Integer({ description: 'Milliseconds from sending the call to its server until its answer (0 when it was never sent).' }),

@@ -40,6 +40,8 @@ function rawDetail(e) {
       return `${e.elicitation.id} ${e.elicitation.status}${e.elicitation.by !== null ? ` by ${e.elicitation.by}` : ''}`;
     case 'tool.call.started':
       return `${call(e.call)} (${e.call.callId})`;
+    case 'tool.call.progress':
+      return `${call(e.call)} ${e.progress}${e.total !== null ? `/${e.total}` : ''}${e.message !== null ? ` ${e.message}` : ''}`;
     case 'tool.call.finished':
       return `${call(e.call)} ok in ${e.durationMs} ms, after ${e.waitedMs} ms waiting${e.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
