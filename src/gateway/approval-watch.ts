@@ -2,6 +2,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { ElicitResultSchema, EmptyResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
 import { clean, jsonForTerminal, type Approval, type ToolInfo, type WispEvent } from '../core/index.js';
+import { fromServer } from './catalog.js';
 import type { DaemonLink } from './link.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -113,7 +114,7 @@ export class ApprovalWatch {
       progressToken,
       progress: value,
       ...(total !== null ? { total: this.offset + total } : {}),
-      ...(message !== null ? { message: `[from server ${this.tool.serviceName}] ${message}` } : {}),
+      ...(message !== null ? { message: fromServer(this.tool.serviceName, message) } : {}),
     };
     this.extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
   }

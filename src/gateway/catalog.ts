@@ -52,7 +52,7 @@ export function fingerprint(catalog: Catalog): string {
 }
 
 /** Marks text from a third-party server as such, for the model and the human reading it in their client. */
-function fromServer(service: string, text: string): string {
+export function fromServer(service: string, text: string): string {
   return `[from server ${service}] ${text}`;
 }
 

@@ -13,7 +13,7 @@ import {
   type GetPromptResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { WispError, type PromptInfo, type ResourceInfo, type ResourceTemplateInfo, type Service, type ToolCallResult } from '../core/index.js';
 import type { WispClient } from '../control/client.js';
-import type { Scope } from './catalog.js';
+import { fromServer, type Scope } from './catalog.js';
 import type { DaemonLink } from './link.js';
 import { mcpContent, omittedText } from './result.js';
 
@@ -36,10 +36,6 @@ const META_SERVICE = 'dev.wisp/service';
 const META_ORIGINAL = 'dev.wisp/original';
 
 type Content = ToolCallResult['content'][number];
-
-function fromServer(service: string, text: string): string {
-  return `[from server ${service}] ${text}`;
-}
 
 /** resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on `server`; empty lists (and failing reads) while no daemon answers. */
 export function serveOfferings(mcp: McpServer, link: DaemonLink, scope: Scope): void {
@@ -100,13 +96,12 @@ export class GatewayOfferings {
   }
 
   async listPrompts(): Promise<ListPromptsResult> {
-    const per = await this.each((client, service) => client.call('prompts.list', { serviceId: service.id }));
-    const named = this.promptNames(per.map(({ service, answer }) => ({ service, prompts: answer.prompts })));
+    const named = await this.prompts();
     return {
       prompts: [...named].map(([name, { service, prompt }]) => ({
         name,
-        ...(prompt.title !== null ? { title: this.label(service.name, prompt.title) } : {}),
-        ...(prompt.description !== null || !this.scope.ownNames ? { description: this.label(service.name, `prompt "${prompt.name}"${prompt.description !== null ? `: ${prompt.description}` : ''}`) } : {}),
+        ...(prompt.title !== null ? { title: fromServer(service.name, prompt.title) } : {}),
+        ...(prompt.description !== null || !this.scope.ownNames ? { description: fromServer(service.name, `prompt "${prompt.name}"${prompt.description !== null ? `: ${prompt.description}` : ''}`) } : {}),
         arguments: prompt.arguments.map((arg) => ({ name: arg.name, ...(arg.description !== null ? { description: arg.description } : {}), required: arg.required })),
         _meta: { [META_SERVICE]: service.name, [META_ORIGINAL]: prompt.name },
       })),
@@ -114,8 +109,7 @@ export class GatewayOfferings {
   }
 
   async getPrompt(name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> {
-    const per = await this.each((client, service) => client.call('prompts.list', { serviceId: service.id }));
-    const found = this.promptNames(per.map(({ service, answer }) => ({ service, prompts: answer.prompts }))).get(name);
+    const found = (await this.prompts()).get(name);
     if (found === undefined) throw new McpError(ErrorCode.InvalidParams, `no prompt named ${JSON.stringify(name.slice(0, 128))} is offered by this server`);
     const client = await this.current();
     const answer = await client.call('prompts.get', { serviceId: found.service.id, name: found.prompt.name, ...(args !== undefined ? { arguments: args } : {}) }).catch((error: unknown) => {
@@ -123,7 +117,7 @@ export class GatewayOfferings {
     });
     const messages: GetPromptResult['messages'] = answer.messages.map((message) => ({ role: message.role, content: this.promptContent(found.service.name, message.content) as never }));
     if (answer.truncated) messages.push({ role: 'user', content: { type: 'text', text: '[truncated by Wisp: the prompt\'s text was over the cap]' } });
-    return { ...(answer.description !== null ? { description: this.label(found.service.name, answer.description) } : {}), messages };
+    return { ...(answer.description !== null ? { description: fromServer(found.service.name, answer.description) } : {}), messages };
   }
 
   /** Completions for an argument of a prompt or a resource template, asked of the service it is from (by its own name or URI). */
@@ -131,8 +125,7 @@ export class GatewayOfferings {
     const client = await this.current();
     let target: { service: Service; ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string } };
     if (params.ref.type === 'ref/prompt') {
-      const per = await this.each((c, service) => c.call('prompts.list', { serviceId: service.id }));
-      const found = this.promptNames(per.map(({ service, answer }) => ({ service, prompts: answer.prompts }))).get(params.ref.name);
+      const found = (await this.prompts()).get(params.ref.name);
       if (found === undefined) throw new McpError(ErrorCode.InvalidParams, `no prompt named ${JSON.stringify(params.ref.name.slice(0, 128))} is offered by this server`);
       target = { service: found.service, ref: { type: 'ref/prompt', name: found.prompt.name } };
     } else {
@@ -169,10 +162,6 @@ export class GatewayOfferings {
     return services.filter((service) => service.connection.status === 'active' && (this.scope.services === null || this.scope.services.has(service.name)));
   }
 
-  private label(service: string, text: string): string {
-    return fromServer(service, text);
-  }
-
   private uriOf(service: string, original: string): string {
     return this.scope.ownNames ? original : `${SCHEME}${service}/${original}`;
   }
@@ -181,8 +170,8 @@ export class GatewayOfferings {
     return {
       uri: this.uriOf(service.name, resource.uri),
       name: resource.name,
-      title: this.label(service.name, resource.title ?? resource.name),
-      ...(resource.description !== null ? { description: this.label(service.name, resource.description) } : {}),
+      title: fromServer(service.name, resource.title ?? resource.name),
+      ...(resource.description !== null ? { description: fromServer(service.name, resource.description) } : {}),
       ...(resource.mimeType !== null ? { mimeType: resource.mimeType } : {}),
       ...(resource.size !== null ? { size: resource.size } : {}),
       _meta: { [META_SERVICE]: service.name, [META_ORIGINAL]: resource.uri },
@@ -193,8 +182,8 @@ export class GatewayOfferings {
     return {
       uriTemplate: this.uriOf(service.name, template.uriTemplate),
       name: template.name,
-      title: this.label(service.name, template.title ?? template.name),
-      ...(template.description !== null ? { description: this.label(service.name, template.description) } : {}),
+      title: fromServer(service.name, template.title ?? template.name),
+      ...(template.description !== null ? { description: fromServer(service.name, template.description) } : {}),
       ...(template.mimeType !== null ? { mimeType: template.mimeType } : {}),
       _meta: { [META_SERVICE]: service.name, [META_ORIGINAL]: template.uriTemplate },
     };
@@ -224,11 +213,15 @@ export class GatewayOfferings {
     return mcpContent(item, (original) => this.uriOf(service, original));
   }
 
-  /** Each prompt's name for this client, unique: own names served whole, `SERVICE__NAME` aggregated; one two would share is given to neither. */
-  private promptNames(lists: { service: Service; prompts: PromptInfo[] }[]): Map<string, { service: Service; prompt: PromptInfo }> {
+  /**
+   * The prompts of the services in scope, by their name for this client, unique: own names
+   * served whole, `SERVICE__NAME` aggregated; a name two would share is given to neither.
+   */
+  private async prompts(): Promise<Map<string, { service: Service; prompt: PromptInfo }>> {
+    const lists = await this.each((client, service) => client.call('prompts.list', { serviceId: service.id }));
     const named = new Map<string, { service: Service; prompt: PromptInfo } | null>();
-    for (const { service, prompts } of lists) {
-      for (const prompt of prompts) {
+    for (const { service, answer } of lists) {
+      for (const prompt of answer.prompts) {
         const name = this.scope.ownNames ? prompt.name : `${service.name}${SEPARATOR}${prompt.name}`;
         named.set(name, named.has(name) ? null : { service, prompt });
       }

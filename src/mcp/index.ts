@@ -12,7 +12,7 @@ export type { TransportFactory, ServiceLink, ServiceLaunch, TransportContext } f
 export { Failure, AuthRequired, type TransportFailure } from './failure.js';
 export type { OutboundRules } from './outbound.js';
 export { ToolCalls, type CallRequest } from './tool-calls.js';
-export { completionValues, promptMessages, readContents, readList, type OfferKind, type Offers } from './offerings.js';
+export { completionValues, promptMessages, readContents, readList, type ListKind, type OfferKind, type Offers } from './offerings.js';
 export { normalizeResult } from './result.js';
 export { environmentReads, isDaemonOwn, isSecretVariable, PUBLIC_ENV, type EnvironmentRead } from './env-rules.js';
 export { mergeSources, expand, expandLaunch, type SourceFile, type SourceEntry, type EntryOrigin, type SkippedEntry, type MergeResult } from './config-sources.js';

@@ -100,7 +100,7 @@ const LISTS = {
   'prompts/list': { key: 'prompts', max: LIMITS.maxPromptsPerService, item: promptInfo },
 } as const;
 
-type ListKind = keyof typeof LISTS;
+export type ListKind = keyof typeof LISTS;
 type ListItem<K extends ListKind> = NonNullable<ReturnType<(typeof LISTS)[K]['item']>>;
 
 /**

@@ -1,5 +1,5 @@
 import { WispError, type Result } from '../../core/index.js';
-import { Failure, completionValues, promptMessages, readContents, readList } from '../../mcp/index.js';
+import { Failure, completionValues, promptMessages, readContents, readList, type ListKind } from '../../mcp/index.js';
 import { canonicalJson, isoTime, sha256Hex } from '../../util/index.js';
 import { clientId } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
@@ -21,23 +21,24 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
     return { service: { id: config.id, name: config.name }, connection: supervisor.activeConnection(config.id, config.name) };
   };
   const record = (entry: Record<string, unknown>): Promise<boolean> => audit.append({ at: isoTime(now()), ...entry });
+  /** One whole list of an active service; none asked of a server that did not declare resources (or prompts). */
+  const list = async <K extends ListKind>(serviceId: string, kind: K, signal: AbortSignal) => {
+    const { service, connection } = active(serviceId);
+    const declared = kind === 'prompts/list' ? connection.offers.prompts : connection.offers.resources;
+    const { items, omitted } = declared ? await wire(readList(kind, (p) => connection.offer(kind, p, signal), redact)) : { items: [], omitted: 0 };
+    return { service, items, omitted };
+  };
   return {
-    'resources.list': async (params, ctx): Promise<Result<'resources.list'>> => {
-      const { service, connection } = active(params.serviceId);
-      if (!connection.offers.resources) return { service, resources: [], omitted: 0 };
-      const { items, omitted } = await wire(readList('resources/list', (p) => connection.offer('resources/list', p, ctx.signal), redact));
+    'resources.list': async (params, ctx) => {
+      const { service, items, omitted } = await list(params.serviceId, 'resources/list', ctx.signal);
       return { service, resources: items, omitted };
     },
-    'resources.templates': async (params, ctx): Promise<Result<'resources.templates'>> => {
-      const { service, connection } = active(params.serviceId);
-      if (!connection.offers.resources) return { service, templates: [], omitted: 0 };
-      const { items, omitted } = await wire(readList('resources/templates/list', (p) => connection.offer('resources/templates/list', p, ctx.signal), redact));
+    'resources.templates': async (params, ctx) => {
+      const { service, items, omitted } = await list(params.serviceId, 'resources/templates/list', ctx.signal);
       return { service, templates: items, omitted };
     },
-    'prompts.list': async (params, ctx): Promise<Result<'prompts.list'>> => {
-      const { service, connection } = active(params.serviceId);
-      if (!connection.offers.prompts) return { service, prompts: [], omitted: 0 };
-      const { items, omitted } = await wire(readList('prompts/list', (p) => connection.offer('prompts/list', p, ctx.signal), redact));
+    'prompts.list': async (params, ctx) => {
+      const { service, items, omitted } = await list(params.serviceId, 'prompts/list', ctx.signal);
       return { service, prompts: items, omitted };
     },
     'completion.complete': async (params, ctx): Promise<Result<'completion.complete'>> => {
