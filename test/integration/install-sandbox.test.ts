@@ -7,6 +7,7 @@ import { LocalRegistry } from '../../fixtures/npm/registry.mjs';
 import { ensureNpm12, NPM12_SETUP_MS } from '../helpers/npm12.js';
 import { descendants, describeSandbox } from '../helpers/sandbox.js';
 import { EventLog } from '../helpers/services.js';
+import { shown, until } from '../helpers/wait.js';
 import { isRunning, killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 // Each test runs real installs (a lock and npm ci, sandboxed): on a loaded 2-CPU machine one took over
@@ -89,14 +90,32 @@ describeSandbox('installs run npm sandboxed (issue 34)', () => {
       const running = install(planned);
       running.catch(() => undefined);
       const bwrap = await pid;
+      const { digest } = planned;
       expect(readlinkSync(`/proc/${bwrap}/exe`)).toMatch(/\/bwrap$/);
-      // npm itself, inside: waiting on the registry that never answers.
-      // The process that runs npm-cli.js itself (argv[1]), not bwrap or the bridge whose
-      // arguments name it: those exist while the sandbox is still being set up.
-      const isNpm = (p: number): boolean => readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[1]?.endsWith('npm-cli.js') === true;
-      // The pid the poll found, not a second scan's (a scan racing the tree's changes once found none: /proc/0).
-      let npm = 0;
-      await expect.poll(() => (npm = descendants(bwrap).find(isNpm) ?? 0), { timeout: 120_000 }).toBeGreaterThan(0);
+      // npm itself, inside: waiting on the registry that never answers. The process that runs
+      // npm-cli.js (argv[1]), not bwrap or the bridge whose arguments name it. npm sets
+      // process.title ("npm install"), which overwrites its command line in /proc: that is npm too.
+      const commandLine = (p: number): string[] => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+        } catch {
+          return ['(gone)'];
+        }
+      };
+      const isNpm = (argv: string[]): boolean => argv[1]?.endsWith('npm-cli.js') === true || /^npm\b/.test(argv[0] ?? '');
+      // What a miss shows: the tree below bwrap, each process with its command line, and where the attempt is.
+      const look = async (): Promise<{ npm: number; tree: string[]; attempt: unknown }> => {
+        const tree = descendants(bwrap).map((p) => ({ p, argv: commandLine(p) }));
+        const attempt = await client.call('installs.get', { digest }).then(({ attempt: a }) => ({ status: a.status, step: a.step, log: a.logTail.slice(-300) }), (e: unknown) => String(e));
+        return { npm: tree.find(({ argv }) => isNpm(argv))?.p ?? 0, tree: tree.map(({ p, argv }) => `${p}: ${argv.join(' ').slice(0, 160)}`), attempt };
+      };
+      const history: string[] = [];
+      const { npm } = await until(`npm-cli.js below bwrap ${bwrap}`, async () => {
+        const seen = await look();
+        const line = shown(seen, 1500);
+        if (history.at(-1) !== line) history.push(line);
+        return seen;
+      }, (seen) => seen.npm > 0, { deadlineMs: 120_000, everyMs: 50, show: () => history.slice(0, 8).join('\n then ') });
       for (const kind of ['user', 'pid', 'net', 'ipc', 'uts', 'mnt']) expect(namespace(npm, kind), kind).not.toBe(namespace('self', kind));
       // Its root, as the kernel shows it to us: the install directory is there, your home and the daemon's files are not.
       const seen = (file: string): boolean => existsSync(path.join(`/proc/${npm}/root`, file));
