@@ -134,16 +134,26 @@ export async function runTask(client: WispClient, sessionId: string, text: strin
     if (taskId === undefined) early.push(event);
     else handleEvent(view, event);
   });
+  // Ctrl-C while the request runs (no question pending) cancels it, also when it comes before
+  // the daemon has started the task (just after Enter): that cancel is sent once the task exists.
+  const asked = { cancel: false };
+  const cancelRunning = (): void => {
+    asked.cancel = true;
+    if (taskId !== undefined) void client.call('sessions.cancel', { id: sessionId }).catch(() => undefined);
+  };
+  options.prompter?.onInterrupt(cancelRunning);
   await client.call('events.subscribe', {});
   try {
     const { task } = await client.call('sessions.send', { id: sessionId, text });
     taskId = task.id;
+    if (asked.cancel) cancelRunning();
     for (const event of early.splice(0)) handleEvent(view, event);
     const last = await view.interruption.guard(ended);
     stream.endLine();
     if (!options.json && last.state.status !== 'completed') options.io.err(taskEndLine(last.state));
     return last;
   } finally {
+    options.prompter?.onInterrupt(() => undefined);
     off();
     await client.call('events.unsubscribe').catch(() => undefined);
   }
@@ -182,10 +192,6 @@ async function chatCommand(client: WispClient, id: string, text: string, io: Cli
 export async function chat(client: WispClient, id: string, io: CliIo): Promise<void> {
   io.err(chatBanner(id));
   const prompter = new Prompter({ terminal: stdinIsTerminal() });
-  let running = false;
-  prompter.onInterrupt(() => {
-    if (running) void client.call('sessions.cancel', { id }).catch(() => undefined);
-  });
   try {
     for (;;) {
       const line = await prompter.ask('you> ').catch((error: unknown) => {
@@ -198,14 +204,11 @@ export async function chat(client: WispClient, id: string, io: CliIo): Promise<v
       const kind = await chatCommand(client, id, text, io);
       if (kind === 'quit') return;
       if (kind === 'done') continue;
-      running = true;
       try {
         await runTask(client, id, text, { io, interactive: true, reasoning: false, json: false, prompter });
       } catch (error) {
         if (!(error instanceof PromptCancelled)) throw error;
         io.err(CANCELLED);
-      } finally {
-        running = false;
       }
     }
   } finally {

@@ -37,13 +37,18 @@ export class Prompter {
     this.rl = createInterface({ input: stdin(), output: process.stderr, ...(options.terminal !== undefined ? { terminal: options.terminal } : {}) });
     this.closed = new Promise((resolve) => this.rl.once('close', () => resolve()));
     // A listener must exist, or readline would close itself on Ctrl-C.
+    // Decided on the next turn, not at once: a Ctrl-C read in the same chunk as the Enter that
+    // answered the question comes before that answer has settled here, and it belongs to what
+    // runs next (the request just sent), never to the question already answered.
     this.rl.on('SIGINT', () => {
-      if (this.pending === null) {
-        this.idle();
-        return;
-      }
-      this.pending.interrupted = true;
-      this.pending.controller.abort();
+      setImmediate(() => {
+        if (this.pending === null) {
+          this.idle();
+          return;
+        }
+        this.pending.interrupted = true;
+        this.pending.controller.abort();
+      });
     });
   }
 

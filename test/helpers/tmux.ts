@@ -31,8 +31,9 @@ export class Terminal {
     this.tmux(['send-keys', '-t', 'main', '-l', text]);
   }
 
-  press(key: string): void {
-    this.tmux(['send-keys', '-t', 'main', key]);
+  /** Presses keys (tmux names: Enter, C-c), several in one send-keys: one write to the program. */
+  press(...keys: string[]): void {
+    this.tmux(['send-keys', '-t', 'main', ...keys]);
   }
 
   async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<string> {

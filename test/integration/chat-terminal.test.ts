@@ -63,9 +63,18 @@ describe.skipIf(!Terminal.available())('wispctl in a real terminal', () => {
       await terminal.waitFor(new RegExp(`tools/echo\\s+${echoName}`));
       terminal.type('tell me a long story');
       terminal.press('Enter');
-      await terminal.waitFor(/a long/);
+      // The answer's own line, not the request typed above (which says "a long" too).
+      await terminal.waitFor(/^a long ans/m);
       terminal.press('C-c');
       await terminal.waitFor(/cancelled: cancelled by a client\n[\s\S]*you>\s*$/m);
+      // Ctrl-C in the same keystrokes as Enter: before the daemon has started the task, or just
+      // after; either way the request is cancelled, never lost (the model's stall would hang it).
+      mock.enqueue({ events: [...textEvents('another answer that never ends').slice(0, 2), { stall: true }] });
+      terminal.type('and another one');
+      terminal.press('Enter', 'C-c');
+      const screen = await terminal.waitFor(/cancelled: cancelled by a client\n[\s\S]*cancelled: cancelled by a client\n[\s\S]*you>\s*$/m);
+      const { tasks } = await client.call('sessions.get', { id: /^session ([0-9a-f-]{36})\./m.exec(screen)?.[1] ?? '(no session on screen)' });
+      expect(tasks.map((t) => t.state.status)).toEqual(['cancelled', 'cancelled']);
       terminal.type('/sessions');
       terminal.press('Enter');
       await terminal.waitFor(/\(this one\)/);
