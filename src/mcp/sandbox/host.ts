@@ -26,6 +26,8 @@ export interface SandboxHostOptions {
   readonly platform?: NodeJS.Platform;
   /** Where bwrap and prlimit are looked for (default SANDBOX_TOOL_DIRS). */
   readonly toolDirs?: readonly string[];
+  /** macOS's launcher (default /usr/bin/sandbox-exec): another file only in tests, which run on Linux. */
+  readonly sandboxExec?: string;
   /** The user the sandbox's one-user passwd names (default: the daemon's). */
   readonly user?: { readonly name: string; readonly uid: number; readonly gid: number };
   /** Where host grants and `ask` get their egress proxy (none: such a service gets no network at all). */
@@ -81,7 +83,7 @@ export class SandboxHost {
   /** The sandboxed form of a launch, or SANDBOX_UNAVAILABLE. */
   async wrap(name: string, config: StoredService, profile: SandboxProfile, launch: StdioLaunch, searchPath: string | undefined): Promise<StdioLaunch> {
     const found = await this.availability();
-    if (!found.available) throw unavailable(name, found.reason);
+    if (!found.available) throw unavailable(name, found.reason, this.platform);
     const env = { ...launch.env, HOME: privateHome(launch.env.HOME) };
     const { plan } = await this.preview(config, profile, env, searchPath);
     if (found.kind === 'sandbox-exec') {
@@ -105,7 +107,7 @@ export class SandboxHost {
     await Promise.all([fs.mkdir(dirs.home, { mode: 0o700 }), fs.mkdir(dirs.tmp, { mode: 0o700 })]);
     const profile = seatbeltProfile(plan, dirs);
     return {
-      command: SANDBOX_EXEC,
+      command: this.options.sandboxExec ?? SANDBOX_EXEC,
       args: sandboxExecArgs(profile, launch.command, launch.args),
       cwd: plan.chdir === plan.home ? dirs.home : plan.chdir,
       env: { ...env, HOME: dirs.home, TMPDIR: dirs.tmp },
@@ -115,7 +117,8 @@ export class SandboxHost {
 
   private async find(): Promise<SandboxAvailability> {
     if (this.platform === 'darwin') {
-      if (!(await executable(SANDBOX_EXEC))) return { available: false, reason: `${SANDBOX_EXEC} is missing` };
+      const launcher = this.options.sandboxExec ?? SANDBOX_EXEC;
+      if (!(await executable(launcher))) return { available: false, reason: `${launcher} is missing` };
       return { available: true, kind: 'sandbox-exec' };
     }
     if (this.platform !== 'linux') return { available: false, reason: `no sandbox is supported on ${this.platform} (Linux: bubblewrap; macOS: sandbox-exec)` };
@@ -151,10 +154,17 @@ export function privateHome(home: string | undefined): string {
   return path.normalize(home);
 }
 
-function unavailable(name: string, reason: string): WispError {
+/** How to get the sandbox, by OS: what the refusal tells the user to do first. */
+function howToGet(platform: NodeJS.Platform): string {
+  if (platform === 'linux') return 'Install bubblewrap (apt-get install bubblewrap; dnf install bubblewrap) and allow unprivileged user namespaces';
+  if (platform === 'darwin') return 'sandbox-exec comes with macOS (/usr/bin/sandbox-exec): restore it';
+  return `Wisp has no sandbox for ${platform}`;
+}
+
+function unavailable(name: string, reason: string, platform: NodeJS.Platform): WispError {
   return new WispError(
     'SANDBOX_UNAVAILABLE',
-    `${name} is sandboxed, and the sandbox cannot be had here: ${reason}. Nothing ran. Install bubblewrap (apt-get install bubblewrap), or run it unsandboxed with: wispctl mcp sandbox ${name} --off (it then gets every file and the network you have)`,
+    `${name} is sandboxed, and the sandbox cannot be had here: ${reason}. Nothing ran. ${howToGet(platform)}, or run it unsandboxed with: wispctl mcp sandbox ${name} --off (it then gets every file and the network you have)`,
     { reason },
   );
 }
