@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { activate, registerScenario, scenarioServer } from '../helpers/services.js';
@@ -29,6 +29,18 @@ describeSandbox('a sandboxed server\'s processes (issue 34)', () => {
     await expect.poll(() => descendants(pid).length).toBeGreaterThanOrEqual(3);
     const inside = descendants(pid);
     expect(inside.map(comm)).toEqual(expect.arrayContaining(['node']));
+    // The server itself, as the kernel shows it: namespaces of its own (the network's too:
+    // this one has none), a session of its own (no terminal), no capabilities, no new privileges.
+    const server = inside.find((p) => comm(p) === 'node') ?? 0;
+    for (const kind of ['user', 'pid', 'net', 'ipc', 'uts', 'mnt', 'cgroup']) expect(readlinkSync(`/proc/${server}/ns/${kind}`), kind).not.toBe(readlinkSync(`/proc/self/ns/${kind}`));
+    const status = readFileSync(`/proc/${server}/status`, 'utf8');
+    for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) expect(status, set).toMatch(new RegExp(`^${set}:\\s+0+$`, 'm'));
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    const session = (p: number | 'self'): string => {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3] ?? '';
+    };
+    expect(session(server)).not.toBe(session(daemon.pid));
     await client.call('services.disable', { id: service.id });
     for (const p of [pid, ...inside]) expect(isRunning(p), `${p} still runs`).toBe(false);
     await client.call('daemon.shutdown');
