@@ -2,11 +2,11 @@ import path from 'node:path';
 import { Type, type ObjectOptions, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ApprovalKind, Binding } from '../approvals/index.js';
-import { WispError, type ConnectionState, type Service } from '../core/index.js';
+import { LIMITS, WispError, type ConnectionState, type Service } from '../core/index.js';
 import type { ToolDefinition } from '../model/index.js';
 import { canonicalJson, compileSchema, sha256Hex } from '../util/index.js';
 import { failure } from './replies.js';
-import { isWispGateway, selfGatewayError } from '../mcp/index.js';
+import { formatEgressGrant, isWispGateway, parseEgressGrant, selfGatewayError } from '../mcp/index.js';
 
 /** What the daemon lets the model's host tools do; each call runs only after its own approval. */
 export interface HostActions {
@@ -34,7 +34,7 @@ export interface HostActions {
   /** What a sandboxed launch of it would see, one line a path (services.sandboxPlan); null when it is not sandboxed. */
   sandboxSees(id: string): Promise<string[] | null>;
   /** Saves a DISABLED configuration, sandboxed (with these grants, if any). */
-  register(input: { name: string; command: string; args: string[]; cwd?: string; sandbox: { enabled: true; read: string[]; write: string[]; net: { mode: 'none' | 'all' } } }): Promise<{ id: string; name: string; configVersion: number }>;
+  register(input: { name: string; command: string; args: string[]; cwd?: string; sandbox: { enabled: true; read: string[]; write: string[]; net: RegisteredNet } }): Promise<{ id: string; name: string; configVersion: number }>;
   activate(id: string, configVersion: number, signal: AbortSignal): Promise<ConnectionState>;
   /** Plans an npm install and refuses early what can never run; `shown` is what the human approves. */
   planInstall(
@@ -148,7 +148,7 @@ const register = defineHostTool({
   name: 'mcp_register',
   description:
     'Save a DISABLED configuration for an MCP server that is already installed: the absolute path of the program, its arguments and an optional absolute working directory. ' +
-    'It will run in a sandbox: no network, its cwd read-write, nothing else of the user\'s. Paths it must read or write go in allowRead / allowWrite (absolute, existing), and net "all" gives it the network: the user sees each. ' +
+    'It will run in a sandbox: no network, its cwd read-write, nothing else of the user\'s. Paths it must read or write go in allowRead / allowWrite (absolute, existing); hosts it must reach go in allowNet (host[:port], through Wisp\'s egress proxy); net "ask" has the user asked at each new host, and net "all" gives it the whole network: the user sees each. ' +
     'Shells and package runners (npx...) are refused. It installs and starts nothing. Needs the user\'s approval.',
   parameters: Params({
     name: Type.String(),
@@ -157,7 +157,8 @@ const register = defineHostTool({
     cwd: Type.Optional(Type.String()),
     allowRead: Type.Optional(Strings('Absolute paths the server may read (besides what it needs to run)')),
     allowWrite: Type.Optional(Strings('Absolute paths the server may read and write (besides its cwd)')),
-    net: Type.Optional(Type.Unsafe<'none' | 'all'>(Type.String({ enum: ['none', 'all'], description: 'none (default): no network; all: any host' }))),
+    allowNet: Type.Optional(Strings('Hosts the server may connect to, host[:port] (*.example.com for its subdomains); without a port, 80 and 443')),
+    net: Type.Optional(Type.Unsafe<'none' | 'ask' | 'all'>(Type.String({ enum: ['none', 'ask', 'all'], description: 'none (default): only the allowNet hosts, if any; ask: the user is asked at each other host; all: any host, unchecked' }))),
   }),
   run: async (args, { actions, ask }) => {
     const { name, command, args: list, cwd } = args;
@@ -168,13 +169,45 @@ const register = defineHostTool({
     // Refused before the human is asked: approving it could only fail.
     if (isWispGateway({ command, args: list ?? [] })) throw selfGatewayError(name, 'registered');
     const binding = argumentsBinding('mcp_register', args);
-    const sandbox = { enabled: true as const, read: args.allowRead ?? [], write: args.allowWrite ?? [], net: { mode: args.net ?? 'none' } };
-    const title = `Save a DISABLED configuration (nothing is installed or started); it will run sandboxed: ${sandbox.net.mode === 'all' ? 'ANY host' : 'no network'}, its cwd and ${sandbox.read.length + sandbox.write.length} granted path(s), nothing else of yours`;
+    const net = registeredNet(args.net ?? 'none', args.allowNet ?? []);
+    const sandbox = { enabled: true as const, read: args.allowRead ?? [], write: args.allowWrite ?? [], net };
+    const title = `Save a DISABLED configuration (nothing is installed or started); it will run sandboxed: ${netText(net)}, its cwd and ${sandbox.read.length + sandbox.write.length} granted path(s), nothing else of yours`;
     await ask({ kind: 'registration', binding, current: () => binding, serviceName: 'wisp host', title, shown: args });
     const saved = await actions.register({ name, command, args: list ?? [], ...(cwd !== undefined ? { cwd } : {}), sandbox });
     return { registered: saved, state: 'disabled', note: 'Saved a disabled configuration. Nothing was installed or started; activating it needs its own approval (mcp_activate_service).' };
   },
 });
+
+/** The network a model may ask for a server it registers: each host named, checked before the human is asked. */
+export type RegisteredNet = { mode: 'none' } | { mode: 'all' } | { mode: 'ask'; hosts?: string[] } | { mode: 'hosts'; hosts: string[] };
+
+function registeredNet(mode: 'none' | 'ask' | 'all', allowNet: readonly string[]): RegisteredNet {
+  if (allowNet.length > LIMITS.maxSandboxGrants) throw new WispError('INVALID_PARAMS', `allowNet: at most ${LIMITS.maxSandboxGrants} hosts`);
+  const hosts = [
+    ...new Set(
+      allowNet.map((text, i) => {
+        const parsed = parseEgressGrant(text);
+        if (!parsed.ok) throw new WispError('INVALID_PARAMS', `allowNet[${i}]: ${parsed.reason}`);
+        return formatEgressGrant(parsed.grant);
+      }),
+    ),
+  ];
+  if (mode === 'all') {
+    if (hosts.length > 0) throw new WispError('INVALID_PARAMS', 'net "all" already reaches every host: give allowNet with net "none" or "ask" instead');
+    return { mode: 'all' };
+  }
+  if (mode === 'ask') return hosts.length > 0 ? { mode: 'ask', hosts } : { mode: 'ask' };
+  return hosts.length > 0 ? { mode: 'hosts', hosts } : { mode: 'none' };
+}
+
+/** The network in the approval's title, every host named (each was checked as a host grant: no control characters). */
+function netText(net: RegisteredNet): string {
+  if (net.mode === 'all') return 'ANY host (unchecked)';
+  if (net.mode === 'none') return 'no network';
+  const hosts = net.hosts?.join(', ') ?? '';
+  if (net.mode === 'hosts') return `the network only to ${hosts} (through Wisp's proxy, each connection logged)`;
+  return `asks you before each new host${hosts !== '' ? ` (${hosts} granted)` : ''}`;
+}
 
 const installNpm = defineHostTool({
   name: 'mcp_install_npm',

@@ -151,8 +151,23 @@ describe('host tools', () => {
       shown: { sandbox: { status: 'on', read: [], write: [], net: { mode: 'none' } }, sees: ['read-only /usr (system)', 'network: none'] },
     });
     await call(tool('mcp_register'), { name: 'g', command: '/usr/bin/g', allowRead: ['/srv/docs'], net: 'all' });
-    expect(asked[1]).toMatchObject({ title: expect.stringContaining('it will run sandboxed: ANY host, its cwd and 1 granted path(s)'), shown: { allowRead: ['/srv/docs'], net: 'all' } });
+    expect(asked[1]).toMatchObject({ title: expect.stringContaining('it will run sandboxed: ANY host (unchecked), its cwd and 1 granted path(s)'), shown: { allowRead: ['/srv/docs'], net: 'all' } });
     expect(done.at(-1)).toBe(`register ${JSON.stringify({ name: 'g', command: '/usr/bin/g', args: [], sandbox: { enabled: true, read: ['/srv/docs'], write: [], net: { mode: 'all' } } })}`);
+  });
+
+  it('names every host a registration may reach, and how: only those, or asking at each other one (issue 34)', async () => {
+    const { asked, done, call } = host();
+    await call(tool('mcp_register'), { name: 'n', command: '/usr/bin/n', allowNet: ['*.Example.com:8443', '[::1]:3000', 'api.example.com', 'api.example.com'] });
+    expect(asked[0]?.title).toContain("it will run sandboxed: the network only to *.example.com:8443, [::1]:3000, api.example.com (through Wisp's proxy, each connection logged), its cwd");
+    expect(done.at(-1)).toContain(JSON.stringify({ enabled: true, read: [], write: [], net: { mode: 'hosts', hosts: ['*.example.com:8443', '[::1]:3000', 'api.example.com'] } }));
+    await call(tool('mcp_register'), { name: 'a', command: '/usr/bin/a', net: 'ask' });
+    expect(asked[1]?.title).toContain('it will run sandboxed: asks you before each new host, its cwd');
+    expect(done.at(-1)).toContain('"net":{"mode":"ask"}');
+    for (const bad of [['a.example:99999'], ['*.1.2.3.4'], ['two words'], Array.from({ length: 65 }, (_, i) => `h${i}.example`)]) {
+      const before = asked.length;
+      expect(await call(tool('mcp_register'), { name: 'b', command: '/usr/bin/b', allowNet: bad })).toMatchObject({ error: { code: 'INVALID_PARAMS' } });
+      expect(asked.length).toBe(before);
+    }
   });
 
   it('still refuses a shell or package runner as a command, after the schema passed and before any approval', async () => {
