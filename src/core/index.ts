@@ -13,6 +13,7 @@ export { NestingMeter, nestsDeeperThan, textNestsDeeperThan } from './json-depth
 export { refusalText, type RefusalParts } from './network-text.js';
 export { servicesSummary, phaseText, summaryText, heldText, heldSummaryText, failureTail, followLogHint, FAILURE_TAIL_LINES, type SummarizedService } from './service-summary.js';
 export { ageText } from './age-text.js';
+export { asOmitted, base64Size, type OmittedItem, type ResultItem } from './media-items.js';
 export { transition, InvalidTransition, type ConnectionEvent } from './connection-state.js';
 export { nextApprovalState, isOpen, ApprovalTransitionError, type ApprovalState, type ApprovalEvent } from './approval-state.js';
 export { nextTaskState, isFinished, InvalidTaskTransition, type TaskEvent } from './task-state.js';

@@ -59,6 +59,12 @@ export const LIMITS = {
   maxToolRefreshThrottleMs: 6000,
   /** Result text given to the model, in characters. */
   maxResultChars: 32_000,
+  /**
+   * Images, audio and binary resources passed whole to a gateway client, for a service whose
+   * media setting is on: decoded bytes in one result, all of them together (the rest become
+   * markers). Under the control socket's frame cap once base64-encoded.
+   */
+  maxMediaBytes: 512 * 1024,
   /** Discovery and tool-call timeout, in milliseconds. */
   defaultTimeoutMs: 10_000,
   /** The longest any tool call may run, however often its server reports progress (each report restarts the per-call timeout). */

@@ -35,6 +35,7 @@ export function hostActions(parts: Pick<DaemonParts, 'registry' | 'supervisor' |
         ]),
         fromEnvironment: serviceReads(config),
         sandbox: sandboxState(config),
+        media: config.media === true,
         configVersion: config.configVersion,
       };
     },

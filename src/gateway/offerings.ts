@@ -11,7 +11,7 @@ import {
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import { WispError, type PromptInfo, type ResourceInfo, type ResourceTemplateInfo, type Service, type ToolCallResult } from '../core/index.js';
+import { asOmitted, WispError, type PromptInfo, type ResourceInfo, type ResourceTemplateInfo, type Service, type ToolCallResult } from '../core/index.js';
 import type { WispClient } from '../control/client.js';
 import { fromServer, type Scope } from './catalog.js';
 import type { DaemonLink } from './link.js';
@@ -87,7 +87,7 @@ export class GatewayOfferings {
   async read(uri: string): Promise<ReadResourceResult> {
     const client = await this.current();
     const { service, original } = await this.resolveUri(client, uri);
-    const answer = await client.call('resources.read', { serviceId: service.id, uri: original }).catch((error: unknown) => {
+    const answer = await client.call('resources.read', { serviceId: service.id, uri: original, media: true }).catch((error: unknown) => {
       throw mcpError(error, ErrorCode.InvalidParams);
     });
     const contents: ReadResourceResult['contents'] = answer.contents.map((item) => this.readContent(service.name, original, item));
@@ -112,7 +112,7 @@ export class GatewayOfferings {
     const found = (await this.prompts()).get(name);
     if (found === undefined) throw new McpError(ErrorCode.InvalidParams, `no prompt named ${JSON.stringify(name.slice(0, 128))} is offered by this server`);
     const client = await this.current();
-    const answer = await client.call('prompts.get', { serviceId: found.service.id, name: found.prompt.name, ...(args !== undefined ? { arguments: args } : {}) }).catch((error: unknown) => {
+    const answer = await client.call('prompts.get', { serviceId: found.service.id, name: found.prompt.name, media: true, ...(args !== undefined ? { arguments: args } : {}) }).catch((error: unknown) => {
       throw mcpError(error, ErrorCode.InvalidParams);
     });
     const messages: GetPromptResult['messages'] = answer.messages.map((message) => ({ role: message.role, content: this.promptContent(found.service.name, message.content) as never }));
@@ -206,7 +206,11 @@ export class GatewayOfferings {
   private readContent(service: string, asked: string, item: Content): ReadResourceResult['contents'][number] {
     if (item.type === 'resource') return { uri: this.uriOf(service, item.uri), text: item.text, ...(item.mimeType !== null ? { mimeType: item.mimeType } : {}) };
     if (item.type === 'omitted') return { uri: this.uriOf(service, item.uri ?? asked), mimeType: 'text/plain', text: omittedText(item) };
-    return { uri: this.uriOf(service, asked), mimeType: 'text/plain', text: item.text };
+    if (item.type === 'blob') return { uri: this.uriOf(service, item.uri), blob: item.blob, ...(item.mimeType !== null ? { mimeType: item.mimeType } : {}) };
+    if (item.type === 'text') return { uri: this.uriOf(service, asked), mimeType: 'text/plain', text: item.text };
+    // An image or audio item is no resource content: its marker, as every caller without media gets.
+    const omitted = asOmitted(item);
+    return { uri: this.uriOf(service, asked), mimeType: 'text/plain', text: omitted !== null ? omittedText(omitted) : '' };
   }
 
   private promptContent(service: string, item: Content): ReturnType<typeof mcpContent> {

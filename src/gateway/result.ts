@@ -37,6 +37,9 @@ function marker(item: Omitted): string {
 export function mcpContent(item: Item, uri: (original: string) => string = (original) => original): CallToolResult['content'][number] {
   if (item.type === 'text') return { type: 'text', text: item.text };
   if (item.type === 'resource') return { type: 'resource', resource: { uri: uri(item.uri), text: item.text, ...(item.mimeType !== null ? { mimeType: item.mimeType } : {}) } };
+  // Media the daemon passed whole (the caller asked, the service's media setting is on; checked there: type, base64, size).
+  if ('data' in item) return { type: item.type, mimeType: item.mimeType, data: item.data };
+  if (item.type === 'blob') return { type: 'resource', resource: { uri: uri(item.uri), blob: item.blob, ...(item.mimeType !== null ? { mimeType: item.mimeType } : {}) } };
   return resourceLink(item) ?? { type: 'text', text: marker(item) };
 }
 

@@ -166,7 +166,7 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
   ctx.extra.signal.addEventListener('abort', onCancel, { once: true });
   if (ctx.extra.signal.aborted) onCancel();
   try {
-    return toMcpResult(await client.callCancellable(cancel.signal, 'tools.call', { modelName: tool.modelName, arguments: targetArgs }), tool);
+    return toMcpResult(await client.callCancellable(cancel.signal, 'tools.call', { modelName: tool.modelName, arguments: targetArgs, media: true }), tool);
   } finally {
     ctx.extra.signal.removeEventListener('abort', onCancel);
     watch.stop();

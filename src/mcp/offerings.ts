@@ -132,17 +132,17 @@ export async function readList<K extends ListKind>(kind: K, send: (params: Recor
 type Content = ToolCallResult['content'][number];
 
 /** A resources/read answer: each content a resource (text, redacted, capped) or a marker (a blob), with its own URI. */
-export function readContents(answer: unknown, redact: Redact): { contents: Content[]; truncated: boolean; originalLength: number } {
+export function readContents(answer: unknown, redact: Redact, media = false): { contents: Content[]; truncated: boolean; originalLength: number } {
   const contents = (answer as Raw | null)?.contents;
   if (!Array.isArray(contents) || !contents.every((c: unknown) => typeof c === 'object' && c !== null && typeof (c as Raw).uri === 'string')) {
     throw new Failure('PROTOCOL_ERROR', "the server's answer to resources/read is not a list of contents, each with its URI");
   }
-  const normalized = normalizeResult({ content: contents.map((resource: unknown) => ({ type: 'resource', resource })) } as CallToolResult, redact);
+  const normalized = normalizeResult({ content: contents.map((resource: unknown) => ({ type: 'resource', resource })) } as CallToolResult, redact, undefined, { media });
   return { contents: normalized.content, truncated: normalized.truncated, originalLength: normalized.originalLength };
 }
 
 /** A prompts/get answer: its messages' contents normalised together (one cap across them), each kept with its role. */
-export function promptMessages(answer: unknown, redact: Redact): { description: string | null; messages: PromptMessage[]; truncated: boolean } {
+export function promptMessages(answer: unknown, redact: Redact, media = false): { description: string | null; messages: PromptMessage[]; truncated: boolean } {
   const raw = (answer as Raw | null) ?? {};
   const messages = raw.messages;
   if (!Array.isArray(messages)) throw new Failure('PROTOCOL_ERROR', "the server's answer to prompts/get has no messages list");
@@ -156,7 +156,7 @@ export function promptMessages(answer: unknown, redact: Redact): { description: 
     roles.push(m.role);
     contents.push(m.content);
   }
-  const normalized = normalizeResult({ content: contents } as CallToolResult, redact);
+  const normalized = normalizeResult({ content: contents } as CallToolResult, redact, undefined, { media });
   return {
     description: text(redact(raw.description), MAX_DESCRIPTION_CHARS),
     messages: normalized.content.map((content, i) => ({ role: roles[i] ?? 'user', content })),

@@ -92,11 +92,17 @@ function capStructured(structured: Record<string, unknown> | undefined, maxChars
  * is redacted first, before anything is cut: a secret straddling the cut never leaves a
  * piece of itself behind.
  */
-export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T, maxChars: number = LIMITS.maxResultChars): NormalizedResult {
+export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T, maxChars: number = LIMITS.maxResultChars, options: { readonly media?: boolean } = {}): NormalizedResult {
   const result = redact(raw);
   const content: Content[] = [];
   const texts: string[] = [];
+  const media = options.media === true ? new MediaBudget() : null;
   for (const item of result.content) {
+    const whole = media?.pass(item) ?? null;
+    if (whole !== null) {
+      content.push(whole);
+      continue;
+    }
     switch (item.type) {
       case 'text':
         content.push({ type: 'text', text: item.text });
@@ -140,6 +146,41 @@ export function normalizeResult(raw: CallToolResult, redact: <T>(value: T) => T,
     truncated: truncated || structured.structuredOmitted !== null,
     originalLength: full.length,
   };
+}
+
+/** A media type as a marker or a passed item may carry it: type/subtype, nothing else. */
+const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,63}$/;
+/** Standard base64, padded: what MCP's data and blob fields are (anything else is not passed on). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Which media items of one result pass whole (the caller asked and the service's media
+ * setting is on): an image with an image/ type, audio with an audio/ type, a binary resource
+ * with any type or none, each valid base64, together at most LIMITS.maxMediaBytes decoded;
+ * anything else becomes the marker, as it does for every other caller.
+ */
+class MediaBudget {
+  private left = LIMITS.maxMediaBytes;
+
+  pass(item: CallToolResult['content'][number]): Content | null {
+    if (item.type === 'image' || item.type === 'audio') {
+      if (!MEDIA_TYPE.test(item.mimeType) || !item.mimeType.toLowerCase().startsWith(`${item.type}/`) || !this.take(item.data)) return null;
+      return { type: item.type, mimeType: item.mimeType, data: item.data };
+    }
+    if (item.type === 'resource' && 'blob' in item.resource && typeof item.resource.blob === 'string') {
+      const mimeType = item.resource.mimeType ?? null;
+      if ((mimeType !== null && !MEDIA_TYPE.test(mimeType)) || !this.take(item.resource.blob)) return null;
+      return { type: 'blob', uri: item.resource.uri, mimeType, blob: item.resource.blob };
+    }
+    return null;
+  }
+
+  private take(data: string): boolean {
+    const bytes = base64Bytes(data) ?? 0;
+    if (bytes > this.left || !BASE64.test(data)) return false;
+    this.left -= bytes;
+    return true;
+  }
 }
 
 /** Ajv's errors in a line: where and what, the first few, cut (the paths are the server's keys: untrusted, shown as data). */

@@ -32,6 +32,8 @@ export interface RegisterInput {
   readonly headerTemplates?: readonly Template[] | undefined;
   /** stdio: the sandbox; absent: the default (sandboxed, no network, the cwd read-write). */
   readonly sandbox?: SandboxProfile | undefined;
+  /** Pass media whole to gateway clients (default: markers). */
+  readonly media?: boolean | undefined;
 }
 
 export interface UpdateInput {
@@ -53,6 +55,8 @@ export interface UpdateInput {
   readonly headerTemplates?: readonly Template[] | undefined;
   /** stdio: a new sandbox profile (the whole of it); absent: kept. */
   readonly sandbox?: SandboxProfile | undefined;
+  /** The media setting; absent: kept. An edit like any other (disabled, trusted again). */
+  readonly media?: boolean | undefined;
 }
 
 /**
@@ -127,6 +131,7 @@ export class ServiceRegistry {
         timeoutMs: input.timeoutMs ?? null,
         env: (input.env ?? []).map((v) => ({ ...v })),
         ...(sandbox !== undefined ? { sandbox } : {}),
+        ...(input.media === true ? { media: true } : {}),
         ...(input.origin !== undefined ? { origin: input.origin } : {}),
         ...(input.fromEnvironment !== undefined && input.fromEnvironment.length > 0 ? { fromEnvironment: [...input.fromEnvironment] } : {}),
         ...(!http && input.envTemplates !== undefined && input.envTemplates.length > 0 ? { envTemplates: input.envTemplates.map((t) => ({ ...t })) } : {}),
@@ -180,7 +185,7 @@ export class ServiceRegistry {
         (set.args !== undefined && JSON.stringify(set.args) !== JSON.stringify(current.args)) ||
         (set.url !== undefined && set.url !== current.url);
       const fromEnvironment = set.fromEnvironment ?? (launchChanged ? [] : (current.fromEnvironment ?? []));
-      const { fromEnvironment: _previous, envTemplates: _env, headerTemplates: _headers, ...kept } = current;
+      const { fromEnvironment: _previous, envTemplates: _env, headerTemplates: _headers, media: _media, ...kept } = current;
       // A value set by hand replaces the template of the same name.
       const env = set.env !== undefined ? set.env.map((v) => ({ ...v })) : (current.env ?? []);
       const headers = set.headers !== undefined ? set.headers.map((h) => ({ ...h })) : (current.headers ?? []);
@@ -202,6 +207,7 @@ export class ServiceRegistry {
           : {}),
         ...(set.origin !== undefined ? { origin: set.origin } : {}),
         ...(sandbox !== undefined ? { sandbox } : {}),
+        ...((set.media ?? current.media) === true ? { media: true } : {}),
         args: set.args !== undefined ? [...set.args] : current.args,
         cwd: set.cwd !== undefined ? set.cwd : current.cwd,
         timeoutMs: set.timeoutMs !== undefined ? set.timeoutMs : (current.timeoutMs ?? null),

@@ -158,6 +158,8 @@ const StoredService = Type.Object(
      * host grants or `ask` has them.
      */
     netGrants: Type.Optional(Type.Array(Type.String({ pattern: NET_GRANT_PATTERN, maxLength: 260 }), { maxItems: LIMITS.maxSandboxGrants })),
+    /** Images, audio and binary resources pass whole to gateway clients (absent or false: markers, the seed's rule). Part of what is trusted. */
+    media: Type.Optional(Type.Boolean()),
     /** Where the configuration came from; absent or null: registered by hand. */
     origin: Type.Optional(Type.Union([Type.Null(), InstallOrigin, SourceOrigin, ImportOrigin])),
     enabled: Type.Boolean(),

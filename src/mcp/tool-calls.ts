@@ -20,6 +20,8 @@ export interface CallRequest {
   /** The service's name, for messages (the supervisor knows only services it ran). */
   readonly serviceName?: string | undefined;
   readonly arguments: Record<string, unknown>;
+  /** Whether the result's media pass whole, asked of the called tool's service (absent: markers, as for every model). */
+  readonly media?: ((serviceId: string) => boolean) | undefined;
   readonly requester: Requester;
   readonly signal: CallSignal;
   /**
@@ -119,7 +121,7 @@ export class ToolCalls {
     } catch (error) {
       return this.fail(call, error instanceof WispError ? error : new WispError('APPROVAL_STALE', String(error)));
     }
-    return this.execute(call, tool, args, request.signal, request.abort);
+    return this.execute(call, tool, args, request.signal, request.abort, request.media?.(tool.serviceId) === true);
   }
 
   /**
@@ -193,7 +195,7 @@ export class ToolCalls {
   }
 
   /** The call, once; its result normalised. A timeout or cancel closes the connection. */
-  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: CallSignal, abort?: (reason: unknown) => void): Promise<ToolCallResult> {
+  private async execute(call: CallInProgress, tool: CatalogTool, args: Record<string, unknown>, signal: CallSignal, abort: ((reason: unknown) => void) | undefined, media: boolean): Promise<ToolCallResult> {
     const { supervisor } = this.options;
     const approvalId = call.approvalId;
     call.sent = Date.now();
@@ -230,7 +232,7 @@ export class ToolCalls {
       }
       return this.fail(call, failure);
     }
-    const result = checkStructured(normalizeResult(raw, this.options.redact), raw.isError === true ? null : tool.validateOutput);
+    const result = checkStructured(normalizeResult(raw, this.options.redact, undefined, { media }), raw.isError === true ? null : tool.validateOutput);
     const { durationMs, waitedMs } = timesOf(call);
     const callId = call.ref.callId;
     if (raw.isError === true) {

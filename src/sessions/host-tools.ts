@@ -29,6 +29,8 @@ export interface HostActions {
     fromEnvironment: { field: string; variable: string; secret: boolean; file: string | null }[];
     /** Its sandbox: on with its grants, off, legacy (registered before sandboxes), remote. */
     sandbox: Service['sandbox'];
+    /** Its media setting (Service.media). */
+    media: boolean;
     configVersion: number;
   };
   /** What a sandboxed launch of it would see, one line a path (services.sandboxPlan); null when it is not sandboxed. */
@@ -260,6 +262,8 @@ const activate = defineHostTool({
         // The templates are shown as written; every variable they read is named, field by field.
         ...(Object.keys(shown.templates).length > 0 ? { templates: shown.templates } : {}),
         ...(shown.fromEnvironment.length > 0 ? { fromDaemonEnvironment: shown.fromEnvironment } : {}),
+        // Only when on: its media then pass whole to gateway clients.
+        ...(shown.media ? { media: 'images, audio and binary resources passed whole to MCP clients of wispctl mcp serve' } : {}),
         configVersion: shown.configVersion,
       },
     });

@@ -1,4 +1,4 @@
-import { LIMITS, type ToolCallResult } from '../core/index.js';
+import { asOmitted, LIMITS, type ToolCallResult } from '../core/index.js';
 
 /** A tool call that did not happen or did not succeed, as the model reads it (never a crash of the task). */
 export function failure(code: string, message: string): string {
@@ -16,7 +16,10 @@ export function omittedMarker(item: Extract<ToolCallResult['content'][number], {
  * parts are capped together as result.text is (normalizeResult).
  */
 export function forModel(result: ToolCallResult): string {
-  const parts = result.content.map((item) => (item.type === 'omitted' ? omittedMarker(item) : item.text));
+  const parts = result.content.map((item) => {
+    const omitted = asOmitted(item);
+    return omitted !== null ? omittedMarker(omitted) : item.type === 'text' || item.type === 'resource' ? item.text : '';
+  });
   if (result.text === '') {
     if (result.structuredContent !== null) parts.push(JSON.stringify(result.structuredContent));
     else if (result.structuredOmitted !== null) parts.push(`[structured content omitted: ${result.structuredOmitted.reason}]`);

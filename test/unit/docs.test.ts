@@ -190,6 +190,7 @@ describe('documentation stays true to the code', () => {
       ['cwd', false],
       ['timeoutMs', false],
       ['sandbox', false],
+      ['media', false],
     ]);
   });
 });

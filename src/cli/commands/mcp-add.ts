@@ -33,6 +33,7 @@ interface AddOptions extends SandboxFlags {
   env: string[];
   header: string[];
   session?: boolean;
+  media?: boolean;
   argsJson?: string;
   cwd?: string;
   timeoutMs?: number;
@@ -72,6 +73,9 @@ piped) and kept in the OS keychain (with --session: in memory). NAME=value is re
 on the command line lands in your shell history. Remote servers that log in with OAuth:
 wispctl mcp add-remote --oauth.`;
 
+/** The media setting's help, for add and edit. */
+export const MEDIA_HELP = 'pass its images, audio and binary resources whole to MCP clients of wispctl mcp serve (default: each becomes a marker with its type and size, as for models); shown when you trust it';
+
 /** wispctl mcp add. */
 export function registerAdd(mcp: Command, ctx: CliContext): void {
   const command = mcp
@@ -86,7 +90,8 @@ export function registerAdd(mcp: Command, ctx: CliContext): void {
     .option('--session', 'keep the --env and --header values in memory only, for this daemon run (not in the keychain)')
     .option('--args-json <json>', 'stdio: arguments as a JSON array of strings, instead of after --')
     .option('--cwd <dir>', 'stdio: working directory (a relative one is resolved against the current directory, as mcp sources add-project does)', absoluteDir)
-    .option('--timeout-ms <ms>', TIMEOUT_HELP, (v) => parseNonNegative(v, '--timeout-ms'));
+    .option('--timeout-ms <ms>', TIMEOUT_HELP, (v) => parseNonNegative(v, '--timeout-ms'))
+    .option('--media', MEDIA_HELP);
   addSandboxOptions(command, true)
     .addHelpText('after', EXAMPLES)
     .action((name: string, target: string | undefined, args: string[], opts: AddOptions) => ctx.withClient((client) => addService(client, ctx, name, target, args, opts)));
@@ -186,7 +191,7 @@ async function askValues(ctx: CliContext, service: string, wanted: readonly Want
 }
 
 async function registerService(client: WispClient, name: string, transport: AddTransport, target: string, args: string[], opts: AddOptions): Promise<Service> {
-  const timeout = opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {};
+  const timeout = { ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(opts.media === true ? { media: true } : {}) };
   if (transport !== 'stdio') return (await client.call('services.registerRemote', { name, url: target, transport, ...timeout })).service;
   return (await client.call('services.register', { name, command: target, args, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), ...timeout, sandbox: addProfile(opts) })).service;
 }

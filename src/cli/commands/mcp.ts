@@ -7,7 +7,7 @@ import { servicesWideTable } from '../render/wide.js';
 import { describeService, removedText, servicesTable, stateLine, updatedText } from '../render/services.js';
 import * as connectClient from './connect-client.js';
 import * as env from './env.js';
-import { registerAdd, warnShellLine } from './mcp-add.js';
+import { MEDIA_HELP, registerAdd, warnShellLine } from './mcp-add.js';
 import { registerAddJson } from './mcp-add-json.js';
 import { activateWithQuestion, failureTailOf, registerRestart, sandboxPlan } from './mcp-restart.js';
 import { registerSandbox } from './mcp-sandbox.js';
@@ -19,8 +19,8 @@ import * as serve from './mcp-serve.js';
 import * as sources from './sources.js';
 import * as tools from './tools.js';
 
-type EditOptions = { name?: string; argsJson?: string; cwd?: string | false; timeoutMs?: number; url?: string };
-type ServiceChange = { name?: string; command?: string; args?: string[]; cwd?: string | null; timeoutMs?: number | null; url?: string };
+type EditOptions = { name?: string; argsJson?: string; cwd?: string | false; timeoutMs?: number; url?: string; media?: boolean };
+type ServiceChange = { name?: string; command?: string; args?: string[]; cwd?: string | null; timeoutMs?: number | null; url?: string; media?: boolean };
 
 /** wispctl mcp ...: registering, trusting and running MCP servers (tools, env and sources in their own files). */
 export function register(program: Command, ctx: CliContext): void {
@@ -93,6 +93,8 @@ function registerEditing(mcp: Command, ctx: CliContext): void {
     .option('--no-cwd', 'clear the working directory')
     .option('--url <url>', 'a remote service\'s new URL (its saved OAuth login is forgotten)')
     .option('--timeout-ms <ms>', 'deadline for initialize + discovery, and for each tool call (a progress notification from the server starts it again); 100-600000; 0 restores the default', (v) => parseNonNegative(v, '--timeout-ms'))
+    .option('--media', MEDIA_HELP)
+    .option('--no-media', 'images, audio and binary resources become markers for MCP clients too (the default)')
     .action((name: string, command: string | undefined, args: string[], opts: EditOptions) =>
       ctx.withClient(async (client) => {
         const set = serviceChange(command, args, opts);
@@ -121,6 +123,7 @@ function serviceChange(command: string | undefined, args: string[], opts: EditOp
   if (opts.timeoutMs !== undefined) set.timeoutMs = opts.timeoutMs === 0 ? null : opts.timeoutMs;
   if (opts.name !== undefined) set.name = opts.name;
   if (opts.url !== undefined) set.url = opts.url;
+  if (opts.media !== undefined) set.media = opts.media;
   if (command !== undefined) {
     set.command = command;
     set.args = args;
@@ -128,7 +131,7 @@ function serviceChange(command: string | undefined, args: string[], opts: EditOp
   if (opts.argsJson !== undefined) set.args = parseArgsJson(opts.argsJson, command !== undefined ? args : []);
   if (opts.cwd === false) set.cwd = null;
   else if (opts.cwd !== undefined) set.cwd = opts.cwd;
-  if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --url, --cwd, --no-cwd, --timeout-ms, --args-json or -- COMMAND [ARGS...]');
+  if (Object.keys(set).length === 0) throw new WispError('INVALID_PARAMS', 'nothing to change: give --name, --url, --cwd, --no-cwd, --timeout-ms, --media, --no-media, --args-json or -- COMMAND [ARGS...]');
   return set;
 }
 

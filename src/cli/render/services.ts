@@ -1,4 +1,4 @@
-import { failureTail, followLogHint, heldText, servicesSummary, summaryText, type ConnectionState, type Result, type Service, type ToolInfo } from '../../core/index.js';
+import { asOmitted, failureTail, followLogHint, heldText, servicesSummary, summaryText, type ConnectionState, type Result, type Service, type ToolInfo } from '../../core/index.js';
 import { clean, cleanBlock, clip, oneLine, showArg, showJson, table } from '../render.js';
 import { reasonCell, toolsCell } from './wide.js';
 import { planLines, sandboxCell, sandboxLines, UNSANDBOXED, type SandboxPlanResult } from './sandbox.js';
@@ -97,6 +97,7 @@ export function describeService(service: Service): string {
     ...where,
     ...environmentReadLines(service, 'reads:    '),
     `timeout:  ${service.timeoutMs ?? 10000} ms`,
+    `media:    ${mediaText(service)}`,
     `version:  ${service.configVersion}`,
     `updated:  ${clean(service.updatedAt)}`,
   ].join('\n');
@@ -127,7 +128,18 @@ ${summaryText(servicesSummary(services))}`;
  * What a service will do once trusted, before the question: every field is the daemon's own
  * record of what will run (services.get), cleaned.
  */
+/** The media setting, as mcp show and the trust prompt say it. */
+export function mediaText(service: Service): string {
+  return service.media
+    ? 'passed whole to MCP clients of wispctl mcp serve (images, audio, binary resources: what the server sends, checked for type and size only; --no-media turns it off)'
+    : 'markers (images, audio and binary resources become their type and size; --media passes them to MCP clients)';
+}
+
 export function activationText(service: Service, plan?: SandboxPlanResult | { readonly error: string }): string {
+  return [activationLines(service, plan), `  media:        ${mediaText(service)}`].join('\n');
+}
+
+function activationLines(service: Service, plan?: SandboxPlanResult | { readonly error: string }): string {
   return (
     service.transport !== 'stdio'
       ? [
@@ -196,7 +208,10 @@ export function heldNote(held: readonly ToolInfo[]): string {
 
 export function toolResultText(result: Result<'tools.call'>): string {
   // Each part where the server put it: a marker stands where media was left out.
-  const parts = result.content.map((c) => (c.type === 'omitted' ? `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]` : cleanBlock(c.text)));
+  const parts = result.content.map((item) => {
+    const c = asOmitted(item);
+    return c !== null ? `[omitted ${clean(c.originalType)}${c.mimeType !== null ? ` ${clean(c.mimeType)}` : ''}${c.bytes !== null ? `, ${c.bytes} bytes` : ''}]` : item.type === 'text' || item.type === 'resource' ? cleanBlock(item.text) : '';
+  });
   const structured = result.structuredContent !== null ? [`structured: ${showJson(result.structuredContent)}`] : [];
   const note = [
     ...(result.originalLength > result.text.length ? [`[truncated: ${result.originalLength} characters, ${result.text.length} shown]`] : []),

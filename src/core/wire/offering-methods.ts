@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
 import { method } from './define.js';
-import { ResultContent } from './shapes.js';
+import { MediaWanted, ResultContent } from './shapes.js';
 
 const ServiceId = Type.String({ minLength: 1, maxLength: 128, description: 'The service\'s id (services.list).' });
 const Text = Type.Union([Type.String(), Type.Null()]);
@@ -66,7 +66,7 @@ export const offeringMethods = {
     summary:
       'Reads one resource of an active service (resources/read), on record in the audit log. Text is redacted and capped at ' +
       `${LIMITS.maxResultChars.toLocaleString('en')} characters as tool results are; binary contents become a marker with type and size.`,
-    params: Type.Object({ serviceId: ServiceId, uri: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false }),
+    params: Type.Object({ serviceId: ServiceId, uri: Type.String({ minLength: 1, maxLength: 8192 }), media: Type.Optional(MediaWanted) }, { additionalProperties: false }),
     result: Type.Object({
       service: OfferService,
       contents: Type.Array(ResultContent, { description: 'Each content as a resource (text) or an omitted marker (blob), with its own URI.' }),
@@ -88,6 +88,7 @@ export const offeringMethods = {
         serviceId: ServiceId,
         name: Type.String({ minLength: 1, maxLength: 256 }),
         arguments: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 8192 }), { maxProperties: 64 })),
+        media: Type.Optional(MediaWanted),
       },
       { additionalProperties: false },
     ),

@@ -3,12 +3,14 @@ import { Type } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
 import { CLIENT_NAME_PATTERN, GATEWAY_ID_PATTERN } from '../patterns.js';
 import { method, type MethodDef } from './define.js';
-import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, OAuthFlowProps, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo } from './shapes.js';
+import { Approval, Args, Command, Cwd, EnvName, NoNul, NoParams, OAuthFlowProps, Service, ServiceName, ServiceRef, ServiceRefProps, Storage, TimeoutMs, ToolCallResult, ToolInfo, MediaWanted } from './shapes.js';
 import { DaemonStatus } from './status-shapes.js';
 import { SandboxPlanView, SandboxProfileParam, SandboxState } from './sandbox-shapes.js';
 import { events } from './events.js';
 
 /** A remote service's URL: services.registerRemote and services.update check it alike. */
+/** A service's media setting (see Service.media). */
+const MediaSetting = Type.Boolean({ description: 'Pass its images, audio and binary resources whole to gateway clients (default false: markers). Shown at trust.' });
 const remoteUrl = (description?: string) => Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 4096, ...(description !== undefined ? { description } : {}) });
 
 export const serviceMethods = {
@@ -61,7 +63,7 @@ export const serviceMethods = {
   'services.register': method({
     summary: 'Register a stdio MCP server. It is stored disabled; nothing runs. The command must be absolute or a bare program name; one that runs Wisp\'s own gateway (wispctl ... mcp serve) is refused: SELF_GATEWAY.',
     params: Type.Object(
-      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs), sandbox: Type.Optional(SandboxProfileParam) },
+      { name: ServiceName, command: Command, args: Type.Optional(Args), cwd: Type.Optional(Cwd), timeoutMs: Type.Optional(TimeoutMs), sandbox: Type.Optional(SandboxProfileParam), media: Type.Optional(MediaSetting) },
       { additionalProperties: false },
     ),
     result: Type.Object({ service: Service }),
@@ -77,6 +79,7 @@ export const serviceMethods = {
           Type.Union([Type.Literal('http'), Type.Literal('sse')], { description: 'http (default): streamable HTTP; sse: the legacy HTTP+SSE transport (the url is its GET event stream).' }),
         ),
         timeoutMs: Type.Optional(TimeoutMs),
+        media: Type.Optional(MediaSetting),
         oauth: Type.Optional(
           Type.Object(
             {
@@ -155,6 +158,7 @@ export const serviceMethods = {
             timeoutMs: Type.Optional(Type.Union([TimeoutMs, Type.Null()], { description: 'null restores the default.' })),
             url: Type.Optional(remoteUrl('A remote (http or sse) service\'s URL; refused for a stdio service (INVALID_CONFIG).')),
             sandbox: Type.Optional(SandboxProfileParam),
+            media: Type.Optional(MediaSetting),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -318,6 +322,7 @@ export const serviceMethods = {
         serviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
         toolName: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
         arguments: Type.Object({}, { additionalProperties: true }),
+        media: Type.Optional(MediaWanted),
       },
       { additionalProperties: false },
     ),

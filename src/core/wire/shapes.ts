@@ -171,6 +171,9 @@ export const Service = Type.Object({
     { description: 'Every `${VAR}` a launch reads from the daemon\'s environment, field by field: what a trust prompt shows. Never the daemon\'s own variables (DEEPSEEK_API_KEY, WISP_*): those are refused.' },
   ),
   sandbox: SandboxState,
+  media: Type.Boolean({
+    description: 'Whether images, audio and binary resources of this service pass whole to gateway clients (mcp serve) that render them; false (the default): they become markers, as for every other caller. Shown at trust; changing it is an edit.',
+  }),
   origin: Type.Union(
     [
       Type.Object({ kind: Type.Literal('manual') }),
@@ -322,9 +325,20 @@ export type Binding = Approval['binding'];
 /** What the human is shown: the exact arguments that will be sent, and the server's (untrusted) hints. */
 export type ApprovalSummary = Approval['summary'];
 
+/** A caller that renders media asks for it (the gateway): honoured only for a service whose media setting is on. */
+export const MediaWanted = Type.Boolean({ description: 'Pass images, audio and binary resources whole, where the service\'s media setting allows it (otherwise, and by default, markers).' });
+
 export const ResultContent = Type.Union([
   Type.Object({ type: Type.Literal('text'), text: Type.String() }),
   Type.Object({ type: Type.Literal('resource'), uri: Type.String(), mimeType: Type.Union([Type.String(), Type.Null()]), text: Type.String() }),
+  Type.Object(
+    { type: Type.Union([Type.Literal('image'), Type.Literal('audio')]), mimeType: Type.String(), data: Type.String({ description: 'base64' }) },
+    { description: 'Only to a caller that asked for media (the gateway), from a service whose media setting is on; otherwise an omitted marker.' },
+  ),
+  Type.Object(
+    { type: Type.Literal('blob'), uri: Type.String(), mimeType: Type.Union([Type.String(), Type.Null()]), blob: Type.String({ description: 'base64' }) },
+    { description: 'A binary resource, passed as media is (see image); otherwise an omitted marker.' },
+  ),
   Type.Object(
     {
       type: Type.Literal('omitted'),

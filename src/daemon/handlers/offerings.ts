@@ -18,7 +18,7 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
   const redact = <T>(value: T): T => redactor.redactValue(value);
   const active = (serviceId: string) => {
     const config = registry.get({ id: serviceId });
-    return { service: { id: config.id, name: config.name }, connection: supervisor.activeConnection(config.id, config.name) };
+    return { service: { id: config.id, name: config.name }, connection: supervisor.activeConnection(config.id, config.name), media: config.media === true };
   };
   const record = (entry: Record<string, unknown>): Promise<boolean> => audit.append({ at: isoTime(now()), ...entry });
   /** One whole list of an active service; none asked of a server that did not declare resources (or prompts). */
@@ -48,11 +48,12 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
       return { service, ...completionValues(await wire(connection.offer('completion/complete', asked, ctx.signal)), redact) };
     },
     'resources.read': async (params, ctx): Promise<Result<'resources.read'>> => {
-      const { service, connection } = active(params.serviceId);
+      const { service, connection, media } = active(params.serviceId);
       if (!connection.offers.resources) throw new WispError('NOT_OFFERED', `${service.name} offers no resources (it declared none when it was activated); nothing was sent`);
       const entry = { record: 'resource.read', serviceId: service.id, service: service.name, uri: redact(params.uri).slice(0, AUDIT_URI_CHARS), client: clientId(ctx.connection) };
       try {
-        const read = readContents(await wire(connection.offer('resources/read', { uri: params.uri }, ctx.signal)), redact);
+        // Media whole only to a caller that asked (the gateway), of a service whose media setting is on.
+        const read = readContents(await wire(connection.offer('resources/read', { uri: params.uri }, ctx.signal)), redact, media && params.media === true);
         await record({ ...entry, outcome: 'ok', truncated: read.truncated });
         return { service, ...read };
       } catch (error) {
@@ -62,12 +63,12 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
       }
     },
     'prompts.get': async (params, ctx): Promise<Result<'prompts.get'>> => {
-      const { service, connection } = active(params.serviceId);
+      const { service, connection, media } = active(params.serviceId);
       if (!connection.offers.prompts) throw new WispError('NOT_OFFERED', `${service.name} offers no prompts (it declared none when it was activated); nothing was sent`);
       const args = params.arguments ?? {};
       const entry = { record: 'prompt.get', serviceId: service.id, service: service.name, prompt: redact(params.name), argumentsDigest: sha256Hex(canonicalJson(args)), client: clientId(ctx.connection) };
       try {
-        const got = promptMessages(await wire(connection.offer('prompts/get', { name: params.name, arguments: args }, ctx.signal)), redact);
+        const got = promptMessages(await wire(connection.offer('prompts/get', { name: params.name, arguments: args }, ctx.signal)), redact, media && params.media === true);
         await record({ ...entry, outcome: 'ok', truncated: got.truncated });
         return { service, ...got };
       } catch (error) {

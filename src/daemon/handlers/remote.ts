@@ -17,6 +17,7 @@ export function remoteHandlers(
         command: '',
         url: params.url,
         timeoutMs: params.timeoutMs,
+        media: params.media,
         oauth: params.oauth !== undefined ? { enabled: true, clientId: clientId ?? null, scopes: scopes ?? null, ...flow } : null,
       });
       const given = [[OAUTH_ITEMS.clientSecret, secret], [OAUTH_ITEMS.privateKey, privateKey], [OAUTH_ITEMS.identityAssertion, identityAssertion]] as const;

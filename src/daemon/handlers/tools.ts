@@ -22,6 +22,8 @@ export function toolHandlers({ supervisor, toolCalls, registry }: Pick<DaemonPar
         toolName: params.toolName,
         serviceName: registry.list().find((service) => service.id === params.serviceId)?.name,
         arguments: params.arguments,
+        // Media whole only to a caller that asked (the gateway), of a service whose media setting is on.
+        media: params.media === true ? (serviceId) => registry.get({ id: serviceId }).media === true : undefined,
         requester: { clientId: clientId(ctx.connection), sessionId: null, taskId: null },
         signal: ctx.callSignal,
         abort: (reason) => ctx.abort(reason),

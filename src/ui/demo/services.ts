@@ -59,6 +59,7 @@ function blank(name: string, transport: 'stdio' | 'http'): Service {
     headerTemplates: [],
     environmentReads: [],
     sandbox: transport === 'stdio' ? { status: 'on', read: [], write: [], net: { mode: 'none' } } : { status: 'remote' },
+    media: false,
     origin: { kind: 'manual' },
     enabled: false,
     // The demo's tools are the ones shown at its pretend trust: none is ever held.

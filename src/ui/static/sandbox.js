@@ -25,6 +25,13 @@ export function sandboxText(service) {
   return `on: read ${s.read.join(', ') || '(no grants)'}; write ${s.write.join(', ') || '(its cwd only)'}; ${netText(s.net)}${allowed}`;
 }
 
+/** A service's media setting, as wispctl mcp show says it. */
+export function mediaText(service) {
+  return service.media
+    ? 'passed whole to MCP clients of wispctl mcp serve (images, audio, binary resources: what the server sends, checked for type and size only)'
+    : 'markers (images, audio and binary resources become their type and size; wispctl mcp edit NAME --media passes them to MCP clients)';
+}
+
 /** The trust view's first line for a local server. */
 export function runsAs(service) {
   const s = service.sandbox;

@@ -7,7 +7,7 @@ import { Secrets } from './secrets.js';
 import { EditForm } from './service-forms.js';
 import { HeldReview } from './review.js';
 import { call, useStore } from './store.js';
-import { SandboxPlan, runsAs, sandboxText } from './sandbox.js';
+import { SandboxPlan, mediaText, runsAs, sandboxText } from './sandbox.js';
 import { TryTool } from './try-tool.js';
 
 function Fields({ rows }) {
@@ -82,6 +82,7 @@ function TrustView({ service: live, onClose }) {
   const rows = remote
     ? [['url', service.url ?? ''], ['headers', ownHeaders(service)], ...readRows(service), ['origin', describeOrigin(service.origin)]]
     : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['environment', environmentText(service)], ...readRows(service), ['origin', describeOrigin(service.origin)]];
+  rows.push(['media', mediaText(service)]);
   return html`<section class="trust" role="region" aria-labelledby="trust-title">
     <h4 id="trust-title">Trust and activate ${service.name}</h4>
     <p class="warning">${remote ? `${service.name} is a remote server: the daemon will send it requests, and what it answers is untrusted.` : runsAs(service)}</p>
@@ -198,6 +199,7 @@ export function ServiceDetail({ service, onRemoved }) {
   const where = service.transport !== 'stdio'
     ? [['url', service.url ?? ''], ['headers', ownHeaders(service)], ...readRows(service)]
     : [['command', html`<code>${service.command}</code>`], ['args', html`<${ArgList} args=${service.args} />`], ['cwd', service.cwd ?? '(daemon default)'], ['env', ownVariables(service).join(', ') || '(none)'], ['sandbox', sandboxText(service) ?? '-'], ...readRows(service)];
+  where.push(['media', mediaText(service)]);
   return html`<section class="detail" aria-labelledby="detail-title">
     <h3 id="detail-title">${service.name}</h3>
     <${Fields} rows=${[

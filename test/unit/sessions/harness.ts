@@ -82,7 +82,7 @@ function hostActions(registry: Map<string, StoredService>, supervisor: Superviso
     listServices: () => [...registry.values()].map((c) => ({ id: c.id, name: c.name, state: supervisor.state(c.id).status, tools: supervisor.tools(c.id).length })),
     describe: (ref) => {
       const c = find(ref);
-      return { id: c.id, name: c.name, command: c.command, args: [...c.args], cwd: c.cwd, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], sandbox: { status: 'legacy' as const }, configVersion: c.configVersion };
+      return { id: c.id, name: c.name, command: c.command, args: [...c.args], cwd: c.cwd, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], sandbox: { status: 'legacy' as const }, media: false, configVersion: c.configVersion };
     },
     sandboxSees: () => Promise.resolve(null),
     register: (input) => {

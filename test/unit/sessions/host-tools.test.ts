@@ -6,7 +6,7 @@ import { HOST_TOOLS, hostTool, type HostActions, type HostApproval, type HostToo
 function host(options: { deny?: boolean; command?: string; args?: string[] } = {}): { actions: HostActions; asked: HostApproval[]; done: string[]; call: (tool: HostTool, args: Record<string, unknown>) => Promise<unknown> } {
   const asked: HostApproval[] = [];
   const done: string[] = [];
-  const shown = { id: 'svc-1', name: 'files', command: options.command ?? '/usr/bin/files', args: options.args ?? [], cwd: null, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], sandbox: { status: 'on' as const, read: [], write: [], net: { mode: 'none' as const } }, configVersion: 3 };
+  const shown = { id: 'svc-1', name: 'files', command: options.command ?? '/usr/bin/files', args: options.args ?? [], cwd: null, env: [], transport: 'stdio', url: null, headers: [], templates: {}, fromEnvironment: [], sandbox: { status: 'on' as const, read: [], write: [], net: { mode: 'none' as const } }, media: false, configVersion: 3 };
   const actions: HostActions = {
     listServices: () => [{ id: 'svc-1', name: 'files' }],
     describe: (ref) => {
