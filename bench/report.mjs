@@ -95,7 +95,7 @@ function callTables(calls) {
 /** Issue 16: a call through `wispctl mcp serve` (approval answered at once) against a direct SDK call. */
 function gatewayTable(g) {
   const r = (s) => spread(s, 2);
-  const label = { direct: 'direct SDK `callTool` on the server', gateway: 'SDK `callTool` on `wispctl mcp serve` (approved at once)' };
+  const label = { direct: 'direct SDK `callTool` on the server', relay: 'SDK `callTool` on a minimal relay with the same hops (approved at once)', gateway: 'SDK `callTool` on `wispctl mcp serve` (approved at once)' };
   return [
     '## Calls through the MCP gateway',
     '',
@@ -106,6 +106,12 @@ function gatewayTable(g) {
     '| ratio (per round, then median) | seq p50 | seq p99 | throughput |',
     '|---|---|---|---|',
     `| gateway / direct | ${r(g.ratios.gatewayDirect.p50)} | ${r(g.ratios.gatewayDirect.p99)} | ${r(g.ratios.gatewayDirect.rate)} |`,
+    ...(g.ratios.gatewayRelay !== undefined
+      ? [
+          `| gateway / the same hops' relay | ${r(g.ratios.gatewayRelay.p50)} | ${r(g.ratios.gatewayRelay.p99)} | ${r(g.ratios.gatewayRelay.rate)} |`,
+          `| the relay / direct (what the hops and the approval cost) | ${r(g.ratios.relayDirect.p50)} | - | ${r(g.ratios.relayDirect.rate)} |`,
+        ]
+      : []),
     '',
     `- ${g.note}.`,
     ...separately(g),
