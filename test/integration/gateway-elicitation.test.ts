@@ -74,9 +74,12 @@ afterAll(async () => {
 
 describe('a server\'s elicitation through wispctl mcp serve', () => {
   it('reaches a client that declared elicitation, labelled as the server\'s; its answer reaches the server, and Wisp sees it answered', async () => {
-    const { gateway, asked } = await elicitingClient('form client', (params) =>
-      'requestedSchema' in params && params.message.includes('decline') ? { action: 'decline' } : { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } },
-    );
+    const { gateway, asked } = await elicitingClient('form client', (params): ElicitResult => {
+      if (params.message.includes('decline')) return { action: 'decline' };
+      // Without the required email: the daemon refuses the content, and the server hears cancel.
+      if (params.message.includes('half')) return { action: 'accept', content: { username: 'ada' } };
+      return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } };
+    });
     try {
       const result = await gateway.client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
       expect((result as CallToolResult).isError).toBeFalsy();
@@ -95,6 +98,10 @@ describe('a server\'s elicitation through wispctl mcp serve', () => {
       // A decline maps to decline.
       const declined = await gateway.client.callTool({ name: 'test_elicitation', arguments: { message: 'Please decline' } });
       expect(text(declined)).toBe('User response: action=decline, content={}');
+      const half = await gateway.client.callTool({ name: 'test_elicitation', arguments: { message: 'Answer half of it' } });
+      expect(text(half)).toBe('User response: action=cancel, content={}');
+      const cancelled = (await log.waitFor((e) => e.type === 'elicitation.resolved' && e.elicitation.message === 'Answer half of it')) as Resolved;
+      expect(cancelled.elicitation).toMatchObject({ status: 'cancelled', by: expect.stringMatching(/\(mcp:form-client\)$/) as unknown });
       expect(asked.withdrawn).toBe(0);
     } finally {
       await gateway.close();
