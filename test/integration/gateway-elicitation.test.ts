@@ -1,11 +1,12 @@
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import path from 'node:path';
+import { ElicitRequestSchema, type CallToolResult, type ClientCapabilities, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { WispEvent } from '../../src/core/index.js';
 import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { until } from '../helpers/wait.js';
-import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Issue 35: an upstream server's elicitation/create during a call reaches the gateway's MCP
@@ -33,12 +34,16 @@ interface Asked {
   withdrawn: number;
 }
 
-/** A gateway client (own names: `--service asker`) that declares elicitation and answers each request with `answer` (null: never, until withdrawn). */
-async function elicitingClient(name: string, answer: (params: ElicitRequest['params']) => ElicitResult | null): Promise<{ gateway: GatewayClient; asked: Asked }> {
+/** A gateway client (own names: `--service SERVICE`, asker by default) that declares elicitation (form mode unless `capability` says) and answers each request with `answer` (null: never, until withdrawn). */
+async function elicitingClient(
+  name: string,
+  answer: (params: ElicitRequest['params']) => ElicitResult | null,
+  { service = 'asker', capability = {} }: { service?: string; capability?: NonNullable<ClientCapabilities['elicitation']> } = {},
+): Promise<{ gateway: GatewayClient; asked: Asked }> {
   const asked: Asked = { requests: [], withdrawn: 0 };
-  const gateway = await stdioGateway(daemon.socket, ['--service', 'asker'], {
+  const gateway = await stdioGateway(daemon.socket, ['--service', service], {
     name,
-    capabilities: { elicitation: {} },
+    capabilities: { elicitation: capability },
     setup: (client) =>
       client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
         asked.requests.push(request.params);
@@ -62,6 +67,9 @@ beforeAll(async () => {
   log = await EventLog.follow(admin);
   await registerScenario(admin, 'asker', ['--conformance-tools']);
   await activate(admin, 'asker');
+  // A server that asks in URL mode too (ask_url: open https://consent.example.com/sign?id=42).
+  await admin.call('services.register', { name: 'consent', command: process.execPath, args: [path.join(repoRoot, 'fixtures', 'servers', 'elicit-server.mjs')] });
+  await activate(admin, 'consent');
   await human(await daemon.connect(), () => 'approve');
 }, 60_000);
 
@@ -139,6 +147,28 @@ describe('a server\'s elicitation through wispctl mcp serve', () => {
       expect(asked.requests).toEqual([]);
     } finally {
       await Promise.all([plain.close(), other.close()]);
+    }
+  });
+
+  it('in URL mode reaches a client that declared elicitation.url, with the URL; a form-only client is not asked', async () => {
+    const { gateway, asked } = await elicitingClient('url client', () => ({ action: 'accept' }), { service: 'consent', capability: { form: {}, url: {} } });
+    const { gateway: formOnly, asked: notAsked } = await elicitingClient('form only', () => ({ action: 'decline' }), { service: 'consent' });
+    try {
+      const result = await gateway.client.callTool({ name: 'ask_url', arguments: {} });
+      expect(text(result)).toBe('{"action":"accept","content":null}');
+      const params = asked.requests[0];
+      expect(params).toMatchObject({ mode: 'url', url: 'https://consent.example.com/sign?id=42' });
+      expect(params?.message.startsWith('[from server consent] Please sign the')).toBe(true);
+      const requested = (await log.waitFor((e) => e.type === 'elicitation.requested' && e.elicitation.mode === 'url')) as Requested;
+      expect(params !== undefined && 'elicitationId' in params ? params.elicitationId : null).toBe(requested.elicitation.id);
+      // A client that declared form mode only: the URL request stays with Wisp's UIs.
+      const call = formOnly.client.callTool({ name: 'ask_url', arguments: {} });
+      const second = (await log.waitFor((e) => e.type === 'elicitation.requested' && e.elicitation.mode === 'url' && e.elicitation.id !== requested.elicitation.id)) as Requested;
+      await admin.call('elicitations.respond', { id: second.elicitation.id, action: 'accept' });
+      expect(text(await call)).toBe('{"action":"accept","content":null}');
+      expect(notAsked.requests).toEqual([]);
+    } finally {
+      await Promise.all([gateway.close(), formOnly.close()]);
     }
   });
 
