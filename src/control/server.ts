@@ -70,10 +70,10 @@ export class RpcServer {
     return count;
   }
 
-  /** How many subscribed connections receive events of `type` (all types, or that one among those they asked for). */
-  subscribersOf(type: string): number {
+  /** How many subscribed connections receive events of `type` (all types, or that one among those they asked for); with `counts`, only those it accepts. */
+  subscribersOf(type: string, counts: (connection: Connection) => boolean = () => true): number {
     let count = 0;
-    for (const connection of this.connections) if (connection.subscribed && (connection.eventTypes === null || connection.eventTypes.has(type))) count += 1;
+    for (const connection of this.connections) if (connection.subscribed && (connection.eventTypes === null || connection.eventTypes.has(type)) && counts(connection)) count += 1;
     return count;
   }
 

@@ -10,6 +10,7 @@ import { handlers, methodTable, type DaemonParts } from './handlers/index.js';
 import { InstanceLock } from './instance-lock.js';
 import { DEFAULT_LADDER, type DaemonOptions } from './options.js';
 import { ServerRecords } from './server-records.js';
+import { clientId } from './views.js';
 
 export { DEFAULT_LADDER, type DaemonOptions } from './options.js';
 
@@ -49,7 +50,10 @@ export class Daemon {
       options.logger.warn({ code: 'REPLY_TOO_LARGE', method: 'event', seq: event.seq, type: event.type }, 'an event was not sent to subscribers: it could not be serialised, or is over the frame limit'),
     );
     // Servers are always told we can answer elicitations; one is put before a human only while a client that would see it is attached.
-    this.parts.elicitations.answerableWhen(() => this.server.subscribersOf('elicitation.requested') > 0);
+    // A gateway's connection shows a request to its MCP client only when every call it belongs to is that connection's own (gateway/elicit-relay.ts): it counts only then.
+    this.parts.elicitations.answerableWhen(
+      (owners) => this.server.subscribersOf('elicitation.requested', (c) => c.gateway === null || (owners.length > 0 && owners.every((o) => o.clientId === clientId(c)))) > 0,
+    );
   }
 
   get paths(): WispPaths {

@@ -1,11 +1,12 @@
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ElicitResultSchema, EmptyResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
 import { clean, jsonForTerminal, type Approval, type ToolInfo, type WispEvent } from '../core/index.js';
 import { fromServer } from './catalog.js';
+import { spendIdZero, type Extra, type Shared } from './client-requests.js';
+import { ElicitRelay, type ElicitModes } from './elicit-relay.js';
 import type { DaemonLink } from './link.js';
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type { Extra, Shared } from './client-requests.js';
 
 /** While a call waits, a progress notification this often (when the client asked for progress), so its timeout does not fire. */
 export const PROGRESS_EVERY_MS = 5000;
@@ -14,20 +15,13 @@ const MAX_SHOWN_ARGUMENTS = 8000;
 /** How long an elicitation may stay open in the client; the approval itself stays open in Wisp after it. */
 const ELICITATION_TIMEOUT_MS = 10 * 60_000;
 
-/** What the calls of one gateway connection share. */
-export interface Shared {
-  /** The approval requests already taken by one of them (one per approval). */
-  readonly claimed: Set<string>;
-  /** Whether any request was sent to the client yet (see spendIdZero). */
-  requestSent: boolean;
-}
-
 /**
  * What one tools/call does while the daemon waits for its approval: it finds the approval
  * (approval.requested, asked by this connection, for this tool), sends progress
  * notifications when the client gave a progressToken, and with --approve-in-client offers
  * the approval to the client as an elicitation. The first answer wins at the daemon
  * (approvals.respond); the elicitation is withdrawn when the approval ends elsewhere.
+ * Once the call runs, its server's own elicitations go to the client too (ElicitRelay).
  */
 export class ApprovalWatch {
   private approvalId: string | null = null;
@@ -39,6 +33,8 @@ export class ApprovalWatch {
   private offset: number | null = null;
   private timer: NodeJS.Timeout | null;
   private readonly unsubscribe: () => void;
+  /** The server's elicitations during this call, offered to the client when it declared their mode. */
+  private readonly serverAsks: ElicitRelay;
 
   constructor(
     private readonly link: DaemonLink,
@@ -47,7 +43,9 @@ export class ApprovalWatch {
     private readonly extra: Extra,
     private readonly shared: Shared,
     private readonly elicit: boolean,
+    modes: ElicitModes,
   ) {
+    this.serverAsks = new ElicitRelay(client, () => link.me, tool, extra, shared, modes);
     this.unsubscribe = link.onEvent((event) => this.onEvent(event));
     this.timer = extra._meta?.progressToken !== undefined ? setInterval(() => this.notify(this.approvalId !== null ? 'waiting for approval in Wisp' : 'running'), PROGRESS_EVERY_MS) : null;
     this.timer?.unref();
@@ -57,6 +55,7 @@ export class ApprovalWatch {
     this.unsubscribe();
     if (this.timer !== null) clearInterval(this.timer);
     this.elicitation?.abort();
+    this.serverAsks.stop();
     if (this.approvalId !== null) this.shared.claimed.delete(this.approvalId);
   }
 
@@ -68,6 +67,10 @@ export class ApprovalWatch {
       this.shared.claimed.add(approval.id);
       this.notify(`waiting for approval in Wisp (approval ${approval.id})`);
       if (this.elicit) this.offer(approval).catch(() => undefined);
+    } else if (event.type === 'elicitation.requested' && this.ran !== null) {
+      this.serverAsks.requested(event.elicitation);
+    } else if (event.type === 'elicitation.resolved') {
+      this.serverAsks.resolved(event.elicitation);
     } else if (event.type === 'tool.call.progress' && this.ran !== null && event.call.approvalId === this.ran) {
       this.relay(event.progress, event.total, event.message);
     } else if (event.type === 'approval.resolved' && event.approval.id === this.approvalId) {
@@ -139,7 +142,7 @@ export class ApprovalWatch {
       shown,
       'The first answer wins, here or in Wisp.',
     ].join('\n');
-    this.spendIdZero();
+    spendIdZero(this.extra, this.shared);
     let answer;
     try {
       answer = await this.extra.sendRequest(
@@ -165,17 +168,5 @@ export class ApprovalWatch {
     if (controller.signal.aborted || (decision !== 'approve' && decision !== 'deny')) return;
     // Another client may have answered first: then this answer is refused (APPROVAL_NOT_PENDING) and ignored.
     await this.client.call('approvals.respond', { id: approval.id, decision }).catch(() => undefined);
-  }
-
-  /**
-   * The first request this connection sends to its client gets id 0, and the TypeScript SDK's
-   * clients drop a notifications/cancelled for id 0 (typescript-sdk#2283): an elicitation with
-   * that id could not be withdrawn when the approval is answered in Wisp. So the first request
-   * is a ping, on this call's stream; its answer is not waited for.
-   */
-  private spendIdZero(): void {
-    if (this.shared.requestSent) return;
-    this.shared.requestSent = true;
-    this.extra.sendRequest({ method: 'ping' }, EmptyResultSchema).catch(() => undefined);
   }
 }

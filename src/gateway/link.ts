@@ -13,6 +13,8 @@ export const RECONNECT_MAX_MS = 1000;
 /** The events a gateway follows: the catalog and what it offers (list_changed), approvals (progress, elicitation), the daemon stopping. */
 export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted']);
 const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping'] as const;
+/** Followed too once the MCP client declared it can answer elicitations (followElicitations): the daemon counts a subscriber as someone who could answer. */
+const ELICITATION_EVENTS = ['elicitation.requested', 'elicitation.resolved'] as const;
 
 /**
  * Where the daemon's socket is: a path, or a lookup run again before each connection attempt
@@ -58,6 +60,8 @@ export class DaemonLink {
   /** Connections of a daemon that said it stops, kept until it closes them (or this link closes). */
   private readonly leaving = new Set<WispClient>();
   private readonly listeners = new Set<(event: WispEvent) => void>();
+  /** Whether the elicitation events are followed (the MCP client can answer a server's elicitation). */
+  private elicitations = false;
 
   private onChange: () => void = () => undefined;
   private readonly locate: () => string;
@@ -121,6 +125,22 @@ export class DaemonLink {
     return this.client;
   }
 
+  /**
+   * Follows the elicitation events from now on, on this connection and every later one: the
+   * MCP client declared it can answer a server's elicitation (gateway/elicit-relay.ts). Only
+   * then: the daemon puts a server's request before a human only while a subscriber could answer it.
+   */
+  followElicitations(): void {
+    if (this.elicitations) return;
+    this.elicitations = true;
+    // A failure here is the connection going away: the next one subscribes with them (attempt).
+    if (this.client !== null) this.subscribe(this.client).catch(() => undefined);
+  }
+
+  private subscribe(client: WispClient): Promise<unknown> {
+    return client.call('events.subscribe', { types: [...EVENT_TYPES, ...(this.elicitations ? ELICITATION_EVENTS : [])] });
+  }
+
   onEvent(listener: (event: WispEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -167,7 +187,7 @@ export class DaemonLink {
     this.client = client;
     try {
       // In this order on the socket, so no call of this connection goes unnamed or uncounted as this gateway's.
-      await Promise.all([this.identifyConnection(client), client.call('events.subscribe', { types: [...EVENT_TYPES] })]);
+      await Promise.all([this.identifyConnection(client), this.subscribe(client)]);
     } catch (error) {
       // The connection went away meanwhile, or the daemon refused (it is stopping; this gateway has its connections): try again later.
       if (error instanceof WispError && error.code === 'LIMIT_EXCEEDED') this.refused = error;

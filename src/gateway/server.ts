@@ -4,6 +4,7 @@ import { packageVersion } from '../control/client.js';
 import { WispError, type WispEvent } from '../core/index.js';
 import { ApprovalWatch, type Extra, type Shared } from './approval-watch.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, toolNamed, type Catalog } from './catalog.js';
+import { elicitModes, type ElicitModes } from './elicit-relay.js';
 import { CATALOG_EVENTS, daemonAway, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
 import { serveOfferings } from './offerings.js';
@@ -98,7 +99,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
 
   server.oninitialized = () => {
     initialized = true;
-    link.identify(clientName(server.getClientVersion()?.name));
+    welcome(server, link);
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async (): Promise<{ tools: Tool[] }> => {
@@ -112,13 +113,21 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     try {
-      const elicit = options.approveInClient && server.getClientCapabilities()?.elicitation !== undefined;
-      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit });
+      const modes = elicitModes(server.getClientCapabilities());
+      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit: options.approveInClient && modes.form, modes });
     } catch (error) {
       return failureResult(error);
     }
   });
   return mcp;
+}
+
+/** The MCP client said who it is and what it can do: the daemon connection is named after it, and follows elicitations when it can answer them. */
+function welcome(server: McpServer['server'], link: DaemonLink): void {
+  link.identify(clientName(server.getClientVersion()?.name));
+  // A client that can answer a server's elicitation is offered those of its own calls (elicit-relay.ts).
+  const modes = elicitModes(server.getClientCapabilities());
+  if (modes.form || modes.url) link.followElicitations();
 }
 
 /** The catalog to list now (after one more try to connect), or null while the daemon is away (not running, stopping): nothing is offered then, and list_changed follows when it is back. */
@@ -137,6 +146,8 @@ interface CallContext {
   readonly extra: Extra;
   readonly shared: Shared;
   readonly elicit: boolean;
+  /** The elicitation modes the client declared: its call's server may ask it in these. */
+  readonly modes: ElicitModes;
 }
 
 async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
@@ -159,7 +170,7 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
   const tool = toolNamed(catalog, target);
   if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `no tool named ${JSON.stringify(target.slice(0, 64))} is offered by this server`);
   const client = await link.current();
-  const watch = new ApprovalWatch(link, client, tool, ctx.extra, ctx.shared, ctx.elicit);
+  const watch = new ApprovalWatch(link, client, tool, ctx.extra, ctx.shared, ctx.elicit, ctx.modes);
   // The client's notifications/cancelled aborts extra.signal: the daemon is asked to cancel (rpc.cancel), and says why.
   const cancel = new AbortController();
   const onCancel = (): void => cancel.abort('the MCP client cancelled the call');

@@ -66,15 +66,15 @@ export class Elicitations {
   private readonly opening = new Map<string, number>();
   private readonly answered: Elicitation[] = [];
   private readonly running = new Map<string, Set<CallMark>>();
-  private canAnswer: () => boolean = () => false;
+  private canAnswer: (owners: readonly Requester[]) => boolean = () => false;
 
   constructor(
     private readonly publish: (event: ElicitationAnnouncement) => void,
     private readonly now: () => Date,
   ) {}
 
-  /** Set by the daemon once its socket server exists: whether some attached client can answer (a request is put before no one otherwise). */
-  answerableWhen(check: () => boolean): void {
+  /** Set by the daemon once its socket server exists: whether some attached client can answer a request of these owners' calls (it is put before no one otherwise). */
+  answerableWhen(check: (owners: readonly Requester[]) => boolean): void {
     this.canAnswer = check;
   }
 
@@ -97,7 +97,7 @@ export class Elicitations {
   async ask(service: { readonly id: string; readonly name: string }, request: ElicitRequest, signal: AbortSignal): Promise<ElicitAnswer> {
     const marks = new Set(this.running.get(service.id) ?? []);
     // Nobody waits on this server (no call of anyone's runs), or nobody could answer: it is not put before anyone.
-    if (marks.size === 0 || !this.canAnswer() || this.isFull(service.id)) return { action: 'cancel' };
+    if (marks.size === 0 || !this.canAnswer([...marks].map((m) => m.requester)) || this.isFull(service.id)) return { action: 'cancel' };
     this.opening.set(service.id, (this.opening.get(service.id) ?? 0) + 1);
     let form: Awaited<ReturnType<typeof compileForm>> | null;
     try {

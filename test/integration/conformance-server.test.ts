@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
+import type { Elicitation } from '../../src/core/index.js';
 import { conformanceCli } from '../../scripts/npm12-runtime.mjs';
 import { startBearerRelay } from '../helpers/bearer-relay.js';
 import { human } from '../helpers/gateway.js';
@@ -26,6 +27,7 @@ const out = tempDir();
 let daemon: RunningDaemon;
 let client: WispClient;
 let asked: Awaited<ReturnType<typeof human>>;
+const answered: Elicitation[] = [];
 
 beforeAll(async () => {
   [node22, cli] = await Promise.all([ensureNpm12().then((bin) => path.join(bin, 'node')), conformanceCli()]);
@@ -38,6 +40,12 @@ beforeAll(async () => {
   await activate(client, 'reference');
   // A human at another connection approves every call the suite makes.
   asked = await human(await daemon.connect(), () => 'approve');
+  // The elicitations answered, and by whom (this connection only watches: it is not asked, and answers none).
+  const watcher = await daemon.connect();
+  watcher.onEvent((event) => {
+    if (event.type === 'elicitation.resolved') answered.push(event.elicitation);
+  });
+  await watcher.call('events.subscribe', { types: ['elicitation.resolved'] });
 }, NPM12_SETUP_MS + 120_000);
 afterAll(async () => {
   await client.call('daemon.shutdown');
@@ -126,6 +134,9 @@ describe('the MCP conformance suite (server scenarios) against wispctl mcp serve
       // Its tool-call passes come from the tools themselves, approved by the human: not from an error result.
       const tools = new Set(asked.requested.map((a) => `${a.summary.serviceName}/${a.summary.toolName}`));
       for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling']) expect(tools, tool).toContain(`reference/${tool}`);
+      // Its elicitation passes come from the server's own requests, answered by the suite's client through the gateway (not by Wisp, not an error).
+      const elicited = answered.filter((e) => e.service.name === 'reference' && e.status === 'accepted' && e.by?.includes('(mcp:conformance-test-client)') === true);
+      expect(elicited.map((e) => e.message).sort()).toEqual(['Please provide your information', 'Please review and update the form fields with defaults', 'Please select options from the enum fields']);
     }
     // Exit 0 means: passed and not in the baseline, or failed as the baseline expects.
     for (const r of results) expect(r.code, `${r.name}: ${r.checks}\n${r.output.slice(-3000)}`).toBe(0);
