@@ -62,5 +62,7 @@ export declare const checks: {
   readonly "resources.read": ValidateFunction;
   readonly "prompts.list": ValidateFunction;
   readonly "prompts.get": ValidateFunction;
+  readonly "offers.review": ValidateFunction;
+  readonly "offers.accept": ValidateFunction;
   readonly "completion.complete": ValidateFunction;
 };

@@ -453,6 +453,12 @@ export const ERROR_CATALOG = {
     wire: false,
     description: 'Client side: wispctl mcp connect-client found the MCP client\'s config file unusable: not valid JSON (comments included), not a JSON object, its server list not an object, not a regular file, or too large. The file was not changed. Fix it, or add the entry by hand (wispctl mcp serve --print-config CLIENT), then run again.',
   },
+  OFFER_HELD: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.refused,
+    description:
+      'The prompt (or resource template) is held: its definition changed, or it appeared, since the service\'s prompts and templates were pinned, and no human has accepted it yet. It is not listed or got. Review it (offers.review, wispctl mcp review) and accept it (offers.accept).',
+  },
   NOT_OFFERED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.notFound,

@@ -125,7 +125,7 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
  * A configuration change stops the service at once (its tools vanish before the process does).
  * An edited command, args, cwd or url is a new trust: the tool pins go; a deleted service's too.
  */
-function registryEffects({ supervisor }: Pick<DaemonParts, 'supervisor'>, change: RegistryChange): void {
+function registryEffects({ supervisor, offerPins }: Pick<DaemonParts, 'supervisor' | 'offerPins'>, change: RegistryChange): void {
   if (change.kind === 'service.updated') {
     supervisor.rename(change.service.id, change.service.name);
     const stopped = supervisor.stop(change.service.id, false, `the service ${change.service.name} was edited`);
@@ -134,6 +134,7 @@ function registryEffects({ supervisor }: Pick<DaemonParts, 'supervisor'>, change
     void supervisor
       .remove(change.service.id, `the service ${change.service.name} was deleted`)
       .then(() => supervisor.pins.remove(change.service.id))
+      .then(() => offerPins.remove(change.service.id))
       .catch(() => undefined);
   }
 }

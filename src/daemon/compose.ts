@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LIMITS } from '../core/index.js';
 import { Approvals, AuditLog } from '../approvals/index.js';
 import { InstallSettingsStore, Installer } from '../install/index.js';
-import { Elicitations, HEADER_SECRET_PREFIX, ProjectList, Sandboxes, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins, type EgressWiring } from '../mcp/index.js';
+import { Elicitations, HEADER_SECRET_PREFIX, OfferPins, ProjectList, Sandboxes, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins, type EgressWiring } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
@@ -87,6 +87,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     paths, version: options.version, redactor, now, env,
     events, store, registry, serverRecords, supervisor, approvals, elicitations, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound, sandbox, searchPath }),
+    offerPins: new OfferPins(supervisor.pins),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
     apiKey: new ModelApiKey({
       keychain,

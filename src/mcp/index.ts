@@ -5,6 +5,7 @@ export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervi
 export { modelToolName } from './tool-names.js';
 export type { CatalogTool } from './tool-catalog.js';
 export { ToolPins, launchDigest, PINS_DIR, type ToolPinsOptions } from './tool-pins.js';
+export { OfferPins, promptOffer, templateOffer, type HeldOffer, type PinnableOffer } from './offer-pins.js';
 export type { HeldReview } from './tool-review.js';
 export type { StopLadder } from './stdio-transport.js';
 export { transportLink } from './link.js';

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { LIMITS, WispError, type PinnedDefinition } from '../core/index.js';
+import { LIMITS, WispError, type PinnedDefinition, type PinStatus } from '../core/index.js';
 import { canonicalJson, checkDirectory, isoTime, jsonProblem, moveAside, readSafe, schemaProblem, sha256Hex, writeFileAtomic, type StorageProblem } from '../util/index.js';
 import { checks } from '#generated/pins-check.js';
 import type { PinDocument } from './tool-pins-schema.js';
@@ -24,9 +24,16 @@ interface ServicePins {
   readonly tools: Map<string, Pin>;
 }
 
+/** What a pin is taken of: a tool of the catalog, or a prompt or resource template shaped as one (offer-pins.ts). */
+export interface Pinnable {
+  readonly name: string;
+  readonly pinDigest: string;
+  readonly definition: PinnedDefinition;
+}
+
 /** What a discovery is, against the pins: each tool with its status, and the names held. */
-export interface Classified {
-  readonly tools: CatalogTool[];
+export interface Classified<T extends Pinnable = CatalogTool> {
+  readonly tools: (T & { readonly pin: PinStatus })[];
   readonly added: string[];
   readonly changed: string[];
   /** When the pins were written anew: resolves once they are, with STORAGE_FAILED if they could not be. */
@@ -84,12 +91,12 @@ export class ToolPins {
   }
 
   /** Compares a discovered list with the pins (pinning every tool when there are none yet); persists what changed. */
-  classify(serviceId: string, tools: readonly CatalogTool[]): Classified {
+  classify<T extends Pinnable>(serviceId: string, tools: readonly T[]): Classified<T> {
     const pins = this.services.get(serviceId) ?? this.fresh(serviceId, '');
     const added: string[] = [];
     const changed: string[] = [];
     const first = !pins.established;
-    const classified = tools.map((tool): CatalogTool => {
+    const classified = tools.map((tool): T & { readonly pin: PinStatus } => {
       const pin = pins.tools.get(tool.name);
       if (first) pins.tools.set(tool.name, { digest: tool.pinDigest, definition: tool.definition });
       const status = first || pin?.digest === tool.pinDigest ? 'trusted' : pin === undefined ? 'added' : 'changed';
@@ -116,7 +123,7 @@ export class ToolPins {
   }
 
   /** A human accepted these tools as they are now: pinned, and written before this resolves. */
-  async accept(serviceId: string, tools: readonly CatalogTool[]): Promise<void> {
+  async accept(serviceId: string, tools: readonly Pinnable[]): Promise<void> {
     const pins = this.services.get(serviceId) ?? this.fresh(serviceId, '');
     const next = new Map(pins.tools);
     for (const tool of tools) next.set(tool.name, { digest: tool.pinDigest, definition: tool.definition });

@@ -5,7 +5,7 @@ import { ref } from '../args.js';
 import type { CliContext } from '../context.js';
 import { confirm } from '../prompt.js';
 import { clean, fitToTerminal } from '../render.js';
-import { reviewQuestion, reviewText } from '../render/review.js';
+import { offersReviewText, reviewQuestion, reviewText } from '../render/review.js';
 
 type Review = Result<'tools.review'>;
 
@@ -24,20 +24,32 @@ async function review(client: WispClient, ctx: CliContext, name: string, opts: {
   const { service } = await client.call('services.get', ref(name));
   const first = await client.call('tools.review', { serviceId: service.id });
   const tools = await allHeld(client, service.id, first);
-  if (!ctx.json()) ctx.io.out(fitToTerminal(reviewText(first, tools), stdoutColumns()));
-  if (tools.length === 0 || !opts.accept || (ctx.json() && opts.yes !== true)) {
-    if (ctx.json()) ctx.print({ ...first, tools, nextCursor: null }, () => '');
+  // Its prompts and resource templates are pinned too: held ones are shown (and accepted) with the tools.
+  const { held: offers } = await client.call('offers.review', { serviceId: service.id });
+  const offered = offersReviewText(service.name, offers);
+  if (!ctx.json()) ctx.io.out(fitToTerminal([...(tools.length > 0 || offers.length === 0 ? [reviewText(first, tools)] : []), ...(offered !== '' ? [offered] : [])].join('\n'), stdoutColumns()));
+  if ((tools.length === 0 && offers.length === 0) || !opts.accept || (ctx.json() && opts.yes !== true)) {
+    if (ctx.json()) ctx.print({ ...first, tools, nextCursor: null, offers }, () => '');
     return;
   }
-  if (opts.yes !== true && !(await confirm(reviewQuestion(first, tools.length), 'not a terminal, so nobody can confirm: pass --yes to accept the tools shown'))) {
-    ctx.io.err('not accepted: the tools stay held');
+  const question = tools.length > 0 ? reviewQuestion(first, tools.length + offers.length) : `Accept ${offers.length === 1 ? 'this' : `these ${offers.length}`} of ${clean(service.name)} as shown? [y/N] `;
+  if (opts.yes !== true && !(await confirm(question, `not a terminal, so nobody can confirm: pass --yes to accept ${offers.length === 0 ? 'the tools' : 'what is'} shown`))) {
+    ctx.io.err(`not accepted: ${offers.length === 0 ? 'the tools' : 'they'} stay held`);
     process.exitCode = EXIT.refused;
     return;
   }
   // Bound to the version shown and to each definition shown (its digest): anything else makes it APPROVAL_STALE.
-  const reviewed = tools.map((t) => ({ name: t.name, digest: t.digest }));
-  const accepted = await client.call('tools.accept', { serviceId: service.id, toolListVersion: first.toolListVersion, tools: reviewed });
-  ctx.print(accepted, () => `accepted ${accepted.accepted.length} tool${accepted.accepted.length === 1 ? '' : 's'} of ${clean(service.name)}: callable from now, offered to models from their next task`);
+  const lines: string[] = [];
+  if (tools.length > 0) {
+    const reviewed = tools.map((t) => ({ name: t.name, digest: t.digest }));
+    const accepted = await client.call('tools.accept', { serviceId: service.id, toolListVersion: first.toolListVersion, tools: reviewed });
+    lines.push(`accepted ${accepted.accepted.length} tool${accepted.accepted.length === 1 ? '' : 's'} of ${clean(service.name)}: callable from now, offered to models from their next task`);
+  }
+  if (offers.length > 0) {
+    const accepted = await client.call('offers.accept', { serviceId: service.id, items: offers.map((o) => ({ kind: o.kind, name: o.name, digest: o.digest })) });
+    lines.push(`accepted ${accepted.accepted.length} prompt${accepted.accepted.length === 1 ? '' : 's'} or template${accepted.accepted.length === 1 ? '' : 's'} of ${clean(service.name)}: offered to MCP clients from now`);
+  }
+  ctx.print({ service: { id: service.id, name: service.name } }, () => lines.join('\n'));
 }
 
 /** The width to fit the review to: the terminal's, when stdout is one. */

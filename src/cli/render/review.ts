@@ -3,6 +3,7 @@ import { clean, cleanBlock, showArg, showJson } from '../render.js';
 
 type Review = Result<'tools.review'>;
 type HeldTool = Review['tools'][number];
+type HeldOffer = Result<'offers.review'>['held'][number];
 
 /** Hidden-text warnings, one line each, marked so they cannot be missed. */
 export function warningLines(warnings: readonly ToolWarning[] | undefined, indent = '  '): string[] {
@@ -54,4 +55,33 @@ export function reviewText(review: Review, tools: readonly HeldTool[]): string {
 
 export function reviewQuestion(review: Review, count: number): string {
   return `Accept ${count === 1 ? 'this tool' : `these ${count} tools`} of ${clean(review.service.name)} as shown? [y/N] `;
+}
+
+/** A held prompt or resource template: which kind, and what changed, as a tool's review shows it. */
+function heldOfferText(offer: HeldOffer): string[] {
+  const what = offer.kind === 'prompt' ? 'prompt' : 'resource template';
+  const lines = [`${what} ${showArg(offer.name)}: ${offer.pin === 'added' ? 'ADDED since it was trusted' : 'CHANGED since it was trusted'}`];
+  if (offer.pin === 'added') {
+    lines.push('  definition (from the server, untrusted):');
+    if (offer.definition.title !== null) lines.push(`    title:        ${clean(offer.definition.title)}`);
+    lines.push(`    description:  ${cleanBlock(offer.definition.description ?? '', '                  ')}`);
+    lines.push(`    ${offer.kind === 'prompt' ? 'arguments' : 'name, type'}:    ${showJson(offer.definition.inputSchema)}`);
+    return lines;
+  }
+  if (offer.descriptionDiff !== null) lines.push('  description ([-removed-] {+added+}):', `    ${wordDiffText(offer.descriptionDiff)}`);
+  for (const change of offer.changes) {
+    if (change.path === '/description' && offer.descriptionDiff !== null) continue;
+    lines.push(`  ${clean(change.path)}: ${value(change.before, 'before' in change)} -> ${value(change.after, 'after' in change)}`);
+  }
+  return lines;
+}
+
+/** The held prompts and templates of a service (none: nothing is said). */
+export function offersReviewText(service: string, held: readonly HeldOffer[]): string {
+  if (held.length === 0) return '';
+  return [
+    `${clean(service)}: ${held.length} held prompt${held.length === 1 ? '' : 's'} or resource template${held.length === 1 ? '' : 's'}; MCP clients of wispctl mcp serve are not offered them until accepted`,
+    '',
+    ...held.flatMap((offer) => [...heldOfferText(offer), '']),
+  ].join('\n');
 }

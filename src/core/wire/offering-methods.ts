@@ -7,6 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { LIMITS } from '../limits.js';
 import { method } from './define.js';
 import { MediaWanted, ResultContent } from './shapes.js';
+import { FieldChange, PinnedDefinition, TextDiffPart } from './pin-methods.js';
 
 const ServiceId = Type.String({ minLength: 1, maxLength: 128, description: 'The service\'s id (services.list).' });
 const Text = Type.Union([Type.String(), Type.Null()]);
@@ -47,6 +48,19 @@ export type PromptMessage = Static<typeof PromptMessage>;
 const Omitted = Type.Integer({ minimum: 0, description: 'Items the server gave past the cap, or that were unusable (an over-long URI or name): left out.' });
 
 const ServiceParams = Type.Object({ serviceId: ServiceId }, { additionalProperties: false });
+const Held = Type.Integer({ minimum: 0, description: 'Items held for review, not listed: their definition changed, or they appeared, since they were pinned (offers.review, offers.accept).' });
+const OfferKind = Type.Union([Type.Literal('prompt'), Type.Literal('template')]);
+
+export const HeldOffer = Type.Object({
+  kind: OfferKind,
+  name: Type.String({ description: 'The prompt\'s name, or the template\'s URI template: the server\'s own, untrusted text.' }),
+  pin: Type.Union([Type.Literal('changed'), Type.Literal('added')]),
+  digest: Type.String({ description: 'sha256 of its canonical definition now: give it back to offers.accept.' }),
+  pinnedDigest: Type.Union([Type.String(), Type.Null()]),
+  changes: Type.Array(FieldChange, { description: 'changed: every leaf that differs, as a tool review shows them.' }),
+  descriptionDiff: Type.Union([Type.Array(TextDiffPart), Type.Null()]),
+  definition: PinnedDefinition,
+});
 const LIST_ERRORS = ['SERVICE_NOT_FOUND', 'SERVICE_NOT_ACTIVE', 'SERVER_REFUSED', 'PROTOCOL_ERROR', 'TIMEOUT', 'SERVER_EXITED', 'CONNECTION_CLOSED', 'NEEDS_AUTH', 'CANCELLED'] as const;
 
 export const offeringMethods = {
@@ -59,7 +73,7 @@ export const offeringMethods = {
   'resources.templates': method({
     summary: `The resource templates an active service lists (every page, at most ${LIMITS.maxResourceTemplatesPerService}); empty when it declared no resources.`,
     params: ServiceParams,
-    result: Type.Object({ service: OfferService, templates: Type.Array(ResourceTemplateInfo), omitted: Omitted }),
+    result: Type.Object({ service: OfferService, templates: Type.Array(ResourceTemplateInfo), omitted: Omitted, held: Held }),
     errors: [...LIST_ERRORS],
   }),
   'resources.read': method({
@@ -78,7 +92,7 @@ export const offeringMethods = {
   'prompts.list': method({
     summary: `The prompts an active service lists (every page, at most ${LIMITS.maxPromptsPerService}); empty when it declared no prompts.`,
     params: ServiceParams,
-    result: Type.Object({ service: OfferService, prompts: Type.Array(PromptInfo), omitted: Omitted }),
+    result: Type.Object({ service: OfferService, prompts: Type.Array(PromptInfo), omitted: Omitted, held: Held }),
     errors: [...LIST_ERRORS],
   }),
   'prompts.get': method({
@@ -93,7 +107,29 @@ export const offeringMethods = {
       { additionalProperties: false },
     ),
     result: Type.Object({ service: OfferService, description: Text, messages: Type.Array(PromptMessage), truncated: Type.Boolean() }),
-    errors: ['NOT_OFFERED', 'INVALID_ARGUMENTS', ...LIST_ERRORS],
+    errors: ['NOT_OFFERED', 'OFFER_HELD', 'INVALID_ARGUMENTS', ...LIST_ERRORS],
+  }),
+  'offers.review': method({
+    summary:
+      'The held prompts and resource templates of an active service (changed or added since they were pinned), read again now, each with its kind and what changed, as tools.review shows a tool. Accept with offers.accept.',
+    params: ServiceParams,
+    result: Type.Object({ service: OfferService, held: Type.Array(HeldOffer) }),
+    errors: [...LIST_ERRORS],
+  }),
+  'offers.accept': method({
+    summary: 'Accept held prompts and templates, each named with its kind and the digest offers.review showed: pinned as they are, offered from now. One not held as reviewed makes it APPROVAL_STALE and accepts nothing.',
+    params: Type.Object(
+      {
+        serviceId: ServiceId,
+        items: Type.Array(
+          Type.Object({ kind: OfferKind, name: Type.String({ minLength: 1, maxLength: 2048 }), digest: Type.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+          { minItems: 1, maxItems: 256 },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    result: Type.Object({ service: OfferService, accepted: Type.Array(Type.Object({ kind: OfferKind, name: Type.String() })) }),
+    errors: ['APPROVAL_STALE', 'STORAGE_FAILED', ...LIST_ERRORS],
   }),
   'completion.complete': method({
     summary:

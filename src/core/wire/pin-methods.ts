@@ -19,14 +19,14 @@ export const PinnedDefinition = Type.Object({
 export type PinnedDefinition = Static<typeof PinnedDefinition>;
 
 /** One leaf that differs between the pinned and the new definition; a side without the key has no before (after). */
-const FieldChange = Type.Object({
+export const FieldChange = Type.Object({
   path: Type.String({ description: 'A JSON pointer into the definition: /description, /inputSchema/properties/path/type, /annotations/destructiveHint...' }),
   before: Type.Optional(Json),
   after: Type.Optional(Json),
 });
 export type FieldChange = Static<typeof FieldChange>;
 
-const TextDiffPart = Type.Object({
+export const TextDiffPart = Type.Object({
   op: Type.Union([Type.Literal('same'), Type.Literal('removed'), Type.Literal('added')]),
   text: Type.String(),
 });

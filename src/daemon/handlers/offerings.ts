@@ -1,5 +1,5 @@
 import { WispError, type Result } from '../../core/index.js';
-import { Failure, completionValues, promptMessages, readContents, readList, type ListKind } from '../../mcp/index.js';
+import { Failure, completionValues, launchDigest, promptMessages, promptOffer, readContents, readList, templateOffer, type ListKind } from '../../mcp/index.js';
 import { canonicalJson, isoTime, sha256Hex } from '../../util/index.js';
 import { clientId } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
@@ -14,13 +14,15 @@ const AUDIT_URI_CHARS = 512;
  * (a read names what it reads, and changes nothing Wisp knows of), but every read and every
  * prompt got is on record in the audit log, with its outcome.
  */
-export function offeringHandlers({ supervisor, registry, redactor, audit, now }: Pick<DaemonParts, 'supervisor' | 'registry' | 'redactor' | 'audit' | 'now'>): Pick<Handlers, Names> {
+type Parts = Pick<DaemonParts, 'supervisor' | 'registry' | 'redactor' | 'audit' | 'now' | 'offerPins'>;
+
+/** What both groups of handlers read with: an active service, its whole lists, its prompts and templates against their pins. */
+function readers({ supervisor, registry, redactor, audit, now, offerPins }: Parts) {
   const redact = <T>(value: T): T => redactor.redactValue(value);
   const active = (serviceId: string) => {
     const config = registry.get({ id: serviceId });
-    return { service: { id: config.id, name: config.name }, connection: supervisor.activeConnection(config.id, config.name), media: config.media === true };
+    return { service: { id: config.id, name: config.name }, connection: supervisor.activeConnection(config.id, config.name), media: config.media === true, launch: launchDigest(config) };
   };
-  const record = (entry: Record<string, unknown>): Promise<boolean> => audit.append({ at: isoTime(now()), ...entry });
   /** One whole list of an active service; none asked of a server that did not declare resources (or prompts). */
   const list = async <K extends ListKind>(serviceId: string, kind: K, signal: AbortSignal) => {
     const { service, connection } = active(serviceId);
@@ -28,19 +30,52 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
     const { items, omitted } = declared ? await wire(readList(kind, (p) => connection.offer(kind, p, signal), redact)) : { items: [], omitted: 0 };
     return { service, items, omitted };
   };
+  // What is held (changed or new since pinned) is not offered until a human accepts it.
+  const prompts = async (serviceId: string, signal: AbortSignal) => {
+    const { service, items, omitted } = await list(serviceId, 'prompts/list', signal);
+    const sorted = await offerPins.sort(service.id, active(service.id).launch, 'prompt', items, promptOffer);
+    return { service, prompts: sorted.offered, omitted, held: sorted.held };
+  };
+  const templates = async (serviceId: string, signal: AbortSignal) => {
+    const { service, items, omitted } = await list(serviceId, 'resources/templates/list', signal);
+    const sorted = await offerPins.sort(service.id, active(service.id).launch, 'template', items, templateOffer);
+    return { service, templates: sorted.offered, omitted, held: sorted.held };
+  };
+  const record = (entry: Record<string, unknown>): Promise<boolean> => audit.append({ at: isoTime(now()), ...entry });
+  return { redact, active, list, prompts, templates, record, offerPins };
+}
+
+/** The review of held prompts and templates (offer-pins.ts): both lists read again, so it is of what the server defines now. */
+export function offerPinHandlers(parts: Parts): Pick<Handlers, 'offers.review' | 'offers.accept'> {
+  const { active, prompts, templates, offerPins } = readers(parts);
+  return {
+    'offers.review': async (params, ctx) => {
+      const { service } = active(params.serviceId);
+      await templates(service.id, ctx.signal);
+      await prompts(service.id, ctx.signal);
+      return { service, held: offerPins.review(service.id) };
+    },
+    'offers.accept': async (params) => {
+      const { service } = active(params.serviceId);
+      return { service, accepted: await offerPins.accept(service.id, params.items) };
+    },
+  };
+}
+
+/**
+ * What active services offer besides tools, asked of their servers (offerings.ts): no approval
+ * (a read names what it reads, and changes nothing Wisp knows of), but every read and every
+ * prompt got is on record in the audit log, with its outcome.
+ */
+export function offeringHandlers(parts: Parts): Pick<Handlers, Names> {
+  const { redact, active, list, prompts, templates, record, offerPins } = readers(parts);
   return {
     'resources.list': async (params, ctx) => {
       const { service, items, omitted } = await list(params.serviceId, 'resources/list', ctx.signal);
       return { service, resources: items, omitted };
     },
-    'resources.templates': async (params, ctx) => {
-      const { service, items, omitted } = await list(params.serviceId, 'resources/templates/list', ctx.signal);
-      return { service, templates: items, omitted };
-    },
-    'prompts.list': async (params, ctx) => {
-      const { service, items, omitted } = await list(params.serviceId, 'prompts/list', ctx.signal);
-      return { service, prompts: items, omitted };
-    },
+    'resources.templates': (params, ctx) => templates(params.serviceId, ctx.signal),
+    'prompts.list': (params, ctx) => prompts(params.serviceId, ctx.signal),
     'completion.complete': async (params, ctx): Promise<Result<'completion.complete'>> => {
       const { service, connection } = active(params.serviceId);
       if (!connection.offers.completions) return { service, values: [], total: null, hasMore: false };
@@ -65,6 +100,9 @@ export function offeringHandlers({ supervisor, registry, redactor, audit, now }:
     'prompts.get': async (params, ctx): Promise<Result<'prompts.get'>> => {
       const { service, connection, media } = active(params.serviceId);
       if (!connection.offers.prompts) throw new WispError('NOT_OFFERED', `${service.name} offers no prompts (it declared none when it was activated); nothing was sent`);
+      if (offerPins.isHeld(service.id, 'prompt', params.name)) {
+        throw new WispError('OFFER_HELD', `${service.name}'s prompt ${JSON.stringify(params.name.slice(0, 128))} changed since it was pinned and is held until you accept it (wispctl mcp review ${service.name}); nothing was sent`);
+      }
       const args = params.arguments ?? {};
       const entry = { record: 'prompt.get', serviceId: service.id, service: service.name, prompt: redact(params.name), argumentsDigest: sha256Hex(canonicalJson(args)), client: clientId(ctx.connection) };
       try {

@@ -18,8 +18,8 @@ type ServiceMethods =
   | 'services.allowNet';
 
 /** The registry and the lifecycle of services: register, show, edit, delete, activate, disable. */
-export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets'>): Pick<Handlers, ServiceMethods> {
-  const { registry, supervisor, services, secrets } = parts;
+export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'supervisor' | 'services' | 'secrets' | 'offerPins'>): Pick<Handlers, ServiceMethods> {
+  const { registry, supervisor, services, secrets, offerPins } = parts;
   return {
     'services.register': async (params) => ({ service: services.view(await registry.register(params)) }),
     'services.list': () => ({ services: registry.list().map((config) => services.view(config)) }),
@@ -50,6 +50,7 @@ export function serviceHandlers(parts: Pick<DaemonParts, 'registry' | 'superviso
       });
       await supervisor.remove(deleted.id);
       await supervisor.pins.remove(deleted.id);
+      await offerPins.remove(deleted.id);
       return { deleted };
     },
     'services.activate': async (params, ctx) => {

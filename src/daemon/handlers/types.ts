@@ -2,7 +2,7 @@ import type { AdmissionLoad, CallContext, EventHub, WispPaths } from '../../cont
 import type { MethodName, Params, Result } from '../../core/index.js';
 import type { Approvals, AuditLog } from '../../approvals/index.js';
 import type { InstallSettingsStore, Installer } from '../../install/index.js';
-import type { Elicitations, LoadProblem, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
+import type { Elicitations, LoadProblem, OfferPins, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
 import type { ModelApiKey, ModelSettingsStore } from '../../model/index.js';
 import type { Redactor, SecretStore, Secrets, ServiceSecrets } from '../../secrets/index.js';
 import type { Sessions } from '../../sessions/index.js';
@@ -31,6 +31,8 @@ export interface DaemonParts {
   readonly registry: ServiceRegistry;
   readonly serverRecords: ServerRecords;
   readonly supervisor: Supervisor;
+  /** The pins of services' prompts and resource templates (offer-pins.ts). */
+  readonly offerPins: OfferPins;
   readonly services: ServiceOps;
   readonly approvals: Approvals;
   readonly elicitations: Elicitations;
