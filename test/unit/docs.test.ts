@@ -117,8 +117,8 @@ describe('documentation stays true to the code', () => {
     for (const guide of guides) expect(readme, guide).toContain(`](docs/${guide})`);
   });
 
-  // The bound grows with the protocol, a section per method: 4,000 until the gateway's resources and prompts (issue 35) added five.
-  it('docs/protocol.md is readable: under 4,400 lines, every shared shape written out once and referenced elsewhere', () => {
+  // The bound grows with the protocol, a section per method: 4,000 until the gateway's resources and prompts (issue 35) added five, 4,400 until offers.review and offers.accept.
+  it('docs/protocol.md is readable: under 4,800 lines, every shared shape written out once and referenced elsewhere', () => {
     const doc = renderProtocolMarkdown();
     expect(doc.split('\n').length).toBeLessThan(4800);
     // The exported schemas specific enough that an equal copy means the same shape.
