@@ -12,7 +12,7 @@ export const RECONNECT_MAX_MS = 1000;
 
 /** The events a gateway follows: the catalog and what it offers (list_changed), approvals (progress, elicitation), the daemon stopping. */
 export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted']);
-const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping'] as const;
+const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping', 'service.log', 'service.offerings'] as const;
 
 /**
  * Where the daemon's socket is: a path, or a lookup run again before each connection attempt

@@ -7,6 +7,7 @@ import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, to
 import { CATALOG_EVENTS, daemonAway, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
 import { serveOfferings } from './offerings.js';
+import { serveNotices, type RunningCall } from './notices.js';
 
 export interface GatewayOptions {
   /** Only the tools of these services (by name); null: every active service. */
@@ -109,11 +110,12 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
 
   // Resources and prompts: read through the daemon when asked (offerings.ts); none while it is away.
   serveOfferings(mcp, link, options);
+  const calls = serveNotices(mcp, link, options);
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     try {
       const elicit = options.approveInClient && server.getClientCapabilities()?.elicitation !== undefined;
-      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit });
+      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit, calls });
     } catch (error) {
       return failureResult(error);
     }
@@ -137,6 +139,7 @@ interface CallContext {
   readonly extra: Extra;
   readonly shared: Shared;
   readonly elicit: boolean;
+  readonly calls: Set<RunningCall>;
 }
 
 async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
@@ -160,6 +163,8 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
   if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `no tool named ${JSON.stringify(target.slice(0, 64))} is offered by this server`);
   const client = await link.current();
   const watch = new ApprovalWatch(link, client, tool, ctx.extra, ctx.shared, ctx.elicit);
+  const running: RunningCall = { approved: () => watch.approval, extra: ctx.extra };
+  ctx.calls.add(running);
   // The client's notifications/cancelled aborts extra.signal: the daemon is asked to cancel (rpc.cancel), and says why.
   const cancel = new AbortController();
   const onCancel = (): void => cancel.abort('the MCP client cancelled the call');
@@ -169,6 +174,7 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
     return toMcpResult(await client.callCancellable(cancel.signal, 'tools.call', { modelName: tool.modelName, arguments: targetArgs }), tool);
   } finally {
     ctx.extra.signal.removeEventListener('abort', onCancel);
+    ctx.calls.delete(running);
     watch.stop();
   }
 }
