@@ -125,7 +125,7 @@ describe('the MCP conformance suite (server scenarios) against wispctl mcp serve
     if (setup.serveArgs.length > 0) {
       // Its tool-call passes come from the tools themselves, approved by the human: not from an error result.
       const tools = new Set(asked.requested.map((a) => `${a.summary.serviceName}/${a.summary.toolName}`));
-      for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling']) expect(tools, tool).toContain(`reference/${tool}`);
+      for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling', 'test_tool_with_logging']) expect(tools, tool).toContain(`reference/${tool}`);
     }
     // Exit 0 means: passed and not in the baseline, or failed as the baseline expects.
     for (const r of results) expect(r.code, `${r.name}: ${r.checks}\n${r.output.slice(-3000)}`).toBe(0);
