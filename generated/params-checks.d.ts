@@ -60,6 +60,8 @@ export declare const checks: {
   readonly "resources.list": ValidateFunction;
   readonly "resources.templates": ValidateFunction;
   readonly "resources.read": ValidateFunction;
+  readonly "resources.subscribe": ValidateFunction;
+  readonly "resources.unsubscribe": ValidateFunction;
   readonly "prompts.list": ValidateFunction;
   readonly "prompts.get": ValidateFunction;
   readonly "offers.review": ValidateFunction;

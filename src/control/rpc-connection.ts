@@ -57,6 +57,7 @@ export class Connection implements RpcConnection {
   gateway: string | null = null;
   private readonly splitter: LineSplitter;
   private closed = false;
+  private readonly closers: (() => void)[] = []; // whenClosed
   /** Frames written this turn, not yet handed to the socket (see writeLine); events are serialised as they leave. */
   private outbox: (string | EmittedEvent | DeferredAnswer)[] = [];
   private outboxChars = 0;
@@ -84,6 +85,11 @@ export class Connection implements RpcConnection {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  whenClosed(fn: () => void): void {
+    if (this.closed) fn();
+    else this.closers.push(fn);
   }
 
   /** A notification that cannot be sent (unserialisable, over the frame cap) is dropped with a log line. */
@@ -379,6 +385,7 @@ export class Connection implements RpcConnection {
     this.splitter.dispose();
     this.abortAll();
     this.server.forget(this);
+    for (const fn of this.closers.splice(0)) fn();
   }
 
   /** Called from the socket's data event: whatever goes wrong costs this frame, never the daemon. */

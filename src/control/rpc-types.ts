@@ -31,6 +31,8 @@ export interface RpcConnection {
    * then closed after that answer.
    */
   joinGateway(id: string): void;
+  /** Runs `fn` once when this connection closes (at once when it has closed already). */
+  whenClosed(fn: () => void): void;
 }
 
 export interface CallContext {

@@ -15,6 +15,13 @@ export const LIMITS = {
   maxPromptsPerService: 64,
   /** Pages of one such list read from a server (a server that keeps paging is cut off). */
   maxOfferPages: 32,
+  /** One server log message (notifications/message): its data as JSON, cut to this many characters after redaction. */
+  maxLogDataChars: 8192,
+  /** Log messages one service may send a second; more are dropped (and counted in the next service.log event). */
+  maxLogMessagesPerSecond: 50,
+  /** Resource subscriptions (resources.subscribe) one client may hold, and one service may have across clients. */
+  maxSubscriptionsPerClient: 64,
+  maxSubscriptionsPerService: 256,
   /** One tool's input schema, serialized. */
   maxInputSchemaBytes: 16 * 1024,
   /** Fields of one elicitation form (its schema is also capped like an input schema). */

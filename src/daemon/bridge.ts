@@ -3,7 +3,7 @@ import type { EventPayload } from '../core/index.js';
 import { assertNever } from '../core/index.js';
 import type { ApprovalAnnouncement } from '../approvals/index.js';
 import { STEPS, attemptView, type InstallEvent } from '../install/index.js';
-import { launchDigest, type ElicitationAnnouncement, type McpEvent, type RegistryChange } from '../mcp/index.js';
+import { launchDigest, type ElicitationAnnouncement, type McpEvent, type RegistryChange, type ServerNotice } from '../mcp/index.js';
 import type { SessionEvent } from '../sessions/index.js';
 import { approvalOutcome, approvalView } from './views.js';
 import type { DaemonParts } from './handlers/types.js';
@@ -72,6 +72,10 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
       return { type: 'tool.call.failed', call: event.call, code: event.code, message: event.message, durationMs: event.durationMs, waitedMs: event.waitedMs };
     case 'network.refused':
       return { type: 'network.refused', ...event.refusal };
+    case 'server.log':
+    case 'resource.updated':
+    case 'offerings.changed':
+      return noticeWire(event);
     case 'approval.requested':
       return { type: event.kind, approval: approvalView(event.approval) };
     case 'approval.resolved':
@@ -118,6 +122,20 @@ export function toWire(parts: Pick<DaemonParts, 'services'>, event: DomainEvent)
     }
     default:
       return assertNever(event);
+  }
+}
+
+/** What a server said of its own accord (mcp/server-notices.ts), as its event. */
+function noticeWire(event: ServerNotice): EventPayload {
+  switch (event.kind) {
+    case 'server.log': {
+      const { kind: _kind, ...log } = event;
+      return { type: 'service.log', ...log };
+    }
+    case 'resource.updated':
+      return { type: 'service.offerings', service: event.service, changed: 'resource', uri: event.uri };
+    case 'offerings.changed':
+      return { type: 'service.offerings', service: event.service, changed: event.changed, uri: null };
   }
 }
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LIMITS } from '../core/index.js';
 import { Approvals, AuditLog } from '../approvals/index.js';
 import { InstallSettingsStore, Installer } from '../install/index.js';
-import { Elicitations, HEADER_SECRET_PREFIX, OfferPins, ProjectList, Sandboxes, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins, type EgressWiring } from '../mcp/index.js';
+import { Elicitations, HEADER_SECRET_PREFIX, OfferPins, ProjectList, ResourceSubscriptions, Sandboxes, ServerNotices, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins, type EgressWiring, type McpEvent } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
 import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
@@ -39,10 +39,11 @@ export function compose(options: DaemonOptions): DaemonParts {
   const serverRecords = new ServerRecords(serverRecordsFile(paths), (error) => logger.error({ err: String(error) }, 'could not update the record of running MCP servers'));
   // Whether a client can answer is known once the socket server exists (Daemon sets it).
   const elicitations = new Elicitations(bus.publish, now);
+  const { notices, subscriptions } = serverNotices(bus, redactor, parts);
   const sandbox = new Sandboxes({ egress: egressWiring(options, parts, bus) });
   const searchPath = options.searchPath ?? process.env.PATH;
   const supervisor = new Supervisor({
-    elicitations,
+    elicitations, notices,
     processes: serverRecords,
     version: options.version,
     ladder: options.ladder ?? DEFAULT_LADDER,
@@ -85,7 +86,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const projects = new ProjectList(paths.dataDir);
   const built = {
     paths, version: options.version, redactor, now, env,
-    events, store, registry, serverRecords, supervisor, approvals, elicitations, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
+    events, store, registry, serverRecords, supervisor, approvals, elicitations, notices, subscriptions, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound, sandbox, searchPath }),
     offerPins: new OfferPins(supervisor.pins),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
@@ -102,6 +103,21 @@ export function compose(options: DaemonOptions): DaemonParts {
   late.parts = { ...built, sessions: sessions(options, built, bus) };
   connectBridge(bus, late.parts);
   return late.parts;
+}
+
+/**
+ * What servers say of their own accord becomes events (a resource's change only when some
+ * client subscribed to it); subscriptions are sent on the service's active connection. Both
+ * follow calls, service states and deletions: MCP events (the other areas' kinds are none of those).
+ */
+function serverNotices(bus: DomainBus, redactor: DaemonOptions['redactor'], parts: () => DaemonParts): { notices: ServerNotices; subscriptions: ResourceSubscriptions } {
+  const subscriptions = new ResourceSubscriptions((service, method, uri) => parts().supervisor.activeConnection(service.id, service.name).offer(method, { uri }, AbortSignal.timeout(LIMITS.defaultTimeoutMs)));
+  const notices = new ServerNotices(bus.publish, redactor, (serviceId, uri) => subscriptions.has(serviceId, uri));
+  bus.on((event) => {
+    notices.observe(event as McpEvent);
+    subscriptions.observe(event as McpEvent);
+  });
+  return { notices, subscriptions };
 }
 
 /** Where sandboxed services' egress proxies live (beside the socket), whose grants they read (the registry's, live), where their connections go. */

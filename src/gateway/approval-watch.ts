@@ -51,6 +51,11 @@ export class ApprovalWatch {
     this.timer?.unref();
   }
 
+  /** The approval this call ran on, once approved: a server's log message during the call names it (notices.ts). */
+  get approval(): string | null {
+    return this.ran;
+  }
+
   stop(): void {
     this.unsubscribe();
     if (this.timer !== null) clearInterval(this.timer);

@@ -12,7 +12,7 @@ export const RECONNECT_MAX_MS = 1000;
 
 /** The events a gateway follows: the catalog and what it offers (list_changed), approvals (progress, elicitation), the daemon stopping. */
 export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted']);
-const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping'] as const;
+const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping', 'service.log', 'service.offerings'] as const;
 /** Followed too once the MCP client declared it can answer elicitations (followElicitations): the daemon counts a subscriber as someone who could answer. */
 const ELICITATION_EVENTS = ['elicitation.requested', 'elicitation.resolved'] as const;
 

@@ -32,7 +32,7 @@ import { mcpContent, omittedText } from './result.js';
 const SCHEME = 'wisp://';
 const SEPARATOR = '__';
 /** Where Wisp says which service a resource or prompt is from, and its own URI or name (`_meta`). */
-const META_SERVICE = 'dev.wisp/service';
+export const META_SERVICE = 'dev.wisp/service';
 const META_ORIGINAL = 'dev.wisp/original';
 
 type Content = ToolCallResult['content'][number];
@@ -40,8 +40,7 @@ type Content = ToolCallResult['content'][number];
 /** resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on `server`; empty lists (and failing reads) while no daemon answers. */
 export function serveOfferings(mcp: McpServer, link: DaemonLink, scope: Scope): void {
   const server = mcp.server;
-  // McpServer declares listChanged for what it was given; these lists are read when asked, and no change is announced (yet).
-  server.registerCapabilities({ resources: { listChanged: false }, prompts: { listChanged: false } });
+  // These lists are read when asked; their changes are announced by notices.ts (which declares listChanged).
   const offerings = new GatewayOfferings(() => link.current(), scope);
   const listing = async <T>(list: () => Promise<T>, none: T): Promise<T> => ((await reachable(link)) ? list() : none);
   const away = (): McpError => new McpError(ErrorCode.InternalError, `DAEMON_NOT_RUNNING: no Wisp daemon answers on ${link.socket}; start it with: wispctl daemon start`);
@@ -190,7 +189,7 @@ export class GatewayOfferings {
   }
 
   /** Which service a URI the client has is of, and the server's own URI. */
-  private async resolveUri(client: WispClient, uri: string): Promise<{ service: Service; original: string }> {
+  async resolveUri(client: WispClient, uri: string): Promise<{ service: Service; original: string }> {
     const services = await this.services(client);
     if (this.scope.ownNames) {
       const service = services[0];
@@ -235,7 +234,7 @@ export class GatewayOfferings {
 }
 
 /** A daemon's error as the MCP client gets it: the server's own JSON-RPC code where it refused, `fallback` otherwise; the message names Wisp's code. */
-function mcpError(error: unknown, fallback: number): McpError {
+export function mcpError(error: unknown, fallback: number): McpError {
   if (error instanceof McpError) return error;
   if (!(error instanceof WispError)) return new McpError(ErrorCode.InternalError, `INTERNAL_ERROR: ${error instanceof Error ? error.message : String(error)}`);
   const server = error.details.server as { code?: unknown } | undefined;

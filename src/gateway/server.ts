@@ -8,6 +8,7 @@ import { elicitModes, type ElicitModes } from './elicit-relay.js';
 import { CATALOG_EVENTS, daemonAway, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
 import { serveOfferings } from './offerings.js';
+import { serveNotices, type RunningCall } from './notices.js';
 
 export interface GatewayOptions {
   /** Only the tools of these services (by name); null: every active service. */
@@ -110,11 +111,12 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
 
   // Resources and prompts: read through the daemon when asked (offerings.ts); none while it is away.
   serveOfferings(mcp, link, options);
+  const calls = serveNotices(mcp, link, options);
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     try {
       const modes = elicitModes(server.getClientCapabilities());
-      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit: options.approveInClient && modes.form, modes });
+      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit: options.approveInClient && modes.form, modes, calls });
     } catch (error) {
       return failureResult(error);
     }
@@ -148,6 +150,7 @@ interface CallContext {
   readonly elicit: boolean;
   /** The elicitation modes the client declared: its call's server may ask it in these. */
   readonly modes: ElicitModes;
+  readonly calls: Set<RunningCall>;
 }
 
 async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
@@ -171,6 +174,8 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
   if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `no tool named ${JSON.stringify(target.slice(0, 64))} is offered by this server`);
   const client = await link.current();
   const watch = new ApprovalWatch(link, client, tool, ctx.extra, ctx.shared, ctx.elicit, ctx.modes);
+  const running: RunningCall = { approved: () => watch.approval, extra: ctx.extra };
+  ctx.calls.add(running);
   // The client's notifications/cancelled aborts extra.signal: the daemon is asked to cancel (rpc.cancel), and says why.
   const cancel = new AbortController();
   const onCancel = (): void => cancel.abort('the MCP client cancelled the call');
@@ -180,6 +185,7 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
     return toMcpResult(await client.callCancellable(cancel.signal, 'tools.call', { modelName: tool.modelName, arguments: targetArgs, media: true }), tool);
   } finally {
     ctx.extra.signal.removeEventListener('abort', onCancel);
+    ctx.calls.delete(running);
     watch.stop();
   }
 }

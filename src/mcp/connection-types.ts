@@ -1,6 +1,7 @@
 import type { CatalogTool } from './tool-catalog.js';
 import type { BearerSource } from './http-transport.js';
 import type { ElicitSink } from './elicit-handler.js';
+import type { NoticeSink } from './server-notices.js';
 import type { Failure } from './failure.js';
 import type { RefreshLimits } from './refresh-throttle.js';
 import type { ProcessTracker, StopLadder } from './stdio-transport.js';
@@ -36,6 +37,8 @@ export interface ConnectionOptions {
   readonly toolListVersionBase?: number | undefined;
   /** Where the server's elicitation requests go (none: the capability is never declared). */
   readonly elicit?: ElicitSink | undefined;
+  /** Where the server's log messages and resource and list changes go (none: not relayed). */
+  readonly notices?: NoticeSink | undefined;
   /** How often list_changed may cause a refresh (default: LIMITS). */
   readonly refreshLimits?: RefreshLimits | undefined;
 }

@@ -13,6 +13,7 @@ import { AuthRequired, Failure, failureOf, guardMessages, unhandledMessage, type
 import { buildCatalog } from './tool-catalog.js';
 import { sendOffer, type OfferKind, type Offers } from './offerings.js';
 import { answerElicitations, clientCapabilities } from './elicit-handler.js';
+import { relayNotices } from './notice-handlers.js';
 import { ModernPeer, holdingClose, modernFailure, refusedForModern, type ModernChannel } from './modern.js';
 import type { StoredService } from './service-store.js';
 import type { ConnectionHooks, ConnectionOptions } from './connection-types.js';
@@ -180,6 +181,7 @@ export class Connection {
     };
     client.onerror = () => undefined; // surfaced through the failing request or onclose
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.scheduleRefresh());
+    relayNotices(client, this.options.notices, () => this.isClosed());
     return client;
   }
 
@@ -297,7 +299,8 @@ export class Connection {
   get offers(): Offers {
     const client = this.client;
     const declared = client instanceof ModernPeer ? client.client.getServerCapabilities() : client?.getServerCapabilities();
-    return { resources: declared?.resources !== undefined, prompts: declared?.prompts !== undefined, completions: declared?.completions !== undefined };
+    const subscribe = !(client instanceof ModernPeer) && declared?.resources?.subscribe === true;
+    return { resources: declared?.resources !== undefined, prompts: declared?.prompts !== undefined, completions: declared?.completions !== undefined, subscribe };
   }
 
   /**

@@ -24,7 +24,14 @@ export type McpEvent =
   | { readonly kind: 'call.progress'; readonly call: CallRef; readonly progress: number; readonly total: number | null; readonly message: string | null }
   | { readonly kind: 'call.finished'; readonly call: CallRef; readonly durationMs: number; readonly waitedMs: number; readonly truncated: boolean }
   | { readonly kind: 'call.failed'; readonly call: FailedCallRef; readonly code: ErrorCode; readonly message: string; readonly durationMs: number; readonly waitedMs: number }
-  | { readonly kind: 'network.refused'; readonly refusal: NetworkRefusal };
+  | { readonly kind: 'network.refused'; readonly refusal: NetworkRefusal }
+  | ServerNotice;
+
+/** What a server said of its own accord (server-notices.ts): a log message, a resource changed, a list changed. */
+export type ServerNotice =
+  | ({ readonly kind: 'server.log' } & Omit<Extract<WispEvent, { type: 'service.log' }>, 'type' | 'seq' | 'at'>)
+  | { readonly kind: 'resource.updated'; readonly service: ServiceRef; readonly uri: string }
+  | { readonly kind: 'offerings.changed'; readonly service: ServiceRef; readonly changed: 'resources' | 'prompts' };
 
 /** A sandboxed server's connection its egress proxy refused (the wire event network.refused). */
 export type NetworkRefusal = Omit<Extract<WispEvent, { type: 'network.refused' }>, 'type' | 'seq' | 'at'>;

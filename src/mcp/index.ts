@@ -1,6 +1,6 @@
 export { ServiceStore, REGISTRY_FILE, SCHEMA_VERSION, type StoredService, type InstallOrigin, type SourceOrigin, type ServiceOrigin, type LoadProblem, type LoadResult } from './service-store.js';
 export { ServiceRegistry, type RegisterInput, type UpdateInput } from './service-registry.js';
-export type { McpEvent, RegistryChange, CallRef } from './events.js';
+export type { McpEvent, RegistryChange, CallRef, ServerNotice } from './events.js';
 export { Supervisor, STDERR_TAIL_CHARS, type SupervisorOptions } from './supervisor.js';
 export { modelToolName } from './tool-names.js';
 export type { CatalogTool } from './tool-catalog.js';
@@ -25,6 +25,8 @@ export { forgetLogin, checkLoginTarget, LOGIN_TIMEOUT_MS } from './login-checks.
 export { login, revokeLogin, savedLogin, type LoginOptions, type Revocation } from './login-lazy.js';
 export { isIdShaped, nameKey, sameName } from './service-names.js';
 export { isWispGateway, selfGatewayError } from './self-gateway.js';
+export { ServerNotices, type NoticeSink } from './server-notices.js';
+export { ResourceSubscriptions } from './resource-subscriptions.js';
 export { Elicitations, type ElicitAnswer, type ElicitRequest, type ElicitationAnnouncement } from './elicitations.js';
 export { Sandboxes } from './sandbox/sandboxes.js';
 export type { EgressWiring, NetworkAnswer } from './sandbox/egress-run.js';

@@ -11,13 +11,15 @@ import { normalizeResult } from './result.js';
  * string is redacted before it is cut; text contents and prompt messages are normalised as
  * tool results are (result.ts: capped, binaries and links as markers).
  */
-export type OfferKind = 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete';
+export type OfferKind = 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete' | 'resources/subscribe' | 'resources/unsubscribe';
 
 /** What the server declared at initialize (or its 2026 discovery) besides tools. */
 export interface Offers {
   readonly resources: boolean;
   readonly prompts: boolean;
   readonly completions: boolean;
+  /** resources.subscribe declared (2025 era only: a 2026 server is not subscribed to). */
+  readonly subscribe: boolean;
 }
 
 type RequestOptions = { timeout: number; signal: AbortSignal };
@@ -39,6 +41,10 @@ export function sendOffer(client: Client | ModernPeer, kind: OfferKind, params: 
       return client.getPrompt(params as { name: string }, options);
     case 'completion/complete':
       return client.complete(params as never, options);
+    case 'resources/subscribe':
+      return client.subscribeResource(params as { uri: string }, options);
+    case 'resources/unsubscribe':
+      return client.unsubscribeResource(params as { uri: string }, options);
   }
 }
 

@@ -16,6 +16,7 @@ import type { OutboundRules } from './outbound.js';
 import type { Sandboxes } from './sandbox/sandboxes.js';
 import type { CallClock } from './call-clock.js';
 import type { Elicitations } from './elicitations.js';
+import type { ServerNotices } from './server-notices.js';
 import { elicitSink, failureEvent, trackerFor } from './supervisor-links.js';
 import type { McpEvent } from './events.js';
 
@@ -43,8 +44,9 @@ export interface SupervisorOptions {
   readonly sandbox?: Sandboxes | undefined;
   /** The tool pins (default: kept in memory only). */
   readonly pins?: ToolPins;
-  /** Where servers' elicitation requests go (none: no server is told we can answer one). */
+  /** Where servers' elicitation requests go (none: no server is told we can answer one); their log messages and changes (none: not relayed). */
   readonly elicitations?: Elicitations | undefined;
+  readonly notices?: ServerNotices | undefined;
 }
 
 /** stderr kept per service, in characters. */
@@ -264,6 +266,7 @@ export class Supervisor {
       transports: this.options.transports ?? defaultTransports(this.options.outbound, this.options.sandbox),
       toolListVersionBase: entry.toolListVersion,
       elicit: elicitSink(this.options.elicitations, entry),
+      notices: this.options.notices?.sink(entry),
     });
     entry.connection = connection;
     const controller = new AbortController();
@@ -366,11 +369,8 @@ export class Supervisor {
         if (!current()) return;
         const others = this.catalog.size + this.held.size - this.listed(entry.id).length;
         if (others + tools.length > LIMITS.maxActiveTools) {
-          throw new WispError(
-            'LIMIT_EXCEEDED',
-            `${entry.name} offers ${tools.length} tools and ${others} are already active (at most ${LIMITS.maxActiveTools} in total)`,
-            { limit: 'maxActiveTools', max: LIMITS.maxActiveTools },
-          );
+          const message = `${entry.name} offers ${tools.length} tools and ${others} are already active (at most ${LIMITS.maxActiveTools} in total)`;
+          throw new WispError('LIMIT_EXCEEDED', message, { limit: 'maxActiveTools', max: LIMITS.maxActiveTools });
         }
         const { tools: classified, added, changed, saved } = this.pins.classify(entry.id, tools);
         // Pins that cannot be written would let a changed tool pass as trusted after a restart: the service stops instead.

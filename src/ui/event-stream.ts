@@ -11,6 +11,8 @@ export const PANEL_EVENT_TYPES = [
   'service.state',
   'service.tools',
   'service.login',
+  'service.log',
+  'service.offerings',
   'tools.held',
   'tools.accepted',
   'approval.requested',

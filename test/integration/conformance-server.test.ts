@@ -133,7 +133,7 @@ describe('the MCP conformance suite (server scenarios) against wispctl mcp serve
     if (setup.serveArgs.length > 0) {
       // Its tool-call passes come from the tools themselves, approved by the human: not from an error result.
       const tools = new Set(asked.requested.map((a) => `${a.summary.serviceName}/${a.summary.toolName}`));
-      for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling']) expect(tools, tool).toContain(`reference/${tool}`);
+      for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling', 'test_tool_with_logging']) expect(tools, tool).toContain(`reference/${tool}`);
       // Its elicitation passes come from the server's own requests, answered by the suite's client through the gateway (not by Wisp, not an error).
       const elicited = answered.filter((e) => e.service.name === 'reference' && e.status === 'accepted' && e.by?.includes('(mcp:conformance-test-client)') === true);
       expect(elicited.map((e) => e.message).sort()).toEqual(['Please provide your information', 'Please review and update the form fields with defaults', 'Please select options from the enum fields']);

@@ -69,8 +69,8 @@ afterAll(async () => {
 
 describe('resources through wispctl mcp serve', () => {
   it('declares resources and prompts, and lists the active services\' resources under wisp://SERVICE/ URIs, labelled, every page read', async () => {
-    // Declared, and no list_changed promised: the lists are read from the servers when asked.
-    expect(gateway.client.getServerCapabilities()).toMatchObject({ resources: { listChanged: false }, prompts: { listChanged: false }, completions: {} });
+    // Declared; the lists are read from the servers when asked, and their servers' changes relayed (gateway-notices.test.ts).
+    expect(gateway.client.getServerCapabilities()).toMatchObject({ resources: { listChanged: true, subscribe: true }, prompts: { listChanged: true }, completions: {} });
     const { resources } = await gateway.client.listResources();
     // Both pages of both active services; not the disabled one, nor the one with a 3,000-character URI; none from a server that offers none.
     expect(resources.map((r) => r.uri).sort()).toEqual(['wisp://more/notes://logo', 'wisp://more/notes://today', 'wisp://notes/notes://logo', 'wisp://notes/notes://today']);

@@ -29,6 +29,10 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} (${clean(event.call.callId)})`;
     case 'tool.call.progress':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ${event.progress}${event.total !== null ? `/${event.total}` : ''}${event.message !== null ? ` ${clean(event.message)}` : ''}`;
+    case 'service.log':
+      return `${head}  ${clean(event.service.name)} ${event.level}${event.logger !== null ? ` [${clean(event.logger)}]` : ''} ${event.data !== null ? clean(event.data.slice(0, 500)) : ''}${event.dropped > 0 ? ` (${event.dropped} dropped)` : ''}`;
+    case 'service.offerings':
+      return `${head}  ${clean(event.service.name)} ${event.uri !== null ? `${showArg(event.uri)} changed` : `its ${event.changed} list changed`}`;
     case 'tool.call.finished':
       return `${head}  ${clean(event.call.service.name)}/${showArg(event.call.toolName)} ok in ${event.durationMs} ms, after ${event.waitedMs} ms waiting${event.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':

@@ -1,9 +1,15 @@
 /** The event table: every event a subscribed client receives (`event` notifications). */
 import { Type, type Static } from '@sinclair/typebox';
+import { LIMITS } from '../limits.js';
 import { event } from './define.js';
 import { elicitationEvents } from './elicitation.js';
 import { InstallAttempt, InstallStep } from './install-shapes.js';
 import { Approval, ApprovalOutcome, CallRef, ConnectionState, ErrorCodeSchema, ModelSettingsView, Requester, Service, SessionInfo, Task } from './shapes.js';
+
+/** MCP's log levels, least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+const LogLevel = Type.Unsafe<LogLevel>({ type: 'string', enum: [...LOG_LEVELS] });
 
 export const events = {
   'service.registered': event('service.registered', 'A service was registered (disabled).', { service: Service }),
@@ -37,6 +43,29 @@ export const events = {
     total: Type.Union([Type.Number(), Type.Null()]),
     message: Type.Union([Type.String(), Type.Null()]),
   }),
+  'service.log': event(
+    'service.log',
+    `A service's server sent a log message (notifications/message). Its data is the server's JSON, redacted and cut to ${LIMITS.maxLogDataChars.toLocaleString('en')} characters (untrusted text). ` +
+      `At most ${LIMITS.maxLogMessagesPerSecond} a service a second: the rest are dropped and counted (dropped), and a second that dropped some ends with an event whose data is null.`,
+    {
+      service: Type.Object({ id: Type.String(), name: Type.String() }),
+      level: LogLevel,
+      logger: Type.Union([Type.String(), Type.Null()], { description: 'Untrusted text, cut.' }),
+      data: Type.Union([Type.String(), Type.Null()], { description: 'JSON text; null: a count only.' }),
+      truncated: Type.Boolean({ description: 'The data was cut (it is then no longer JSON).' }),
+      dropped: Type.Integer({ minimum: 0, description: "This service's messages dropped by the rate limit since its last event." }),
+      call: Type.Union([CallRef, Type.Null()], { description: 'The one call of this service running then.' }),
+    },
+  ),
+  'service.offerings': event(
+    'service.offerings',
+    "A service's server said its resource list or prompt list changed (notifications/resources/list_changed, notifications/prompts/list_changed), or one resource some client subscribed to did (notifications/resources/updated: read it again).",
+    {
+      service: Type.Object({ id: Type.String(), name: Type.String() }),
+      changed: Type.Union([Type.Literal('resources'), Type.Literal('prompts'), Type.Literal('resource')]),
+      uri: Type.Union([Type.String(), Type.Null()], { description: 'The resource that changed (untrusted text); null for a list.' }),
+    },
+  ),
   'tool.call.finished': event('tool.call.finished', 'A call succeeded. The result itself goes only to the caller.', {
     call: CallRef,
     durationMs: Type.Integer({ description: 'Milliseconds from sending the call to its server until its answer (0 when it was never sent).' }),

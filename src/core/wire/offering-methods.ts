@@ -47,6 +47,12 @@ export type PromptMessage = Static<typeof PromptMessage>;
 
 const Omitted = Type.Integer({ minimum: 0, description: 'Items the server gave past the cap, or that were unusable (an over-long URI or name): left out.' });
 
+export const ResourceSubscription = Type.Object(
+  { serviceId: ServiceId, uri: Type.String({ minLength: 1, maxLength: 2048 }) },
+  { additionalProperties: false, description: "A resource of a service, by its server's URI." },
+);
+export const Subscribers = Type.Object({ subscribers: Type.Integer({ minimum: 0 }) }, { description: 'How many clients are subscribed to the resource now.' });
+
 const ServiceParams = Type.Object({ serviceId: ServiceId }, { additionalProperties: false });
 const Held = Type.Integer({ minimum: 0, description: 'Items held for review, not listed: their definition changed, or they appeared, since they were pinned (offers.review, offers.accept).' });
 const OfferKind = Type.Union([Type.Literal('prompt'), Type.Literal('template')]);
@@ -88,6 +94,21 @@ export const offeringMethods = {
       originalLength: Type.Integer({ description: 'Characters of text before the cap.' }),
     }),
     errors: ['NOT_OFFERED', ...LIST_ERRORS],
+  }),
+  'resources.subscribe': method({
+    summary:
+      'Subscribes this client to changes of one resource of an active service (resources/subscribe, sent to the server when this is the first subscriber): ' +
+      'each change comes as a service.offerings event (changed: resource). Held until resources.unsubscribe, the client disconnects or the service stops; ' +
+      `at most ${LIMITS.maxSubscriptionsPerClient} a client and ${LIMITS.maxSubscriptionsPerService} a service. Subscribing again to the same resource changes nothing.`,
+    params: ResourceSubscription,
+    result: Subscribers,
+    errors: ['NOT_OFFERED', 'LIMIT_EXCEEDED', ...LIST_ERRORS],
+  }),
+  'resources.unsubscribe': method({
+    summary: 'Ends this client\'s subscription to a resource (resources/unsubscribe is sent to the server when the last subscriber leaves). Ending one that is not held changes nothing.',
+    params: ResourceSubscription,
+    result: Subscribers,
+    errors: [...LIST_ERRORS],
   }),
   'prompts.list': method({
     summary: `The prompts an active service lists (every page, at most ${LIMITS.maxPromptsPerService}); empty when it declared no prompts.`,

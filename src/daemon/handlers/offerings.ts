@@ -4,7 +4,7 @@ import { canonicalJson, isoTime, sha256Hex } from '../../util/index.js';
 import { clientId } from '../views.js';
 import type { DaemonParts, Handlers } from './types.js';
 
-type Names = 'resources.list' | 'resources.templates' | 'resources.read' | 'prompts.list' | 'prompts.get' | 'completion.complete';
+type Names = 'resources.list' | 'resources.templates' | 'resources.read' | 'resources.subscribe' | 'resources.unsubscribe' | 'prompts.list' | 'prompts.get' | 'completion.complete';
 
 /** A URI in the audit log is cut here (the record says what was read, not what it held). */
 const AUDIT_URI_CHARS = 512;
@@ -14,7 +14,7 @@ const AUDIT_URI_CHARS = 512;
  * (a read names what it reads, and changes nothing Wisp knows of), but every read and every
  * prompt got is on record in the audit log, with its outcome.
  */
-type Parts = Pick<DaemonParts, 'supervisor' | 'registry' | 'redactor' | 'audit' | 'now' | 'offerPins'>;
+type Parts = Pick<DaemonParts, 'supervisor' | 'registry' | 'redactor' | 'audit' | 'now' | 'offerPins' | 'subscriptions'>;
 
 /** What both groups of handlers read with: an active service, its whole lists, its prompts and templates against their pins. */
 function readers({ supervisor, registry, redactor, audit, now, offerPins }: Parts) {
@@ -70,6 +70,7 @@ export function offerPinHandlers(parts: Parts): Pick<Handlers, 'offers.review' |
 export function offeringHandlers(parts: Parts): Pick<Handlers, Names> {
   const { redact, active, list, prompts, templates, record, offerPins } = readers(parts);
   return {
+    ...subscriptionHandlers(parts),
     'resources.list': async (params, ctx) => {
       const { service, items, omitted } = await list(params.serviceId, 'resources/list', ctx.signal);
       return { service, resources: items, omitted };
@@ -114,6 +115,35 @@ export function offeringHandlers(parts: Parts): Pick<Handlers, Names> {
         await record({ ...entry, outcome: failure.code });
         throw failure;
       }
+    },
+  };
+}
+
+/**
+ * Resource subscriptions (resource-subscriptions.ts): only of a service that declared
+ * resources.subscribe; a client's end when it disconnects.
+ */
+function subscriptionHandlers({ supervisor, registry, subscriptions }: Pick<DaemonParts, 'supervisor' | 'registry' | 'subscriptions'>): Pick<Handlers, 'resources.subscribe' | 'resources.unsubscribe'> {
+  /** The connections whose close ends their subscriptions (hooked once each). */
+  const hooked = new WeakSet<object>();
+  return {
+    'resources.subscribe': async (params, ctx): Promise<Result<'resources.subscribe'>> => {
+      const config = registry.get({ id: params.serviceId });
+      const service = { id: config.id, name: config.name };
+      const connection = supervisor.activeConnection(config.id, config.name);
+      if (!connection.offers.subscribe) {
+        throw new WispError('NOT_OFFERED', `${service.name} offers no resource subscriptions (it declared no resources.subscribe when it was activated); nothing was sent`);
+      }
+      if (!hooked.has(ctx.connection)) {
+        hooked.add(ctx.connection);
+        const id = ctx.connection.id;
+        ctx.connection.whenClosed(() => subscriptions.releaseClient(id));
+      }
+      return { subscribers: await wire(subscriptions.subscribe(ctx.connection.id, service, params.uri)) };
+    },
+    'resources.unsubscribe': async (params, ctx): Promise<Result<'resources.unsubscribe'>> => {
+      const config = registry.get({ id: params.serviceId });
+      return { subscribers: await subscriptions.unsubscribe(ctx.connection.id, config.id, params.uri) };
     },
   };
 }

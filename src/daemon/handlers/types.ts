@@ -2,7 +2,7 @@ import type { AdmissionLoad, CallContext, EventHub, WispPaths } from '../../cont
 import type { MethodName, Params, Result } from '../../core/index.js';
 import type { Approvals, AuditLog } from '../../approvals/index.js';
 import type { InstallSettingsStore, Installer } from '../../install/index.js';
-import type { Elicitations, LoadProblem, OfferPins, ProjectList, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
+import type { Elicitations, LoadProblem, OfferPins, ProjectList, ResourceSubscriptions, ServerNotices, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls } from '../../mcp/index.js';
 import type { ModelApiKey, ModelSettingsStore } from '../../model/index.js';
 import type { Redactor, SecretStore, Secrets, ServiceSecrets } from '../../secrets/index.js';
 import type { Sessions } from '../../sessions/index.js';
@@ -36,6 +36,9 @@ export interface DaemonParts {
   readonly services: ServiceOps;
   readonly approvals: Approvals;
   readonly elicitations: Elicitations;
+  /** What servers say of their own accord (logs, changes), and the resource subscriptions across clients. */
+  readonly notices: ServerNotices;
+  readonly subscriptions: ResourceSubscriptions;
   readonly audit: AuditLog;
   readonly toolCalls: ToolCalls;
   readonly keychain: SecretStore;

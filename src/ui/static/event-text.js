@@ -42,6 +42,10 @@ function rawDetail(e) {
       return `${call(e.call)} (${e.call.callId})`;
     case 'tool.call.progress':
       return `${call(e.call)} ${e.progress}${e.total !== null ? `/${e.total}` : ''}${e.message !== null ? ` ${e.message}` : ''}`;
+    case 'service.log':
+      return `${e.service.name} ${e.level}${e.logger !== null ? ` [${e.logger}]` : ''} ${e.data !== null ? e.data.slice(0, 500) : ''}${e.dropped > 0 ? ` (${e.dropped} dropped)` : ''}`;
+    case 'service.offerings':
+      return `${e.service.name} ${e.uri !== null ? `${e.uri} changed` : `its ${e.changed} list changed`}`;
     case 'tool.call.finished':
       return `${call(e.call)} ok in ${e.durationMs} ms, after ${e.waitedMs} ms waiting${e.truncated ? ' (truncated)' : ''}`;
     case 'tool.call.failed':
