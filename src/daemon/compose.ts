@@ -4,7 +4,7 @@ import { Approvals, AuditLog } from '../approvals/index.js';
 import { InstallSettingsStore, Installer } from '../install/index.js';
 import { Elicitations, HEADER_SECRET_PREFIX, OfferPins, ProjectList, ResourceSubscriptions, Sandboxes, ServerNotices, ServiceRegistry, ServiceStore, SourceSync, Supervisor, ToolCalls, ToolPins, type EgressWiring, type McpEvent } from '../mcp/index.js';
 import { ModelApiKey, ModelSettingsStore } from '../model/index.js';
-import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding } from '../secrets/index.js';
+import { KeychainSecretStore, MemorySecretStore, Secrets, ServiceSecrets, launchBinding, type Redactor, type SecretStore } from '../secrets/index.js';
 import { Sessions, TranscriptFiles } from '../sessions/index.js';
 import { DomainBus, connectBridge } from './bridge.js';
 import { serverRecordsFile } from './directories.js';
@@ -90,14 +90,7 @@ export function compose(options: DaemonOptions): DaemonParts {
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound, sandbox, searchPath }),
     offerPins: new OfferPins(supervisor.pins),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),
-    apiKey: new ModelApiKey({
-      keychain,
-      session: sessionSecrets,
-      settings: modelSettings,
-      env,
-      hold: (value) => redactor.hold('model', 'DEEPSEEK_API_KEY', value),
-      release: () => redactor.release('model'),
-    }),
+    apiKey: modelApiKey(keychain, sessionSecrets, modelSettings, env, redactor),
     sourceSync: new SourceSync(sourceSyncDeps({ registry, supervisor, secrets, sessionSecrets, projects, env, configDir: paths.configDir, events, logger }), now),
   };
   late.parts = { ...built, sessions: sessions(options, built, bus) };
@@ -118,6 +111,11 @@ function serverNotices(bus: DomainBus, redactor: DaemonOptions['redactor'], part
     subscriptions.observe(event as McpEvent);
   });
   return { notices, subscriptions };
+}
+
+/** The model's API key: the keychain's, a session's, or the environment's; held by the redactor while known. */
+function modelApiKey(keychain: SecretStore, session: SecretStore, settings: ModelSettingsStore, env: NodeJS.ProcessEnv, redactor: Redactor): ModelApiKey {
+  return new ModelApiKey({ keychain, session, settings, env, hold: (value) => redactor.hold('model', 'DEEPSEEK_API_KEY', value), release: () => redactor.release('model') });
 }
 
 /** Where sandboxed services' egress proxies live (beside the socket), whose grants they read (the registry's, live), where their connections go. */
