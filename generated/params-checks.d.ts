@@ -63,4 +63,7 @@ export declare const checks: {
   readonly "prompts.list": ValidateFunction;
   readonly "prompts.get": ValidateFunction;
   readonly "completion.complete": ValidateFunction;
+  readonly "profiles.list": ValidateFunction;
+  readonly "profiles.set": ValidateFunction;
+  readonly "profiles.delete": ValidateFunction;
 };
