@@ -10,9 +10,19 @@ import { WispError, type WispEvent } from '../core/index.js';
 export const RECONNECT_FIRST_MS = 100;
 export const RECONNECT_MAX_MS = 1000;
 
-/** The events a gateway follows: the catalog and what it offers (list_changed), approvals (progress, elicitation), the daemon stopping. */
-export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted']);
-const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping'] as const;
+/** The events a gateway follows: the catalog and what it offers (list_changed; a profile's change too), approvals (progress, elicitation), the daemon stopping. */
+export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'profile.changed']);
+const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'profile.changed', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping'] as const;
+
+/** Subscribes to EVENT_TYPES; a daemon older than profiles refuses profile.changed, and is asked for the rest (it has no profiles to change). */
+async function subscribe(client: WispClient): Promise<void> {
+  try {
+    await client.call('events.subscribe', { types: [...EVENT_TYPES] });
+  } catch (error) {
+    if (!(error instanceof WispError && error.code === 'INVALID_PARAMS')) throw error;
+    await client.call('events.subscribe', { types: EVENT_TYPES.filter((type) => type !== 'profile.changed') });
+  }
+}
 
 /**
  * Where the daemon's socket is: a path, or a lookup run again before each connection attempt
@@ -167,7 +177,7 @@ export class DaemonLink {
     this.client = client;
     try {
       // In this order on the socket, so no call of this connection goes unnamed or uncounted as this gateway's.
-      await Promise.all([this.identifyConnection(client), client.call('events.subscribe', { types: [...EVENT_TYPES] })]);
+      await Promise.all([this.identifyConnection(client), subscribe(client)]);
     } catch (error) {
       // The connection went away meanwhile, or the daemon refused (it is stopping; this gateway has its connections): try again later.
       if (error instanceof WispError && error.code === 'LIMIT_EXCEEDED') this.refused = error;
