@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { GatewayProfile, Service } from '../../src/core/index.js';
 import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
 import { killLeftovers, repoRoot, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
@@ -246,6 +247,21 @@ describe('wispctl mcp connect-client --profile', () => {
   });
 });
 
+describe('a service renamed', () => {
+  it('stays in its profiles, shown by its new name', async () => {
+    await admin.call('profiles.set', { name: 'ren', create: true, services: ['more'] });
+    try {
+      await admin.call('services.update', { name: 'more', set: { name: 'extra' } });
+      const show = await ctl('mcp', 'profile', 'show', 'ren');
+      expect(show.stdout).toContain('profile ren\n  services: extra\n');
+      expect(await profile('ren')).toMatchObject({ services: [{ name: 'extra' }], dropped: [] });
+    } finally {
+      await admin.call('services.update', { name: 'extra', set: { name: 'more' } }).catch(() => undefined);
+      await admin.call('profiles.delete', { name: 'ren' });
+    }
+  });
+});
+
 describe('a profiles.json that cannot be used', () => {
   it('is refused with PROFILES_UNREADABLE by every profile command and by mcp serve --profile, and is never written over', async () => {
     const file = path.join(daemon.dataDir, 'profiles.json');
@@ -263,5 +279,34 @@ describe('a profiles.json that cannot be used', () => {
       writeFileSync(file, '{"schemaVersion": 1, "profiles": []}\n', { mode: 0o600 });
     }
     expect((await ctl('mcp', 'profile', 'list')).code).toBe(0);
+  });
+
+  it('at start: reported (log, storage.warning) and left as it is; the daemon starts', async () => {
+    const other = tempDir();
+    const file = path.join(other.path, 'profiles.json');
+    const bad = '{"schemaVersion": 1, "profiles": [{"name": "a.b", "description": null, "services": []}]}';
+    writeFileSync(file, bad, { mode: 0o600 });
+    const second = await startWispd(other.path, { args: ['--socket', path.join(other.path, 'wispd.sock')] });
+    try {
+      const client = await second.connect();
+      const warnings: string[] = [];
+      client.onEvent((event) => {
+        if (event.type === 'storage.warning') warnings.push(`${event.file}: ${event.problem}`);
+      });
+      await client.call('events.subscribe', { since: 0, types: ['storage.warning'] });
+      await until('the storage.warning of profiles.json', () => warnings.length, (n) => n > 0);
+      expect(warnings[0]).toContain(`${file}: fails its schema: /profiles/0/name`);
+      expect(warnings[0]).toContain('left as it is; every profile request fails with PROFILES_UNREADABLE until it is fixed or removed');
+      const run = await runWispctl(['--socket', second.socket, 'mcp', 'profile', 'list']);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('(PROFILES_UNREADABLE)');
+      expect(readFileSync(file, 'utf8')).toBe(bad);
+      await client.call('daemon.shutdown');
+      await second.exited;
+    } finally {
+      // This daemon only: the file's other tests share the first one.
+      if (second.child.exitCode === null) second.child.kill('SIGKILL');
+      other.remove();
+    }
   });
 });
