@@ -4,7 +4,7 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { GatewayProfile, Service } from '../../src/core/index.js';
-import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
+import { human, httpGateway, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
 import { until } from '../helpers/wait.js';
 import { killLeftovers, repoRoot, runWispctl, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
@@ -201,6 +201,20 @@ describe('wispctl mcp serve --profile', () => {
     } finally {
       await two.close();
       await admin.call('profiles.delete', { name: 'two' });
+    }
+  });
+
+  it('--http --profile serves the profile too', async () => {
+    await admin.call('profiles.set', { name: 'web', create: true, services: ['more'] });
+    const served = await httpGateway(daemon.socket, ['--profile', 'web']);
+    try {
+      const client = await served.connect('http-profiled');
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['more__noop']);
+      expect(text(await client.callTool({ name: 'notes__noop', arguments: {} }))).toMatch(/^TOOL_NOT_FOUND: /);
+      await client.close();
+    } finally {
+      await served.interrupt();
+      await admin.call('profiles.delete', { name: 'web' });
     }
   });
 
