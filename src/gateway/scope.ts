@@ -6,8 +6,9 @@ export type InScope = (service: { readonly id: string; readonly name: string }) 
 
 /**
  * Which services a gateway serves now: those named (--services, --service), those of its
- * profile as the daemon has it now (--profile: read at every list and call, so an edit
- * applies at once), or every one. A profile the daemon no longer has serves nothing: a
+ * profile as the daemon has it now (--profile: read with every catalog read and every
+ * resource or prompt request; profile.changed drops the cached catalog, so an edit applies
+ * at once), or every one. A profile the daemon no longer has serves nothing: a
  * profile never falls back to every service. Any other failure (PROFILES_UNREADABLE) is the
  * request's.
  */

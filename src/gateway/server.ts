@@ -11,7 +11,7 @@ import { serveOfferings } from './offerings.js';
 export interface GatewayOptions {
   /** Only the tools of these services (by name); null: every active service. */
   readonly services: ReadonlySet<string> | null;
-  /** `--profile NAME`: the services of this profile, read from the daemon at each list and call (gateway/scope.ts). */
+  /** `--profile NAME`: the services of this profile, read from the daemon with each catalog read (gateway/scope.ts). */
   readonly profile?: string | undefined;
   /** The tools under their servers' own names (`--service NAME`: one service, as if the client were connected to it), not `<service>__<tool>`. */
   readonly ownNames: boolean;

@@ -21,8 +21,8 @@ Tool names are SERVICE__TOOL, the same across restarts; a name that is not a val
 tool name (1-128 of A-Z a-z 0-9 _ . -) is cleaned and gets a digest suffix. With
 --service NAME it serves that one service under its tools' own names, as if the client
 were connected to the server directly (still through Wisp's approvals). With --profile NAME it
-serves exactly the services of that profile (wispctl mcp profile), as the daemon has it at
-each list and call: an edit reaches connected clients at once (tools/list_changed), a service
+serves exactly the services of that profile (wispctl mcp profile), as the daemon has it now:
+an edit reaches connected clients at once (tools/list_changed), a service
 deleted drops out, and a profile removed serves nothing. While the daemon answers, an unknown
 profile stops it at the start (PROFILE_NOT_FOUND).
 
@@ -72,7 +72,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .description('be an MCP server (stdio, or --http) for MCP clients: the tools Wisp runs, every call approved in Wisp')
     .option('--services <names>', 'only the tools of these services (comma-separated names)')
     .option('--service <name>', 'only this service, under its tools\' own names (as if connected to it directly)')
-    .option('--profile <name>', 'only the services of this profile (wispctl mcp profile), as the daemon has it at each request')
+    .option('--profile <name>', 'only the services of this profile (wispctl mcp profile), as the daemon has it now (an edit applies at once)')
     .option('--http', 'serve streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and a bearer token')
     .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--idle-timeout <seconds>', `with --http: close a session idle this long (no request running, no stream open); 1-${MAX_IDLE_TIMEOUT_S}, default 600`, (v) => parseIdleTimeout(v))
