@@ -43,7 +43,7 @@ export const DOORS = {
  * @type {Record<string, readonly string[]>} area -> the generated modules it may import
  */
 export const GENERATED = {
-  daemon: ['params-checks'],
+  daemon: ['params-checks', 'profiles-check'],
   mcp: ['registry-check', 'pins-check', 'call-result-check'],
   model: ['model-settings-check'],
   install: ['install-settings-check', 'install-attempt-check'],

@@ -67,4 +67,7 @@ export declare const checks: {
   readonly "offers.review": ValidateFunction;
   readonly "offers.accept": ValidateFunction;
   readonly "completion.complete": ValidateFunction;
+  readonly "profiles.list": ValidateFunction;
+  readonly "profiles.set": ValidateFunction;
+  readonly "profiles.delete": ValidateFunction;
 };

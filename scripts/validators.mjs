@@ -70,6 +70,7 @@ export async function targets(load) {
   const { RecordSchemas } = await load('sessions/transcript-schema.js');
   const { PinDocument } = await load('mcp/tool-pins-schema.js');
   const { CallResult } = await load('mcp/call-result-schema.js');
+  const { ProfileDocument } = await load('daemon/profile-store-schema.js');
   return [
     { file: 'params-checks', mode: 'strict', schemas: Object.fromEntries(Object.entries(methods).map(([name, def]) => [name, def.params])) },
     { file: 'registry-check', mode: 'strict', schemas: { registryDocument: RegistryDocument }, type: { name: 'RegistryDocument', from: '../src/mcp/service-store-schema.js' } },
@@ -78,6 +79,7 @@ export async function targets(load) {
     { file: 'install-attempt-check', mode: 'loose', schemas: { attemptRecord: AttemptRecord }, type: { name: 'AttemptRecord', from: '../src/install/attempt-record-schema.js' } },
     { file: 'transcript-checks', mode: 'loose', schemas: RecordSchemas, type: { name: 'TranscriptRecord', from: '../src/sessions/transcript-schema.js' } },
     { file: 'pins-check', mode: 'loose', schemas: { pinDocument: PinDocument }, type: { name: 'PinDocument', from: '../src/mcp/tool-pins-schema.js' } },
+    { file: 'profiles-check', mode: 'strict', schemas: { profileDocument: ProfileDocument }, type: { name: 'ProfileDocument', from: '../src/daemon/profile-store-schema.js' } },
     // A server's answer: every error reported would be work for nothing (the first one is what is said).
     { file: 'call-result-check', mode: 'loose', schemas: { callResult: CallResult }, type: { name: 'CallResult', from: '../src/mcp/call-result-schema.js' } },
   ];

@@ -12,8 +12,13 @@ import { WispError } from '../core/index.js';
 export const CLIENT_NAMES = ['claude-desktop', 'claude-code', 'vscode', 'cursor'] as const;
 export type ClientName = (typeof CLIENT_NAMES)[number];
 
-/** The name of our entry in every client's server list. */
+/** The name of our entry in every client's server list; with a profile, `wisp-PROFILE` (entryName). */
 export const ENTRY_NAME = 'wisp';
+
+/** The entry's name for a profile (`wisp-work`), or ENTRY_NAME: one entry per profile, side by side in one client. */
+export function entryName(profile: string | undefined): string {
+  return profile === undefined ? ENTRY_NAME : `${ENTRY_NAME}-${profile}`;
+}
 
 /** ~/.claude.json holds Claude Code's whole state (history, projects) and grows large; beyond this we do not load it. */
 export const MAX_CLIENT_CONFIG_BYTES = 64 * 1024 * 1024;
@@ -112,12 +117,16 @@ export function wispctlScript(): string {
 export interface ServeCommand {
   readonly command: string;
   readonly args: readonly string[];
+  /** The entry's name in the client (entryName); absent: ENTRY_NAME. */
+  readonly name?: string;
 }
 
 export interface ServeChoices {
   /** The global flags that point at this daemon: --socket always, --data-dir when one was given (or WISP_HOME). */
   readonly globalFlags: readonly string[];
   readonly services?: string;
+  /** `--profile NAME` (not with services). */
+  readonly profile?: string;
   readonly approveInClient?: boolean;
   readonly deferTools?: boolean;
 }
@@ -137,18 +146,29 @@ export function checkServices(list: string): string {
   return names.join(',');
 }
 
+/** core's PROFILE_NAME_PATTERN, written out (as SERVICE_NAME is; the unit test holds the two equal). */
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/** `--profile NAME`: a profile name, checked here so nothing odd lands in a client's config (or its entry's name). */
+export function checkProfile(name: string): string {
+  if (!PROFILE_NAME.test(name)) throw new WispError('INVALID_PARAMS', `--profile: ${JSON.stringify(name)} is not a profile name (1-32 of A-Z a-z 0-9 _ -, starting with a letter or digit)`);
+  return name;
+}
+
 /**
  * Absolute paths of node and of bin/wispctl.js, not a bare `wispctl`: a client started from
  * the Dock, a desktop launcher or an editor does not get the shell's PATH (nvm, Homebrew), so
  * neither `wispctl` nor the `node` its first line asks for may be found there.
  */
 export function serveCommand(choices: ServeChoices, nodePath = process.execPath, script = wispctlScript()): ServeCommand {
+  if (choices.profile !== undefined && choices.services !== undefined) throw new WispError('INVALID_PARAMS', '--profile goes alone: the profile names its services (not with --services)');
   const serveFlags = [
     ...(choices.services !== undefined ? ['--services', checkServices(choices.services)] : []),
+    ...(choices.profile !== undefined ? ['--profile', checkProfile(choices.profile)] : []),
     ...(choices.approveInClient === true ? ['--approve-in-client'] : []),
     ...(choices.deferTools === true ? ['--defer-tools'] : []),
   ];
-  return { command: nodePath, args: [script, ...choices.globalFlags, 'mcp', 'serve', ...serveFlags] };
+  return { command: nodePath, args: [script, ...choices.globalFlags, 'mcp', 'serve', ...serveFlags], ...(choices.profile !== undefined ? { name: entryName(choices.profile) } : {}) };
 }
 
 /** The entry as the client writes its own. */
@@ -158,7 +178,7 @@ export function clientEntry(name: ClientName, serve: ServeCommand): Record<strin
 
 /** What a user pastes into the client's file. */
 export function snippet(name: ClientName, serve: ServeCommand): Record<string, unknown> {
-  return { [CLIENTS[name].key]: { [ENTRY_NAME]: clientEntry(name, serve) } };
+  return { [CLIENTS[name].key]: { [serve.name ?? ENTRY_NAME]: clientEntry(name, serve) } };
 }
 
 /** A word for a POSIX shell: as is when plainly safe, else single-quoted. */
@@ -168,7 +188,7 @@ export function shellWord(word: string): string {
 
 /** Claude Code's own way to add a server: `claude mcp add --scope user wisp -- <command> <args...>`. */
 export function claudeCodeCommandLine(serve: ServeCommand): string {
-  return ['claude', 'mcp', 'add', '--scope', 'user', ENTRY_NAME, '--', serve.command, ...serve.args].map(shellWord).join(' ');
+  return ['claude', 'mcp', 'add', '--scope', 'user', serve.name ?? ENTRY_NAME, '--', serve.command, ...serve.args].map(shellWord).join(' ');
 }
 
 /** The change connect-client makes to one file. */
@@ -202,9 +222,9 @@ function indentOf(text: string): string {
  * Our entry put into the file's text: the rest of the file kept (every other key and server,
  * in order; the indentation it used; its final line break). `original` undefined: no file
  * yet. Text that is not a JSON object (JSONC comments included: VS Code allows them, and
- * JSON.parse would drop them) is refused, never rewritten.
+ * JSON.parse would drop them) is refused, never rewritten. `entryName`: ours (entryName()).
  */
-export function editConfig(name: ClientName, file: string, original: string | undefined, entry: Record<string, unknown>): ConfigEdit {
+export function editConfig(name: ClientName, file: string, original: string | undefined, entry: Record<string, unknown>, entryName: string = ENTRY_NAME): ConfigEdit {
   const key = CLIENTS[name].key;
   let root: unknown = {};
   if (original !== undefined && original.trim() !== '') {
@@ -217,8 +237,8 @@ export function editConfig(name: ClientName, file: string, original: string | un
   if (!isPlainObject(root)) throw unusableConfig(file, name, 'it is not a JSON object');
   const servers = Object.hasOwn(root, key) ? root[key] : {};
   if (!isPlainObject(servers)) throw unusableConfig(file, name, `"${key}" is not an object`);
-  const replaced = Object.hasOwn(servers, ENTRY_NAME) ? servers[ENTRY_NAME] : undefined;
-  const updated = { ...root, [key]: { ...servers, [ENTRY_NAME]: entry } };
+  const replaced = Object.hasOwn(servers, entryName) ? servers[entryName] : undefined;
+  const updated = { ...root, [key]: { ...servers, [entryName]: entry } };
   const ending = original === undefined || original.trim() === '' || /\n$/.test(original) ? '\n' : '';
   return { text: `${JSON.stringify(updated, null, original === undefined ? '  ' : indentOf(original))}${ending}`, replaced };
 }

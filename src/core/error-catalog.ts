@@ -486,4 +486,20 @@ export const ERROR_CATALOG = {
     exit: EXIT.usage,
     description: 'An elicitation answer\'s content fails the schema the server asked with (data.errors lists each failure), or content came with decline/cancel or with a URL-mode request. Nothing was sent: answer again.',
   },
+  PROFILE_NOT_FOUND: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.notFound,
+    description: 'No profile of that name (wispctl mcp profile list shows them). A gateway started with --profile NAME refuses to start while the daemon answers without it.',
+  },
+  PROFILE_EXISTS: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.conflict,
+    description: 'A profile of that name exists already: change it with profiles.set (wispctl mcp profile edit), or remove it first.',
+  },
+  PROFILES_UNREADABLE: {
+    rpcCode: JSONRPC_APPLICATION_ERROR,
+    exit: EXIT.failure,
+    description:
+      'profiles.json in the data dir is not valid JSON or fails its schema (data.file and data.problem say which). It is left as it is, never overwritten: every profiles method, and every gateway started with --profile, fails with this until the file is fixed or removed (it is read again at the next request).',
+  },
 } as const satisfies Record<string, CatalogEntry>;

@@ -6,7 +6,7 @@
  */
 export * from './errors.js';
 export { LIMITS } from './limits.js';
-export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, ENV_NAME_PATTERN, NET_GRANT_PATTERN, GRANT_PATH_PATTERN, PATTERN_WORDS, isRemoteTransport, type ServiceTransport } from './patterns.js';
+export { PROTOCOL_VERSION, SERVICE_NAME_PATTERN, PROFILE_NAME_PATTERN, ENV_NAME_PATTERN, NET_GRANT_PATTERN, GRANT_PATH_PATTERN, PATTERN_WORDS, isRemoteTransport, type ServiceTransport } from './patterns.js';
 export { assertNever } from './assert-never.js';
 export { clean, cleanLines, jsonForTerminal, unseenIn, type Unseen } from './visible-text.js';
 export { NestingMeter, nestsDeeperThan, textNestsDeeperThan } from './json-depth.js';

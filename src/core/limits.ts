@@ -155,4 +155,10 @@ export const LIMITS = {
    * set inside its own user namespace, where the kernel counts only the sandbox's tasks.
    */
   maxSandboxTasks: 512,
+  /** Profiles (named sets of services a gateway serves: wispctl mcp profile). */
+  maxProfiles: 32,
+  /** A profile's name length (letters, digits, _ and -). */
+  maxProfileNameChars: 32,
+  /** A profile's description, in characters. */
+  maxProfileDescriptionChars: 200,
 } as const;

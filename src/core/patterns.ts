@@ -4,6 +4,13 @@ export const PROTOCOL_VERSION = '1';
 /** Service names: 1-64 characters, letters, digits, '.', '_' and '-', starting with a letter or digit. */
 export const SERVICE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
+/**
+ * Profile names (wispctl mcp profile): 1-32 characters, letters, digits, '_' and '-',
+ * starting with a letter or digit. No '.': the name goes into an MCP client's entry name
+ * (`wisp-NAME`) as it is.
+ */
+export const PROFILE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$';
+
 /** How a service is reached: a local program (stdio), or a remote server over streamable HTTP or the legacy HTTP+SSE transport. */
 export type ServiceTransport = 'stdio' | 'http' | 'sse';
 
@@ -41,6 +48,7 @@ export const GRANT_PATH_PATTERN = '^/[^\\u0000\\r\\n]*$';
  */
 export const PATTERN_WORDS: Readonly<Record<string, string>> = {
   [SERVICE_NAME_PATTERN]: 'must be 1-64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit',
+  [PROFILE_NAME_PATTERN]: 'must be 1-32 characters from A-Z a-z 0-9 _ -, starting with a letter or digit',
   [ENV_NAME_PATTERN]: 'must be letters, digits and _, not starting with a digit',
   '^[^\\u0000]*$': 'must not contain a NUL character',
   '^[^\\u0000\\r\\n]*$': 'must not contain NUL or a line break',

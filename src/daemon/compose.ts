@@ -14,6 +14,7 @@ import { askNetwork } from './net-ask.js';
 import { DEFAULT_LADDER, type DaemonOptions } from './options.js';
 import { RedactedEventHub } from './redacted.js';
 import { SettingsFile } from '../util/index.js';
+import { ProfileStore } from './profile-store.js';
 import { ServerRecords } from './server-records.js';
 import { ServiceOps, secretRefs } from './service-ops.js';
 import type { DaemonParts } from './handlers/types.js';
@@ -87,6 +88,7 @@ export function compose(options: DaemonOptions): DaemonParts {
   const built = {
     paths, version: options.version, redactor, now, env,
     events, store, registry, serverRecords, supervisor, approvals, elicitations, notices, subscriptions, audit, toolCalls, keychain, sessionSecrets, secrets, settingsFile, modelSettings, installSettings, installer, projects,
+    profiles: new ProfileStore(paths.dataDir),
     services: new ServiceOps({ supervisor, secrets, keychain, redactor, env, outbound: options.outbound, sandbox, searchPath }),
     offerPins: new OfferPins(supervisor.pins),
     serviceSecrets: new ServiceSecrets(secrets, (kind, name) => (kind === 'headers' ? `${HEADER_SECRET_PREFIX}${name}` : name)),

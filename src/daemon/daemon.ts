@@ -121,13 +121,13 @@ export class Daemon {
   }
 
   /**
-   * Projects, config sources, settings, transcripts and install records: what is bad is
+   * Projects, config sources, settings, transcripts, install records and profiles: what is bad is
    * reported, never fatal. A config source (settings.json, a plugin, a project's .mcp.json)
    * that is not the user's own is skipped too: another user who can write a project directory
    * must not be able to stop the daemon (the data dir's own files stay fatal: checkOwnFiles).
    */
   private async loadTheRest(): Promise<void> {
-    const { projects, sourceSync, settingsFile, sessions, installer } = this.parts;
+    const { projects, sourceSync, settingsFile, sessions, installer, profiles } = this.parts;
     const { logger } = this.options;
     const projectsProblem = await projects.load();
     if (projectsProblem !== null) this.storageWarning(projectsProblem);
@@ -142,6 +142,8 @@ export class Daemon {
     if (settingsProblem !== null) this.storageWarning(settingsProblem);
     for (const problem of await sessions.load()) this.storageWarning(problem);
     for (const problem of await installer.load()) this.storageWarning(problem);
+    const profilesProblem = await profiles.load();
+    if (profilesProblem !== null) this.storageWarning(profilesProblem);
   }
 
   /** A persisted file or record that was bad when read: a log line and a storage.warning event, naming the file. */

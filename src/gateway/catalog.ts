@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
 import type { ToolInfo } from '../core/index.js';
 import { offeredNames } from './names.js';
+import { inScope } from './scope.js';
 
 /** The two tools offered instead of the catalog above the deferred-tools threshold (the names model sessions use). */
 export const SEARCH_TOOL = 'mcp_search_tools';
@@ -19,9 +20,11 @@ export interface Catalog {
   readonly deferred: boolean;
 }
 
-/** Which tools a gateway offers: of these services (null: all), under their own names (one service, as if connected to it) or `<service>__<tool>`. */
+/** Which tools a gateway offers: of these services (null: all) or of a profile, under their own names (one service, as if connected to it) or `<service>__<tool>`. */
 export interface Scope {
   readonly services: ReadonlySet<string> | null;
+  /** `--profile NAME`: the services of this profile, as the daemon has it at each read (scope.ts); `services` is then null. */
+  readonly profile?: string | undefined;
   readonly ownNames: boolean;
   /** Search and execute instead of the list: the client asked (`--defer-tools`); the model's deferToolsAbove is for model sessions. */
   readonly deferTools?: boolean;
@@ -33,12 +36,14 @@ export interface Scope {
  * added since pinned) to humans, and those must not reach a model until a human accepts them;
  * and only callable ones (a tool that requires MCP tasks is listed with why, and left out here).
  */
-export async function readCatalog(client: WispClient, { services, ownNames, deferTools = false }: Scope): Promise<Catalog> {
+export async function readCatalog(client: WispClient, scope: Scope): Promise<Catalog> {
+  const { ownNames, deferTools = false } = scope;
+  const served = await inScope(client, scope);
   const tools: ToolInfo[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer: { tools: ToolInfo[]; nextCursor: string | null } = await client.call('tools.list', cursor === null ? {} : { cursor });
-    tools.push(...answer.tools.filter((tool) => tool.pin === 'trusted' && tool.unavailable === null && (services === null || services.has(tool.serviceName))));
+    tools.push(...answer.tools.filter((tool) => tool.pin === 'trusted' && tool.unavailable === null && served({ id: tool.serviceId, name: tool.serviceName })));
     cursor = answer.nextCursor;
     if (cursor === null) break;
   }

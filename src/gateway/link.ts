@@ -10,9 +10,9 @@ import { WispError, type WispEvent } from '../core/index.js';
 export const RECONNECT_FIRST_MS = 100;
 export const RECONNECT_MAX_MS = 1000;
 
-/** The events a gateway follows: the catalog and what it offers (list_changed), approvals (progress, elicitation), the daemon stopping. */
-export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted']);
-const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping', 'service.log', 'service.offerings'] as const;
+/** The events a gateway follows: the catalog and what it offers (list_changed; a profile's change too), approvals (progress, elicitation), the daemon stopping. */
+export const CATALOG_EVENTS: ReadonlySet<string> = new Set(['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'profile.changed']);
+const EVENT_TYPES = ['service.tools', 'service.state', 'tools.held', 'tools.accepted', 'profile.changed', 'approval.requested', 'approval.resolved', 'tool.call.progress', 'daemon.stopping', 'service.log', 'service.offerings'] as const;
 /** Followed too once the MCP client declared it can answer elicitations (followElicitations): the daemon counts a subscriber as someone who could answer. */
 const ELICITATION_EVENTS = ['elicitation.requested', 'elicitation.resolved'] as const;
 
@@ -137,8 +137,15 @@ export class DaemonLink {
     if (this.client !== null) this.subscribe(this.client).catch(() => undefined);
   }
 
-  private subscribe(client: WispClient): Promise<unknown> {
-    return client.call('events.subscribe', { types: [...EVENT_TYPES, ...(this.elicitations ? ELICITATION_EVENTS : [])] });
+  /** Subscribes to EVENT_TYPES (and the elicitations'); a daemon older than profiles refuses profile.changed, and is asked for the rest (it has no profiles to change). */
+  private async subscribe(client: WispClient): Promise<unknown> {
+    const types = [...EVENT_TYPES, ...(this.elicitations ? ELICITATION_EVENTS : [])];
+    try {
+      return await client.call('events.subscribe', { types });
+    } catch (error) {
+      if (!(error instanceof WispError && error.code === 'INVALID_PARAMS')) throw error;
+      return client.call('events.subscribe', { types: types.filter((type) => type !== 'profile.changed') });
+    }
   }
 
   onEvent(listener: (event: WispEvent) => void): () => void {

@@ -15,6 +15,7 @@ import { asOmitted, WispError, type PromptInfo, type ResourceInfo, type Resource
 import type { WispClient } from '../control/client.js';
 import { fromServer, type Scope } from './catalog.js';
 import type { DaemonLink } from './link.js';
+import { inScope } from './scope.js';
 import { mcpContent, omittedText } from './result.js';
 
 /**
@@ -157,8 +158,8 @@ export class GatewayOfferings {
   }
 
   private async services(client: WispClient): Promise<Service[]> {
-    const { services } = await client.call('services.list');
-    return services.filter((service) => service.connection.status === 'active' && (this.scope.services === null || this.scope.services.has(service.name)));
+    const [{ services }, served] = await Promise.all([client.call('services.list'), inScope(client, this.scope)]);
+    return services.filter((service) => service.connection.status === 'active' && served(service));
   }
 
   private uriOf(service: string, original: string): string {

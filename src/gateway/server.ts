@@ -13,6 +13,8 @@ import { serveNotices, type RunningCall } from './notices.js';
 export interface GatewayOptions {
   /** Only the tools of these services (by name); null: every active service. */
   readonly services: ReadonlySet<string> | null;
+  /** `--profile NAME`: the services of this profile, read from the daemon with each catalog read (gateway/scope.ts). */
+  readonly profile?: string | undefined;
   /** The tools under their servers' own names (`--service NAME`: one service, as if the client were connected to it), not `<service>__<tool>`. */
   readonly ownNames: boolean;
   /** Also offer each approval to the calling client as an elicitation, when it declares that capability. */
@@ -169,7 +171,7 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
     target = args.name;
     targetArgs = inner as Record<string, unknown>;
   }
-  // Only the catalog offered here: a service left out with --services is not reachable either.
+  // Only the catalog offered here: a service left out with --services (or its --profile) is not reachable either.
   const tool = toolNamed(catalog, target);
   if (tool === undefined) throw new WispError('TOOL_NOT_FOUND', `no tool named ${JSON.stringify(target.slice(0, 64))} is offered by this server`);
   const client = await link.current();

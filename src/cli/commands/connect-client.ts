@@ -21,6 +21,7 @@ import {
   unusableConfig,
 } from '../client-config.js';
 import type { CliContext } from '../context.js';
+import { findProfile } from './mcp-profile.js';
 import { confirm } from '../prompt.js';
 import { jsonForTerminal } from '../render.js';
 
@@ -30,8 +31,8 @@ import { jsonForTerminal } from '../render.js';
  * client's own config file (shown first, asked, a backup kept, the rest of the file kept).
  */
 
-type ServeOptions = { printConfig?: string; services?: string | string[]; approveInClient?: boolean; deferTools?: boolean };
-type ConnectOptions = { yes?: boolean; services?: string; approveInClient?: boolean; deferTools?: boolean };
+type ServeOptions = { printConfig?: string; services?: string | string[]; profile?: string; approveInClient?: boolean; deferTools?: boolean };
+type ConnectOptions = { yes?: boolean; services?: string; profile?: string; approveInClient?: boolean; deferTools?: boolean };
 
 /** `mcp serve --print-config` and `mcp connect-client`; `serve` itself is the gateway's (registered before this). */
 export function register(mcp: Command, ctx: CliContext): void {
@@ -42,6 +43,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .argument('<client>', CLIENT_NAMES.join(' | '))
     .option('-y, --yes', 'do not ask (for scripts)')
     .option('--services <list>', 'expose only these services (comma-separated), as mcp serve --services')
+    .option('--profile <name>', 'expose only the services of this profile, as mcp serve --profile; the entry is named wisp-NAME (beside a plain wisp entry)')
     .option('--approve-in-client', 'also offer approvals to the client, as mcp serve --approve-in-client')
     .option('--defer-tools', 'offer search and execute instead of the tool list, as mcp serve --defer-tools')
     .addHelpText(
@@ -56,11 +58,12 @@ function servicesOf(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-function command(ctx: CliContext, opts: { services?: string | string[]; approveInClient?: boolean; deferTools?: boolean }): ServeCommand {
+function command(ctx: CliContext, opts: { services?: string | string[]; profile?: string; approveInClient?: boolean; deferTools?: boolean }): ServeCommand {
   const services = servicesOf(opts.services);
   return serveCommand({
     globalFlags: ctx.clientFlags(),
     ...(services !== undefined ? { services } : {}),
+    ...(opts.profile !== undefined ? { profile: opts.profile } : {}),
     ...(opts.approveInClient === true ? { approveInClient: true } : {}),
     ...(opts.deferTools === true ? { deferTools: true } : {}),
   });
@@ -90,7 +93,7 @@ function registerPrintConfig(mcp: Command, ctx: CliContext): void {
 
 function printConfig(ctx: CliContext, name: ClientName, serve: ServeCommand): void {
   const file = clientConfigFile(name);
-  const value = { client: name, configFile: file, key: clientKey(name), name: ENTRY_NAME, entry: clientEntry(name, serve) };
+  const value = { client: name, configFile: file, key: clientKey(name), name: serve.name ?? ENTRY_NAME, entry: clientEntry(name, serve) };
   ctx.print(value, () => (name === 'claude-code' ? claudeCodeCommandLine(serve) : jsonForTerminal(snippet(name, serve), 2)));
   if (!ctx.json()) ctx.io.err(name === 'claude-code' ? `(or: wispctl mcp connect-client ${name}, which writes it into ${file})` : `(in ${file}, or: wispctl mcp connect-client ${name})`);
 }
@@ -133,8 +136,8 @@ async function readCurrent(file: string, name: ClientName): Promise<Current> {
 }
 
 /** The change, as connect-client shows it before asking. */
-function changeText(name: ClientName, file: string, current: Current, entry: Record<string, unknown>, replaced: unknown): string {
-  const at = `${clientKey(name)}.${ENTRY_NAME}`;
+function changeText(name: ClientName, file: string, current: Current, entry: Record<string, unknown>, replaced: unknown, entryName: string): string {
+  const at = `${clientKey(name)}.${entryName}`;
   const indent = (json: string): string => json.split('\n').join('\n    ');
   const lines = [`${clientLabel(name)}: ${file}${current.target !== file ? ` (a symlink to ${current.target})` : ''}${current.text === undefined ? ' (a new file)' : ''}`];
   if (replaced !== undefined) lines.push(`  - ${at} (the entry there now, replaced):`, `    ${indent(jsonForTerminal(replaced, 2))}`);
@@ -144,13 +147,26 @@ function changeText(name: ClientName, file: string, current: Current, entry: Rec
   return lines.join('\n');
 }
 
+/** A profile the daemon does not have is refused (PROFILE_NOT_FOUND) while one answers; without a daemon it is written as given. */
+async function checkProfile(ctx: CliContext, profile: string): Promise<void> {
+  try {
+    await ctx.withClient((client) => findProfile(client, profile));
+  } catch (error) {
+    if (!(error instanceof WispError && error.code === 'DAEMON_NOT_RUNNING')) throw error;
+    ctx.io.err(`(no daemon answers, so the profile ${profile} was not checked: mcp serve --profile ${profile} refuses to start if the daemon has no such profile)`);
+  }
+}
+
 async function connectClient(ctx: CliContext, name: ClientName, opts: ConnectOptions): Promise<void> {
   const file = clientConfigFile(name);
-  const entry = clientEntry(name, command(ctx, opts));
+  const serve = command(ctx, opts);
+  if (opts.profile !== undefined) await checkProfile(ctx, opts.profile);
+  const entryName = serve.name ?? ENTRY_NAME;
+  const entry = clientEntry(name, serve);
   let current = await readCurrent(file, name);
-  let edit = editConfig(name, file, current.text, entry);
+  let edit = editConfig(name, file, current.text, entry, entryName);
   if (opts.yes !== true) {
-    ctx.io.err(changeText(name, file, current, entry, edit.replaced));
+    ctx.io.err(changeText(name, file, current, entry, edit.replaced, entryName));
     if (!(await confirm(`Write this to ${file}? [y/N] `, 'not a terminal, so nobody can confirm: pass --yes to write it'))) {
       ctx.io.err(`not changed: ${file}`);
       process.exitCode = EXIT.refused;
@@ -161,14 +177,14 @@ async function connectClient(ctx: CliContext, name: ClientName, opts: ConnectOpt
     const now = await readCurrent(file, name);
     if (now.text !== current.text || now.target !== current.target) {
       current = now;
-      edit = editConfig(name, file, current.text, entry);
+      edit = editConfig(name, file, current.text, entry, entryName);
     }
   }
   const backup = await writeChange(current, edit.text);
-  const result = { client: name, configFile: file, written: current.target, backup, replaced: edit.replaced !== undefined, entry };
+  const result = { client: name, configFile: file, written: current.target, backup, replaced: edit.replaced !== undefined, name: entryName, entry };
   ctx.print(result, () =>
     [
-      `${edit.replaced !== undefined ? 'replaced' : 'added'} ${clientKey(name)}.${ENTRY_NAME} in ${file}`,
+      `${edit.replaced !== undefined ? 'replaced' : 'added'} ${clientKey(name)}.${entryName} in ${file}`,
       ...(backup !== null ? [`the file as it was: ${backup}`] : []),
       `restart ${clientLabel(name).replace(/ \(.*\)$/, '')} (or reload its MCP servers) to use it`,
     ].join('\n'),

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { SERVICE_NAME_PATTERN, WispError } from '../../core/index.js';
+import { PROFILE_NAME_PATTERN, SERVICE_NAME_PATTERN, WispError } from '../../core/index.js';
 import { parseNonNegative } from '../args.js';
 import { EXIT_INTERRUPTED } from '../cancelled.js';
 import { CLIENT_NAMES } from '../client-config.js';
 import type { CliContext } from '../context.js';
+import { findProfile } from './mcp-profile.js';
 import { stdin, stdinIsTerminal } from '../stdin.js';
 
 const HELP = `
@@ -19,7 +20,11 @@ after the MCP client (client-N (mcp:NAME)) in approvals, events and the audit lo
 Tool names are SERVICE__TOOL, the same across restarts; a name that is not a valid MCP
 tool name (1-128 of A-Z a-z 0-9 _ . -) is cleaned and gets a digest suffix. With
 --service NAME it serves that one service under its tools' own names, as if the client
-were connected to the server directly (still through Wisp's approvals).
+were connected to the server directly (still through Wisp's approvals). With --profile NAME it
+serves exactly the services of that profile (wispctl mcp profile), as the daemon has it now:
+an edit reaches connected clients at once (tools/list_changed), a service
+deleted drops out, and a profile removed serves nothing. While the daemon answers, an unknown
+profile stops it at the start (PROFILE_NOT_FOUND).
 
 It finds the daemon as every wispctl command does (--socket, WISP_SOCKET, the default socket)
 and, when nothing is there and no socket was named, through the daemon's pointer in the data
@@ -48,6 +53,7 @@ export const TERMINAL_NOTE =
 
 interface ServeOptions {
   services?: string;
+  profile?: string;
   service?: string;
   http?: boolean;
   port?: number;
@@ -66,6 +72,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .description('be an MCP server (stdio, or --http) for MCP clients: the tools Wisp runs, every call approved in Wisp')
     .option('--services <names>', 'only the tools of these services (comma-separated names)')
     .option('--service <name>', 'only this service, under its tools\' own names (as if connected to it directly)')
+    .option('--profile <name>', 'only the services of this profile (wispctl mcp profile), as the daemon has it now (an edit applies at once)')
     .option('--http', 'serve streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and a bearer token')
     .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--idle-timeout <seconds>', `with --http: close a session idle this long (no request running, no stream open); 1-${MAX_IDLE_TIMEOUT_S}, default 600`, (v) => parseIdleTimeout(v))
@@ -94,13 +101,31 @@ function parseServices(value: string | undefined): ReadonlySet<string> | null {
   return new Set(names);
 }
 
+/**
+ * --profile goes alone, and names a profile the daemon has, when one answers: a client set up
+ * with a profile removed since is told so at once. Without a daemon it starts (it serves
+ * nothing until one answers, and then only the profile's services).
+ */
+async function checkProfile(ctx: CliContext, opts: ServeOptions): Promise<void> {
+  const profile = opts.profile ?? '';
+  if (opts.service !== undefined || opts.services !== undefined) throw new WispError('INVALID_PARAMS', '--profile goes alone: the profile names its services (not with --services or --service)');
+  if (!new RegExp(PROFILE_NAME_PATTERN).test(profile)) throw new WispError('INVALID_PARAMS', '--profile takes a profile name (1-32 of A-Z a-z 0-9 _ -)');
+  try {
+    await ctx.withClient((client) => findProfile(client, profile));
+  } catch (error) {
+    if (!(error instanceof WispError && error.code === 'DAEMON_NOT_RUNNING')) throw error;
+  }
+}
+
 async function serve(ctx: CliContext, opts: ServeOptions): Promise<void> {
   if (opts.port !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--port goes with --http');
   if (opts.idleTimeout !== undefined && opts.http !== true) throw new WispError('INVALID_PARAMS', '--idle-timeout goes with --http');
   if (opts.service !== undefined && opts.services !== undefined) throw new WispError('INVALID_PARAMS', '--service and --services go alone: one service under its own names, or several');
   if (opts.service !== undefined && !new RegExp(SERVICE_NAME_PATTERN).test(opts.service)) throw new WispError('INVALID_PARAMS', '--service takes one service name');
+  if (opts.profile !== undefined) await checkProfile(ctx, opts);
   const options = {
     services: opts.service !== undefined ? new Set([opts.service]) : parseServices(opts.services),
+    ...(opts.profile !== undefined ? { profile: opts.profile } : {}),
     ownNames: opts.service !== undefined,
     approveInClient: opts.approveInClient === true,
     deferTools: opts.deferTools === true,

@@ -12,6 +12,7 @@ import { registerAddJson } from './mcp-add-json.js';
 import { activateWithQuestion, failureTailOf, registerRestart, sandboxPlan } from './mcp-restart.js';
 import { registerSandbox } from './mcp-sandbox.js';
 import { registerAllow } from './mcp-allow.js';
+import { registerProfile } from './mcp-profile.js';
 import { planLines } from '../render/sandbox.js';
 import { clean } from '../render.js';
 import * as review from './review.js';
@@ -35,6 +36,7 @@ export function register(program: Command, ctx: CliContext): void {
   env.register(mcp, ctx);
   sources.register(mcp, ctx);
   serve.register(mcp, ctx);
+  registerProfile(mcp, ctx);
   const fields = ['id', 'name', 'transport', 'command', 'url', 'args', 'cwd', 'env', 'headers', 'origin', 'configVersion', 'connection', 'heldTools'];
   documentSubcommand(mcp, 'list', { json: 'an array of services', fields, wide: 'adds ID, VERSION (configVersion), ORIGIN and COMMAND OR URL' });
   documentSubcommand(mcp, 'show', { json: 'one service', fields });

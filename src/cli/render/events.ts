@@ -63,6 +63,8 @@ export function describeEvent(event: WispEvent): string {
       return `${head}  ${showArg(event.file)}: ${clean(event.problem)}${event.movedTo !== null ? ` (now at ${showArg(event.movedTo)})` : ''}`;
     case 'model.settings':
       return `${head}  ${clean(event.settings.model)} at ${clean(event.settings.baseUrl)}, tools deferred above ${event.settings.deferToolsAbove}`;
+    case 'profile.changed':
+      return `${head}  ${clean(event.name)}`;
     case 'daemon.stopping':
       return head;
     case 'daemon.recovered':

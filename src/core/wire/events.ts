@@ -156,6 +156,7 @@ export const events = {
   'model.settings': event('model.settings', 'The model settings changed (model.setSettings, model.setKey): what they are now, and where the key comes from (never its value).', {
     settings: ModelSettingsView,
   }),
+  'profile.changed': event('profile.changed', 'A profile was created, changed or removed (profiles.set, profiles.delete): gateways serving it read it again.', { name: Type.String() }),
   'daemon.stopping': event('daemon.stopping', 'The daemon is shutting down; connections close next.', {}),
   'daemon.recovered': event('daemon.recovered', 'At start: the MCP servers a crashed run left running (recorded in the runtime dir) were stopped. A recorded pid that now belongs to another process (its start time differs) is left alone.', {
     servers: Type.Array(

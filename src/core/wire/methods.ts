@@ -9,10 +9,11 @@ import { sessionMethods } from './session-methods.js';
 import { pinMethods } from './pin-methods.js';
 import { elicitationMethods } from './elicitation.js';
 import { offeringMethods } from './offering-methods.js';
+import { profileMethods } from './profile-methods.js';
 
 export type { MethodDef } from './define.js';
 
-export const methods = { ...serviceMethods, ...sessionMethods, ...pinMethods, ...elicitationMethods, ...offeringMethods } as const satisfies Record<string, MethodDef>;
+export const methods = { ...serviceMethods, ...sessionMethods, ...pinMethods, ...elicitationMethods, ...offeringMethods, ...profileMethods } as const satisfies Record<string, MethodDef>;
 
 export type Methods = typeof methods;
 export type MethodName = keyof Methods;

@@ -17,4 +17,5 @@ export * from './pin-methods.js';
 export * from './events.js';
 export * from './elicitation.js';
 export * from './offering-methods.js';
+export * from './profile-methods.js';
 export * from './openrpc.js';

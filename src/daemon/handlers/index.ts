@@ -14,6 +14,7 @@ import { sessionHandlers } from './sessions.js';
 import { sourceHandlers } from './sources.js';
 import { toolHandlers } from './tools.js';
 import { offerPinHandlers, offeringHandlers } from './offerings.js';
+import { profileHandlers } from './profiles.js';
 import type { DaemonControl, DaemonParts, Handlers } from './types.js';
 
 export type { DaemonControl, DaemonParts, Handler, Handlers } from './types.js';
@@ -41,10 +42,11 @@ export function handlers(parts: DaemonParts, control: DaemonControl): Handlers {
   const elicitations = elicitationHandlers(parts);
   const offerings = offeringHandlers(parts);
   const offerPins = offerPinHandlers(parts);
+  const profiles = profileHandlers(parts);
   // A method no group handles fails here (each group is a Pick of Handlers, so none can add one the protocol lacks)...
-  const table: Handlers = { ...daemon, ...events, ...services, ...remote, ...secrets, ...tools, ...sessions, ...model, ...installs, ...sources, ...approvals, ...elicitations, ...offerings, ...offerPins };
+  const table: Handlers = { ...daemon, ...events, ...services, ...remote, ...secrets, ...tools, ...sessions, ...model, ...installs, ...sources, ...approvals, ...elicitations, ...offerings, ...offerPins, ...profiles };
   // ...and one handled by two groups fails here, naming it.
-  type Groups = [typeof daemon, typeof events, typeof services, typeof remote, typeof secrets, typeof tools, typeof sessions, typeof model, typeof installs, typeof sources, typeof approvals, typeof elicitations, typeof offerings, typeof offerPins];
+  type Groups = [typeof daemon, typeof events, typeof services, typeof remote, typeof secrets, typeof tools, typeof sessions, typeof model, typeof installs, typeof sources, typeof approvals, typeof elicitations, typeof offerings, typeof offerPins, typeof profiles];
   type _EachMethodOnce = NoneOf<Shared<Groups>>;
   return table;
 }

@@ -7,6 +7,7 @@ import type { ModelApiKey, ModelSettingsStore } from '../../model/index.js';
 import type { Redactor, SecretStore, Secrets, ServiceSecrets } from '../../secrets/index.js';
 import type { Sessions } from '../../sessions/index.js';
 import type { SettingsFile } from '../../util/index.js';
+import type { ProfileStore } from '../profile-store.js';
 import type { ServerRecords } from '../server-records.js';
 import type { ServiceOps } from '../service-ops.js';
 
@@ -51,6 +52,8 @@ export interface DaemonParts {
   readonly apiKey: ModelApiKey;
   readonly installer: Installer;
   readonly projects: ProjectList;
+  /** profiles.json: the named sets of services a gateway serves (--profile). */
+  readonly profiles: ProfileStore;
   readonly sourceSync: SourceSync;
   readonly sessions: Sessions;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SERVICE_NAME, claudeCodeCommandLine, clientConfigFile, editConfig, serveCommand, shellWord } from '../../../src/cli/client-config.js';
-import { SERVICE_NAME_PATTERN, WispError } from '../../../src/core/index.js';
+import { PROFILE_NAME, SERVICE_NAME, claudeCodeCommandLine, clientConfigFile, editConfig, serveCommand, shellWord, snippet } from '../../../src/cli/client-config.js';
+import { PROFILE_NAME_PATTERN, SERVICE_NAME_PATTERN, WispError } from '../../../src/core/index.js';
 
 /** Where each MCP client keeps its servers, and how our entry goes into a file (issue 16). */
 
@@ -32,6 +32,16 @@ describe('the serve command and its snippets', () => {
     expect(SERVICE_NAME.source).toBe(SERVICE_NAME_PATTERN);
   });
 
+  it('--profile NAME: checked, alone, and the entry named wisp-NAME', () => {
+    const serve = serveCommand({ globalFlags: ['--socket', '/s'], profile: 'work' }, '/n/node', '/p/w.js');
+    expect(serve).toEqual({ command: '/n/node', args: ['/p/w.js', '--socket', '/s', 'mcp', 'serve', '--profile', 'work'], name: 'wisp-work' });
+    expect(snippet('cursor', serve)).toEqual({ mcpServers: { 'wisp-work': { command: '/n/node', args: serve.args } } });
+    expect(claudeCodeCommandLine(serve)).toBe('claude mcp add --scope user wisp-work -- /n/node /p/w.js --socket /s mcp serve --profile work');
+    for (const bad of ['', 'a.b', 'x;y', '-a', 'a'.repeat(33)]) expect(() => serveCommand({ globalFlags: [], profile: bad }), bad).toThrow(expect.objectContaining({ code: 'INVALID_PARAMS' }) as Error);
+    expect(() => serveCommand({ globalFlags: [], profile: 'work', services: 'a' })).toThrow(expect.objectContaining({ code: 'INVALID_PARAMS' }) as Error);
+    expect(PROFILE_NAME.source).toBe(PROFILE_NAME_PATTERN);
+  });
+
   it('the claude mcp add line quotes what a shell would split', () => {
     expect(shellWord("it's here")).toBe(`'it'\\''s here'`);
     expect(claudeCodeCommandLine({ command: '/Applications/My Node/node', args: ['/p/wispctl.js', 'mcp', 'serve'] })).toBe(
@@ -54,6 +64,12 @@ describe('editConfig', () => {
     const edit = editConfig('claude-desktop', 'f', '{"mcpServers": {"wisp": {"command": "old"}}}', entry);
     expect(edit.replaced).toEqual({ command: 'old' });
     expect(JSON.parse(edit.text)).toEqual({ mcpServers: { wisp: entry } });
+  });
+
+  it('a profile\'s entry goes beside the plain one, under its own name', () => {
+    const edit = editConfig('claude-desktop', 'f', '{"mcpServers": {"wisp": {"command": "old"}}}', entry, 'wisp-work');
+    expect(edit.replaced).toBeUndefined();
+    expect(JSON.parse(edit.text)).toEqual({ mcpServers: { wisp: { command: 'old' }, 'wisp-work': entry } });
   });
 
   it('refuses what is not a JSON object with an object server list', () => {
