@@ -38,6 +38,10 @@ beforeAll(async () => {
   // The suite's tools by their names, for the --service setup (SETUPS).
   await registerScenario(client, 'reference', ['--conformance-tools']);
   await activate(client, 'reference');
+  // The same server with its media setting on (issue 35: media by choice), for the third setup.
+  const { service: pictures } = await registerScenario(client, 'pictures', ['--conformance-tools']).then((s) => client.call('services.update', { id: s.id, set: { media: true } }));
+  expect(pictures.media).toBe(true);
+  await activate(client, 'pictures');
   // A human at another connection approves every call the suite makes.
   asked = await human(await daemon.connect(), () => 'approve');
   // The elicitations answered, and by whom (this connection only watches: it is not asked, and answers none).
@@ -93,15 +97,17 @@ async function serverScenarios(): Promise<string[]> {
 }
 
 /**
- * The two setups: every service (names SERVICE__TOOL, so a scenario that calls a tool by the
+ * The three setups: every service (names SERVICE__TOOL, so a scenario that calls a tool by the
  * suite's own name finds none), and `--service reference` (the scenario server with the
  * tools the suite calls, under their own names, as if the suite were connected to it, through
- * Wisp's approvals). Each
- * has its baseline of known failures and its figure.
+ * Wisp's approvals), and the same with the service's media setting on (`--service pictures`).
+ * Each has its baseline of known failures and its figure.
  */
 const SETUPS = [
-  { label: 'wispctl mcp serve', serveArgs: [], baseline: 'conformance-baseline.yml', figure: 'conformance-server.txt' },
-  { label: 'wispctl mcp serve --service reference', serveArgs: ['--service', 'reference'], baseline: 'conformance-baseline-service.yml', figure: 'conformance-server-service.txt' },
+  { label: 'wispctl mcp serve', serveArgs: [], service: null, baseline: 'conformance-baseline.yml', figure: 'conformance-server.txt' },
+  { label: 'wispctl mcp serve --service reference', serveArgs: ['--service', 'reference'], service: 'reference', baseline: 'conformance-baseline-service.yml', figure: 'conformance-server-service.txt' },
+  // Its media setting on: images, audio and binary resources pass whole to the client.
+  { label: 'wispctl mcp serve --service pictures (media on)', serveArgs: ['--service', 'pictures'], service: 'pictures', baseline: 'conformance-baseline-media.yml', figure: 'conformance-server-media.txt' },
 ] as const;
 
 describe('the MCP conformance suite (server scenarios) against wispctl mcp serve', () => {
@@ -130,12 +136,13 @@ describe('the MCP conformance suite (server scenarios) against wispctl mcp serve
     expect(results.length).toBeGreaterThan(25);
     // The gateway's own door and the protocol's basics must hold whatever the baseline says.
     for (const name of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) expect(results.find((r) => r.name === name)?.passed, name).toBe(true);
-    if (setup.serveArgs.length > 0) {
+    if (setup.service !== null) {
       // Its tool-call passes come from the tools themselves, approved by the human: not from an error result.
       const tools = new Set(asked.requested.map((a) => `${a.summary.serviceName}/${a.summary.toolName}`));
-      for (const tool of ['test_simple_text', 'test_embedded_resource', 'test_error_handling', 'test_tool_with_logging']) expect(tools, tool).toContain(`reference/${tool}`);
+      const called = ['test_simple_text', 'test_embedded_resource', 'test_error_handling', 'test_tool_with_logging', ...(setup.service === 'pictures' ? ['test_image_content', 'test_audio_content', 'test_multiple_content_types'] : [])];
+      for (const tool of called) expect(tools, tool).toContain(`${setup.service}/${tool}`);
       // Its elicitation passes come from the server's own requests, answered by the suite's client through the gateway (not by Wisp, not an error).
-      const elicited = answered.filter((e) => e.service.name === 'reference' && e.status === 'accepted' && e.by?.includes('(mcp:conformance-test-client)') === true);
+      const elicited = answered.filter((e) => e.service.name === setup.service && e.status === 'accepted' && e.by?.includes('(mcp:conformance-test-client)') === true);
       expect(elicited.map((e) => e.message).sort()).toEqual(['Please provide your information', 'Please review and update the form fields with defaults', 'Please select options from the enum fields']);
     }
     // Exit 0 means: passed and not in the baseline, or failed as the baseline expects.
