@@ -146,8 +146,7 @@ export const ERROR_CATALOG = {
   LIMIT_EXCEEDED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.limit,
-    description:
-      'A documented limit would be exceeded (for example a 17th service, or a 65th waiting call of one client); data.limit and data.max say which. ' +
+    description: 'A documented limit would be exceeded (for example a 17th service, or a 65th waiting call of one client); data.limit and data.max say which. ' +
       'On the control socket a connection over maxConnections (or a gateway\'s over maxConnectionsPerGateway or maxGatewayConnections), ' +
       'and one whose unfinished frame would pass the shared maxHeldFrameBytes, gets it once (id null) and is closed.',
   },
@@ -264,8 +263,7 @@ export const ERROR_CATALOG = {
   TOOL_ERROR: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'The tool ran and reported an error (isError: true; data.result holds what it said, normalised, capped), or the server answered the call with a JSON-RPC error, whatever its code (data.server holds its code and redacted message). The service stays active.',
+    description: 'The tool ran and reported an error (isError: true; data.result holds what it said, normalised, capped), or the server answered the call with a JSON-RPC error, whatever its code (data.server holds its code and redacted message). The service stays active.',
   },
   KEYCHAIN_UNAVAILABLE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -285,8 +283,7 @@ export const ERROR_CATALOG = {
   ENV_NOT_ALLOWED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description:
-      'A `${VAR}` of a config entry names a variable of the daemon\'s environment it may not read: the daemon\'s own (DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*), which never reaches a server, or (a project or plugin file) a variable you did not name for it (wispctl mcp sources add-project DIR --allow-env NAME). The entry is skipped (an already registered service naming one is refused at activation); data.variables lists them.',
+    description: 'A `${VAR}` of a config entry names a variable of the daemon\'s environment it may not read: the daemon\'s own (DEEPSEEK_API_KEY, DEEPSEEK_*, WISP_*), which never reaches a server, or (a project or plugin file) a variable you did not name for it (wispctl mcp sources add-project DIR --allow-env NAME). The entry is skipped (an already registered service naming one is refused at activation); data.variables lists them.',
   },
   SELF_GATEWAY: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -351,14 +348,12 @@ export const ERROR_CATALOG = {
   RUNTIME_NOT_FOUND: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description:
-      'Installs: no Node.js and npm in the searched directories (/opt/homebrew/bin, /usr/local/bin, /usr/bin, /bin). npm 12 needs Node 22.22.2+ (or 24.15+, 26+): put both in one directory and name it with wispctl install settings --runtime-dir DIR, or install the server by hand and register it.',
+    description: 'Installs: no Node.js and npm in the searched directories (/opt/homebrew/bin, /usr/local/bin, /usr/bin, /bin). npm 12 needs Node 22.22.2+ (or 24.15+, 26+): put both in one directory and name it with wispctl install settings --runtime-dir DIR, or install the server by hand and register it.',
   },
   NPM_TOO_OLD: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description:
-      'Installs: the npm found is older than 12, and npm 12 needs Node 22.22.2+ (or 24.15+, 26+). Put such a node and npm 12 in one directory and name it with wispctl install settings --runtime-dir DIR, or install the server by hand and register it.',
+    description: 'Installs: the npm found is older than 12, and npm 12 needs Node 22.22.2+ (or 24.15+, 26+). Put such a node and npm 12 in one directory and name it with wispctl install settings --runtime-dir DIR, or install the server by hand and register it.',
   },
   INVALID_PLAN: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -373,8 +368,7 @@ export const ERROR_CATALOG = {
   INSTALL_UNFINISHED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.conflict,
-    description:
-      'Installs: an earlier attempt of this plan failed, was cancelled, timed out or was interrupted. It is never replayed: inspect its directory, discard it (wispctl install discard DIGEST), or install by hand and register.',
+    description: 'Installs: an earlier attempt of this plan failed, was cancelled, timed out or was interrupted. It is never replayed: inspect its directory, discard it (wispctl install discard DIGEST), or install by hand and register.',
   },
   INSTALL_RUNNING: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -384,8 +378,7 @@ export const ERROR_CATALOG = {
   INSTALL_FAILED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'Installs: npm failed (see the attempt\'s log tail): a missing package or version, a refused git/URL/file dependency, a network error. A certificate error (a TLS-intercepting proxy) needs the proxy\'s CA: wispctl install settings --ca-file FILE.',
+    description: 'Installs: npm failed (see the attempt\'s log tail): a missing package or version, a refused git/URL/file dependency, a network error. A certificate error (a TLS-intercepting proxy) needs the proxy\'s CA: wispctl install settings --ca-file FILE.',
   },
   INSTALL_REJECTED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -415,14 +408,12 @@ export const ERROR_CATALOG = {
   AUTH_FAILED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description:
-      'An OAuth login failed: the callback\'s state did not match the login (refused), an issuer did not match (the callback\'s iss, RFC 9207, or the resource metadata\'s authorization server against that server\'s own metadata: the message names both), the authorization server denied access, or the code exchange failed.',
+    description: 'An OAuth login failed: the callback\'s state did not match the login (refused), an issuer did not match (the callback\'s iss, RFC 9207, or the resource metadata\'s authorization server against that server\'s own metadata: the message names both), the authorization server denied access, or the code exchange failed.',
   },
   DESTINATION_REFUSED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description:
-      'A remote server steered an OAuth request where the daemon does not send one, and nothing was sent: resource metadata off the server\'s own origin, an authorization, token or registration endpoint off its issuer\'s origin, or an address nearer to this machine than the service\'s own URL (loopback, link-local, private), judged on the addresses a name resolves to. The rule is in docs/security.md.',
+    description: 'A remote server steered an OAuth request where the daemon does not send one, and nothing was sent: resource metadata off the server\'s own origin, an authorization, token or registration endpoint off its issuer\'s origin, or an address nearer to this machine than the service\'s own URL (loopback, link-local, private), judged on the addresses a name resolves to. The rule is in docs/security.md.',
   },
   CONNECTION_CLOSED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -432,20 +423,17 @@ export const ERROR_CATALOG = {
   INTERRUPTED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'The daemon stopped (or crashed) while the work ran: an install attempt found running at the next start ends interrupted (npm, if still running, is stopped). It is never replayed: discard it (wispctl install discard DIGEST), or install by hand.',
+    description: 'The daemon stopped (or crashed) while the work ran: an install attempt found running at the next start ends interrupted (npm, if still running, is stopped). It is never replayed: discard it (wispctl install discard DIGEST), or install by hand.',
   },
   REGISTRY_UNREADABLE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'At start, mcp-servers.json was not valid JSON. It was moved aside intact (daemon.status registryLoadError says where) and the daemon started with no services.',
+    description: 'At start, mcp-servers.json was not valid JSON. It was moved aside intact (daemon.status registryLoadError says where) and the daemon started with no services.',
   },
   REGISTRY_INVALID: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'At start, mcp-servers.json failed its schema or named a service twice. It was moved aside intact (daemon.status registryLoadError says where and why) and the daemon started with no services.',
+    description: 'At start, mcp-servers.json failed its schema or named a service twice. It was moved aside intact (daemon.status registryLoadError says where and why) and the daemon started with no services.',
   },
   CLIENT_CONFIG_INVALID: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -456,20 +444,17 @@ export const ERROR_CATALOG = {
   OFFER_HELD: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.refused,
-    description:
-      'The prompt (or resource template) is held: its definition changed, or it appeared, since the service\'s prompts and templates were pinned, and no human has accepted it yet. It is not listed or got. Review it (offers.review, wispctl mcp review) and accept it (offers.accept).',
+    description: 'The prompt (or resource template) is held: its definition changed, or it appeared, since the service\'s prompts and templates were pinned, and no human has accepted it yet. It is not listed or got. Review it (offers.review, wispctl mcp review) and accept it (offers.accept).',
   },
   NOT_OFFERED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.notFound,
-    description:
-      'The service does not offer that: it did not declare resources (for resources.read) or prompts (for prompts.get) when it was activated. Nothing was sent to it.',
+    description: 'The service does not offer that: it did not declare resources (for resources.read) or prompts (for prompts.get) when it was activated. Nothing was sent to it.',
   },
   SERVER_REFUSED: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'The server answered a resources/read, prompts/get or one of their lists with a JSON-RPC error (data.server holds its code and redacted message). The service stays active.',
+    description: 'The server answered a resources/read, prompts/get or one of their lists with a JSON-RPC error (data.server holds its code and redacted message). The service stays active.',
   },
   ELICITATION_NOT_FOUND: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
@@ -499,7 +484,6 @@ export const ERROR_CATALOG = {
   PROFILES_UNREADABLE: {
     rpcCode: JSONRPC_APPLICATION_ERROR,
     exit: EXIT.failure,
-    description:
-      'profiles.json in the data dir is not valid JSON or fails its schema (data.file and data.problem say which). It is left as it is, never overwritten: every profiles method, and every gateway started with --profile, fails with this until the file is fixed or removed (it is read again at the next request).',
+    description: 'profiles.json in the data dir is not valid JSON or fails its schema (data.file and data.problem say which). It is left as it is, never overwritten: every profiles method, and every gateway started with --profile, fails with this until the file is fixed or removed (it is read again at the next request).',
   },
 } as const satisfies Record<string, CatalogEntry>;
