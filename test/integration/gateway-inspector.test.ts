@@ -6,17 +6,19 @@ import type { Approval, WispEvent } from '../../src/core/index.js';
 import { inspectorLauncher } from '../../scripts/npm12-runtime.mjs';
 import { ensureNpm12, NPM12_SETUP_MS } from '../helpers/npm12.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
-import { killLeftovers, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
+import { killLeftovers, repoRoot, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Issue 16: the MCP Inspector (`@modelcontextprotocol/inspector`, a client this project did
- * not write), in its CLI mode, lists and calls tools through `wispctl mcp serve` over stdio.
+ * not write), in its CLI mode, lists and calls tools through `wispctl mcp serve` over stdio
+ * (issue 35: and lists and reads resources, lists and gets prompts).
  * The call waits for an approval, which the test answers from a second socket connection,
  * as a human at `wispctl approvals` would. The Inspector needs Node 22.19+: the node of
  * ensureNpm12(); it is installed on first use into .cache/ (scripts/npm12-runtime.mjs).
  */
 
 const home = tempDir();
+const CANARY = `inspector-canary-${process.pid}-7f3a9c`;
 let daemon: RunningDaemon;
 let client: WispClient;
 let events: EventLog;
@@ -32,6 +34,10 @@ beforeAll(async () => {
   await registerScenario(client, 'tools');
   await activate(client, 'tools');
   echoName = 'tools__echo';
+  // A server with resources and prompts (issue 35), its canary a session secret the daemon knows.
+  const { service } = await client.call('services.register', { name: 'notes', command: process.execPath, args: [path.join(repoRoot, 'fixtures', 'servers', 'offer-server.mjs')] });
+  const set = await client.call('services.setEnv', { id: service.id, mode: 'replace', variables: [{ name: 'CANARY', value: CANARY, storage: 'session' }] });
+  expect((await client.call('services.activate', { id: service.id, configVersion: set.service.configVersion })).service.connection.status).toBe('active');
 }, NPM12_SETUP_MS + 300_000);
 afterAll(async () => {
   await client.call('daemon.shutdown');
@@ -87,6 +93,36 @@ describe('the MCP Inspector (CLI mode) through wispctl mcp serve', () => {
     expect(approval.summary.serviceName).toBe('tools');
     // The gateway's connection is named after the Inspector's clientInfo.
     expect(approval.requester.clientId).toMatch(/^client-\d+ \(mcp:[^)]*inspector[^)]*\)$/i);
+  }, 120_000);
+
+  it('resources/list and resources/read: the service\'s resources under wisp:// URIs, labelled; a read redacted of the secret', async () => {
+    const listed = await inspector('--method', 'resources/list');
+    expect(listed.code, listed.stderr).toBe(0);
+    const { result } = JSON.parse(listed.stdout) as { result: { resources: { uri: string; title?: string }[] } };
+    expect(result.resources.find((r) => r.uri === 'wisp://notes/notes://today')).toMatchObject({ title: '[from server notes] Today' });
+    const read = await inspector('--method', 'resources/read', '--uri', 'wisp://notes/notes://today');
+    expect(read.code, read.stderr).toBe(0);
+    const body = JSON.parse(read.stdout) as { result: { contents: { uri: string; text: string }[] } };
+    expect(body.result.contents[0]?.uri).toBe('wisp://notes/notes://today');
+    expect(body.result.contents[0]?.text).toMatch(/^today: the key is \[REDACTED[^\]]*\], keep it$/);
+    expect(read.stdout).not.toContain(CANARY);
+  }, 120_000);
+
+  it('prompts/list and prompts/get: SERVICE__NAME, the arguments filled, the messages redacted, the image a marker', async () => {
+    const listed = await inspector('--method', 'prompts/list');
+    expect(listed.code, listed.stderr).toBe(0);
+    const { result } = JSON.parse(listed.stdout) as { result: { prompts: { name: string; arguments?: { name: string; required?: boolean }[] }[] } };
+    expect(result.prompts.find((p) => p.name === 'notes__summarize')?.arguments).toEqual([expect.objectContaining({ name: 'topic', required: true })]);
+    const got = await inspector('--method', 'prompts/get', '--prompt-name', 'notes__summarize', '--prompt-args', 'topic=sessions');
+    expect(got.code, got.stderr).toBe(0);
+    const body = JSON.parse(got.stdout) as { result: { messages: { role: string; content: { type: string; text?: string } }[] } };
+    expect(body.result.messages.map((m) => [m.role, m.content.type])).toEqual([
+      ['user', 'text'],
+      ['assistant', 'text'],
+    ]);
+    expect(body.result.messages[0]?.content.text).toMatch(/^Summarize sessions\. The key is \[REDACTED[^\]]*\]\.$/);
+    expect(body.result.messages[1]?.content.text).toMatch(/^\[omitted by Wisp: image image\/png, 300 bytes\]$/);
+    expect(got.stdout).not.toContain(CANARY);
   }, 120_000);
 
   it('tools/call, denied: an isError result naming APPROVAL_DENIED, and the tool never ran', async () => {
