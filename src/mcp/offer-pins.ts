@@ -1,5 +1,5 @@
 import { WispError, type FieldChange, type PinnedDefinition, type PromptInfo, type ResourceTemplateInfo, type TextDiffPart } from '../core/index.js';
-import { fieldChanges, wordDiff } from './tool-diff.js';
+import { pinDiff } from './tool-diff.js';
 import { pinDigestOf, type Pinnable, type ToolPins } from './tool-pins.js';
 
 /**
@@ -81,21 +81,13 @@ export class OfferPins {
 
   /** The held prompts and templates of the last lists, each with what changed against its pin. */
   review(serviceId: string): HeldOffer[] {
-    return [...this.heldOf(serviceId).values()].map((offer) => {
-      const pinned = this.pins.pinned(OfferPins.key(serviceId, offer.kind), offer.name);
-      const before = pinned?.definition.description ?? null;
-      const after = offer.definition.description;
-      return {
-        kind: offer.kind,
-        name: offer.key,
-        pin: pinned === undefined ? 'added' : 'changed',
-        digest: offer.pinDigest,
-        pinnedDigest: pinned?.digest ?? null,
-        changes: pinned === undefined ? [] : fieldChanges(pinned.definition, offer.definition),
-        descriptionDiff: pinned !== undefined && before !== null && after !== null && before !== after ? wordDiff(before, after) : null,
-        definition: offer.definition,
-      };
-    });
+    return [...this.heldOf(serviceId).values()].map((offer) => ({
+      kind: offer.kind,
+      name: offer.key,
+      ...pinDiff(this.pins.pinned(OfferPins.key(serviceId, offer.kind), offer.name), offer.definition),
+      digest: offer.pinDigest,
+      definition: offer.definition,
+    }));
   }
 
   /** A human accepted these, each as reviewed (its digest): pinned as they are now. A digest that is not the held one's accepts nothing. */

@@ -4,6 +4,14 @@ import { canonicalJson } from '../util/index.js';
 /** Above this many token pairs, the differing middle of two texts is shown as removed, then added. */
 const MAX_DIFF_CELLS = 2_000_000;
 
+/** What a review shows of a held definition against its pin (none: it was added). */
+export function pinDiff(pin: { readonly digest: string; readonly definition: PinnedDefinition } | undefined, definition: PinnedDefinition): { pin: 'added' | 'changed'; pinnedDigest: string | null; changes: FieldChange[]; descriptionDiff: TextDiffPart[] | null } {
+  if (pin === undefined) return { pin: 'added', pinnedDigest: null, changes: [], descriptionDiff: null };
+  const before = pin.definition;
+  const descriptionDiff = before.description !== definition.description ? wordDiff(before.description ?? '', definition.description ?? '') : null;
+  return { pin: 'changed', pinnedDigest: pin.digest, changes: fieldChanges(before, definition), descriptionDiff };
+}
+
 /**
  * Every leaf that differs between the pinned and the new definition, by JSON pointer:
  * objects key by key, arrays index by index; a side that lacks the key has no before (after).

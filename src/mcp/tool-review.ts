@@ -1,6 +1,6 @@
 import { WispError, type ConnectionState, type HeldTool, type ToolWarning } from '../core/index.js';
 import type { CatalogTool } from './tool-catalog.js';
-import { fieldChanges, wordDiff } from './tool-diff.js';
+import { pinDiff } from './tool-diff.js';
 import type { ToolPins } from './tool-pins.js';
 
 /** The held tools of one active service, each against its pin, at the tool-list version they came with. */
@@ -21,17 +21,11 @@ export function heldReview(
     generation: state.generation,
     toolListVersion: state.toolListVersion,
     tools: held.map((tool): HeldTool => {
-      const pin = pins.pinned(tool.serviceId, tool.name);
-      const before = pin?.definition;
-      const descriptionChanged = before !== undefined && before.description !== tool.definition.description;
       return {
         name: tool.name,
         modelName: tool.modelName,
-        pin: pin === undefined ? 'added' : 'changed',
+        ...pinDiff(pins.pinned(tool.serviceId, tool.name), tool.definition),
         digest: tool.pinDigest,
-        pinnedDigest: pin?.digest ?? null,
-        changes: before === undefined ? [] : fieldChanges(before, tool.definition),
-        descriptionDiff: descriptionChanged ? wordDiff(before.description ?? '', tool.definition.description ?? '') : null,
         definition: tool.definition,
         warnings: warnings(tool),
       };
