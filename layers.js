@@ -80,7 +80,7 @@ export const BROWSER_APP = { dir: 'ui/static', imports: ['core/index.js'], packa
 export const CLIENT_AREAS = ['cli', 'ui'];
 
 /** Packages wispctl (cli, and the web panel it starts: ui) must never load: they belong to the daemon. */
-export const CLI_FORBIDDEN_PACKAGES = ['ajv', 'pino', 'pino-pretty', '@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@sinclair/typebox', 're2js', 'undici'];
+export const CLI_FORBIDDEN_PACKAGES = ['ajv', 'pino', 'pino-pretty', '@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@modelcontextprotocol/server', '@sinclair/typebox', 're2js', 'undici'];
 
 /**
  * The relative specifiers `area` may use to reach other areas (from a file directly in

@@ -1,4 +1,3 @@
-import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../control/client.js';
 import { clean, jsonForTerminal, type Approval, type ToolInfo, type WispEvent } from '../core/index.js';
 import { fromServer } from './catalog.js';
@@ -47,7 +46,7 @@ export class ApprovalWatch {
   ) {
     this.serverAsks = new ElicitRelay(client, () => link.me, tool, extra, shared, modes);
     this.unsubscribe = link.onEvent((event) => this.onEvent(event));
-    this.timer = extra._meta?.progressToken !== undefined ? setInterval(() => this.notify(this.approvalId !== null ? 'waiting for approval in Wisp' : 'running'), PROGRESS_EVERY_MS) : null;
+    this.timer = extra.progressToken !== undefined ? setInterval(() => this.notify(this.approvalId !== null ? 'waiting for approval in Wisp' : 'running'), PROGRESS_EVERY_MS) : null;
     this.timer?.unref();
   }
 
@@ -98,7 +97,7 @@ export class ApprovalWatch {
   }
 
   private notify(message: string): void {
-    const progressToken = this.extra._meta?.progressToken;
+    const progressToken = this.extra.progressToken;
     if (progressToken === undefined) return;
     this.progress += 1;
     this.extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: this.progress, message } }).catch(() => undefined);
@@ -110,7 +109,7 @@ export class ApprovalWatch {
    * first one on, the gateway's own "running" reports stop: the server's keep the client waiting.
    */
   private relay(progress: number, total: number | null, message: string | null): void {
-    const progressToken = this.extra._meta?.progressToken;
+    const progressToken = this.extra.progressToken;
     if (progressToken === undefined) return;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
@@ -150,20 +149,16 @@ export class ApprovalWatch {
     spendIdZero(this.extra, this.shared);
     let answer;
     try {
-      answer = await this.extra.sendRequest(
+      answer = await this.extra.elicit(
         {
-          method: 'elicitation/create',
-          params: {
-            message,
-            requestedSchema: {
-              type: 'object',
-              // Deny first, and the default: a client that preselects an option, or accepts an empty form, denies.
-              properties: { decision: { type: 'string', title: 'Run this tool call?', enum: ['deny', 'approve'], default: 'deny' } },
-              required: ['decision'],
-            },
+          message,
+          requestedSchema: {
+            type: 'object',
+            // Deny first, and the default: a client that preselects an option, or accepts an empty form, denies.
+            properties: { decision: { type: 'string', title: 'Run this tool call?', enum: ['deny', 'approve'], default: 'deny' } },
+            required: ['decision'],
           },
         },
-        ElicitResultSchema,
         { signal: controller.signal, timeout: ELICITATION_TIMEOUT_MS },
       );
     } catch {

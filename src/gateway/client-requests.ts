@@ -1,7 +1,36 @@
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { EmptyResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, ElicitResult, Notification, RequestOptions, ServerContext } from '@modelcontextprotocol/server';
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/**
+ * What a gateway call needs of the request it serves: its cancellation, its progress token,
+ * and a way to reach the client on the request's own stream (its notifications and, on a
+ * 2025 connection, its elicitations). Narrowed from the successor SDK's handler context, so
+ * the call's parts (approval-watch.ts, elicit-relay.ts, notices.ts) do not know the SDK.
+ */
+export interface Extra {
+  readonly signal: AbortSignal;
+  readonly progressToken: string | number | undefined;
+  /**
+   * Whether the request came on the 2026-07-28 revision: no request can be sent to such a
+   * client (the revision has no server-to-client requests), so neither approvals nor a
+   * server's elicitations are offered to it (they are answered in Wisp).
+   */
+  readonly modern: boolean;
+  sendNotification(notification: Notification): Promise<void>;
+  elicit(params: ElicitRequest['params'], options: RequestOptions): Promise<ElicitResult>;
+  ping(): Promise<unknown>;
+}
+
+export function extraOf(ctx: ServerContext, modern: boolean): Extra {
+  const token = ctx.mcpReq._meta?.progressToken;
+  return {
+    signal: ctx.mcpReq.signal,
+    progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
+    modern,
+    sendNotification: (notification) => ctx.mcpReq.notify(notification),
+    elicit: (params, options) => ctx.mcpReq.send({ method: 'elicitation/create', params }, options),
+    ping: () => ctx.mcpReq.send({ method: 'ping' }),
+  };
+}
 
 /** What the calls of one gateway connection share. */
 export interface Shared {
@@ -20,5 +49,5 @@ export interface Shared {
 export function spendIdZero(extra: Extra, shared: Shared): void {
   if (shared.requestSent) return;
   shared.requestSent = true;
-  extra.sendRequest({ method: 'ping' }, EmptyResultSchema).catch(() => undefined);
+  extra.ping().catch(() => undefined);
 }

@@ -1,4 +1,4 @@
-import { ElicitResultSchema, type ClientCapabilities, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, ElicitRequest } from '@modelcontextprotocol/server';
 import type { WispClient } from '../control/client.js';
 import { WispError, type Elicitation, type ToolInfo } from '../core/index.js';
 import { fromServer } from './catalog.js';
@@ -16,6 +16,9 @@ export interface ElicitModes {
   readonly form: boolean;
   readonly url: boolean;
 }
+
+/** No elicitation mode: a 2026-07-28 client, which no request can be sent to. */
+export const NO_ELICITATION: ElicitModes = { form: false, url: false };
 
 export function elicitModes(capabilities: ClientCapabilities | undefined): ElicitModes {
   const declared = capabilities?.elicitation;
@@ -97,7 +100,7 @@ export class ElicitRelay {
     spendIdZero(this.extra, this.shared);
     let answer;
     try {
-      answer = await this.extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, { signal, timeout: ELICITATION_TIMEOUT_MS });
+      answer = await this.extra.elicit(params, { signal, timeout: ELICITATION_TIMEOUT_MS });
     } catch {
       return; // withdrawn (answered elsewhere, the call ended), timed out, or the client failed it: it waits in Wisp
     }

@@ -135,6 +135,7 @@ export async function serveHttp(socket: SocketLocator, options: GatewayOptions, 
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       void link.close();
     };
+    // The 2025 streamable HTTP transport of the frozen SDK, under the successor Server: a 2025 session as before (2026's stateless HTTP is not served yet).
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
     if (transport.sessionId === undefined) await link.close();

@@ -1,11 +1,8 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import {
   ErrorCode,
   LoggingLevelSchema,
   McpError,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
   type LoggingLevel,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -35,7 +32,7 @@ const SEVERITY: ReadonlyMap<string, number> = new Map(LoggingLevelSchema.options
  * service running then) goes out related to that request, so on HTTP it reaches the client on
  * that call's stream.
  */
-export function serveNotices(mcp: McpServer, link: DaemonLink, scope: Scope): Set<RunningCall> {
+export function serveNotices(mcp: McpServer, link: DaemonLink, scope: Scope, owned: (() => void)[]): Set<RunningCall> {
   const server = mcp.server;
   /** The calls running now (server.ts adds and removes them): a log sent during one goes out related to it. */
   const calls = new Set<RunningCall>();
@@ -49,11 +46,11 @@ export function serveNotices(mcp: McpServer, link: DaemonLink, scope: Scope): Se
     server.notification(notification).catch(() => undefined);
   };
 
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+  server.setRequestHandler('logging/setLevel', (request) => {
     level = request.params.level;
     return {};
   });
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  server.setRequestHandler('resources/subscribe', async (request) => {
     const client = await link.current().catch((error: unknown) => {
       throw mcpError(error, ErrorCode.InternalError);
     });
@@ -68,7 +65,7 @@ export function serveNotices(mcp: McpServer, link: DaemonLink, scope: Scope): Se
     subscribed.set(key, request.params.uri);
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.setRequestHandler('resources/unsubscribe', async (request) => {
     const client = await link.current().catch((error: unknown) => {
       throw mcpError(error, ErrorCode.InternalError);
     });
@@ -80,7 +77,7 @@ export function serveNotices(mcp: McpServer, link: DaemonLink, scope: Scope): Se
     return {};
   });
 
-  link.onEvent((event) => {
+  const listening = link.onEvent((event) => {
     if (event.type === 'service.log') {
       if (!inScope(event.service) || (level !== null && (SEVERITY.get(event.level) ?? 0) < (SEVERITY.get(level) ?? 0))) return;
       const notification: LoggingMessageNotification = { method: 'notifications/message', params: logParams(event, scope.ownNames) };
@@ -94,6 +91,7 @@ export function serveNotices(mcp: McpServer, link: DaemonLink, scope: Scope): Se
       send({ method: event.changed === 'resources' ? 'notifications/resources/list_changed' : 'notifications/prompts/list_changed' });
     }
   });
+  owned.push(listening);
   return calls;
 }
 

@@ -1,13 +1,7 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import {
-  CompleteRequestSchema,
   ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
   McpError,
-  ReadResourceRequestSchema,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult, type ListPromptsResult, type ListResourceTemplatesResult, type ListResourcesResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
@@ -39,26 +33,29 @@ const META_ORIGINAL = 'dev.wisp/original';
 type Content = ToolCallResult['content'][number];
 
 /** resources/list, resources/templates/list, resources/read, prompts/list and prompts/get on `server`; empty lists (and failing reads) while no daemon answers. */
-export function serveOfferings(mcp: McpServer, link: DaemonLink, scope: Scope): void {
+export function serveOfferings(mcp: McpServer, link: DaemonLink, scope: Scope, greet: (ctx: ServerContext) => void): void {
   const server = mcp.server;
   // These lists are read when asked; their changes are announced by notices.ts (which declares listChanged).
   const offerings = new GatewayOfferings(() => link.current(), scope);
   const listing = async <T>(list: () => Promise<T>, none: T): Promise<T> => ((await reachable(link)) ? list() : none);
   const away = (): McpError => new McpError(ErrorCode.InternalError, `DAEMON_NOT_RUNNING: no Wisp daemon answers on ${link.socket}; start it with: wispctl daemon start`);
-  server.setRequestHandler(ListResourcesRequestSchema, () => listing(() => offerings.listResources(), { resources: [] }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => listing(() => offerings.listTemplates(), { resourceTemplates: [] }));
-  server.setRequestHandler(ListPromptsRequestSchema, () => listing(() => offerings.listPrompts(), { prompts: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler('resources/list', (_request, ctx) => (greet(ctx), listing(() => offerings.listResources(), { resources: [] })) as never);
+  server.setRequestHandler('resources/templates/list', (_request, ctx) => (greet(ctx), listing(() => offerings.listTemplates(), { resourceTemplates: [] })) as never);
+  server.setRequestHandler('prompts/list', (_request, ctx) => (greet(ctx), listing(() => offerings.listPrompts(), { prompts: [] })) as never);
+  server.setRequestHandler('resources/read', async (request, ctx) => {
+    greet(ctx);
     if (!(await reachable(link))) throw away();
-    return offerings.read(request.params.uri);
+    return (await offerings.read(request.params.uri));
   });
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
+    greet(ctx);
     if (!(await reachable(link))) throw away();
-    return offerings.getPrompt(request.params.name, request.params.arguments);
+    return (await offerings.getPrompt(request.params.name, request.params.arguments));
   });
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  server.setRequestHandler('completion/complete', async (request, ctx) => {
+    greet(ctx);
     if (!(await reachable(link))) throw away();
-    return offerings.complete(request.params);
+    return (await offerings.complete(request.params));
   });
 }
 
@@ -199,7 +196,8 @@ export class GatewayOfferings {
     }
     const slash = uri.startsWith(SCHEME) ? uri.indexOf('/', SCHEME.length) : -1;
     const service = slash === -1 ? undefined : services.find((s) => s.name === uri.slice(SCHEME.length, slash));
-    if (service === undefined) throw new McpError(-32002, `no resource ${JSON.stringify(uri.slice(0, 128))} is offered by this server (its URIs are wisp://SERVICE/..., from resources/list)`);
+    // Resource not found: -32602 with the URI in data (2026-07-28; the successor SDK sends it so on both eras, and maps a -32002 to it).
+    if (service === undefined) throw new McpError(-32602, `no resource ${JSON.stringify(uri.slice(0, 128))} is offered by this server (its URIs are wisp://SERVICE/..., from resources/list)`, { uri });
     return { service, original: uri.slice(slash + 1) };
   }
 
@@ -239,6 +237,6 @@ export function mcpError(error: unknown, fallback: number): McpError {
   if (error instanceof McpError) return error;
   if (!(error instanceof WispError)) return new McpError(ErrorCode.InternalError, `INTERNAL_ERROR: ${error instanceof Error ? error.message : String(error)}`);
   const server = error.details.server as { code?: unknown } | undefined;
-  const code = error.code === 'SERVER_REFUSED' && typeof server?.code === 'number' && Number.isInteger(server.code) ? server.code : error.code === 'NOT_OFFERED' ? -32002 : fallback;
+  const code = error.code === 'SERVER_REFUSED' && typeof server?.code === 'number' && Number.isInteger(server.code) ? server.code : error.code === 'NOT_OFFERED' ? -32602 : fallback;
   return new McpError(code, `${error.code}: ${error.message}`);
 }

@@ -1,10 +1,10 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CLIENT_INFO_META_KEY, McpServer, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { packageVersion } from '../control/client.js';
 import { WispError, type WispEvent } from '../core/index.js';
 import { ApprovalWatch, type Extra, type Shared } from './approval-watch.js';
+import { extraOf } from './client-requests.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, toolNamed, type Catalog } from './catalog.js';
-import { elicitModes, type ElicitModes } from './elicit-relay.js';
+import { elicitModes, NO_ELICITATION, type ElicitModes } from './elicit-relay.js';
 import { CATALOG_EVENTS, daemonAway, type DaemonLink } from './link.js';
 import { failureResult, toMcpResult } from './result.js';
 import { serveOfferings } from './offerings.js';
@@ -44,81 +44,59 @@ function instructions(link: DaemonLink): string {
  * One MCP connection's server: tools/list from the daemon's catalog, tools/call through the
  * daemon's one call pipeline, list_changed when the catalog changes. `link` must have had
  * its first connection attempt, so `initialize` says whether the daemon runs.
+ *
+ * On the successor SDK's low-level Server (@modelcontextprotocol/server), which serves both
+ * eras from one set of handlers: a 2025 client's `initialize` binds it to 2025; an instance
+ * the stdio entry (stdio.ts) made for a 2026-07-28 client answers `server/discover`, reads
+ * each request's `_meta` envelope and puts `resultType` on every result. Closing it lets go of
+ * the link's events, so an instance made for a `server/discover` probe and then dropped (the
+ * client fell back to `initialize`) leaves nothing behind.
  */
 export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpServer {
-  // McpServer for its transport handling; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
-  const mcp = new McpServer({ name: 'wisp', title: 'Wisp', version: packageVersion() }, { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} }, instructions: instructions(link) });
+  // McpServer for its era handling and transports; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
+  const mcp = new McpServer(
+    { name: 'wisp', title: 'Wisp', version: packageVersion() },
+    { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} }, instructions: instructions(link) },
+  );
   const server = mcp.server;
   const shared: Shared = { claimed: new Set(), requestSent: false };
-  let initialized = false;
-  let shown: string | null = null;
-
-  // The catalog as last read, kept until an event or a reconnection may have changed it: a call costs no extra reads.
-  // A stale one is harmless: the daemon checks every call against its live catalog.
-  let cached: Promise<Catalog> | null = null;
-  const catalog = (fresh = false): Promise<Catalog> => {
-    if (cached === null || fresh) {
-      const reading = link.current().then((client) => readCatalog(client, options));
-      cached = reading;
-      reading.catch(() => {
-        if (cached === reading) cached = null;
-      });
-    }
-    return cached;
+  const owned: (() => void)[] = [];
+  const view = new CatalogView(link, options, () => server.sendToolListChanged());
+  owned.push(view.follow());
+  server.onclose = () => {
+    view.closed = true;
+    for (const release of owned.splice(0)) release();
   };
-  // Coalesced: one catalog read for a burst of events; list_changed only when what a client would see changed.
-  let checking: Promise<void> | null = null;
-  // Bumped by every reason to look; a check looks again until it has seen the last one.
-  let asked = 0;
-  const checkCatalog = (): void => {
-    asked += 1;
-    if (checking !== null) return;
-    checking = (async () => {
-      let seen = 0;
-      while (seen !== asked) {
-        seen = asked;
-        // No daemon, or one that stopped answering: nothing is offered (null), and the client is told.
-        const now = link.connected ? await catalog().then(fingerprint, () => null) : null;
-        if (initialized && now !== shown) {
-          shown = now;
-          await server.sendToolListChanged().catch(() => undefined);
-        }
-      }
-    })()
-      .catch(() => undefined)
-      .finally(() => {
-        checking = null;
-      });
-  };
-  const changed = (): void => {
-    cached = null;
-    checkCatalog();
-  };
-  link.onEvent((event: WispEvent) => {
-    if (CATALOG_EVENTS.has(event.type)) changed();
-  });
-  // The daemon went away (stopped, restarted, killed) or is back: the tools are gone, or may be back.
-  link.setChangeHandler(changed);
 
   server.oninitialized = () => {
-    initialized = true;
-    welcome(server, link);
+    view.initialized = true;
+    welcome(link, server.getClientVersion()?.name, elicitModes(server.getClientCapabilities()));
+  };
+  // A 2026 client has no handshake: it says who it is on every request (its `_meta` envelope); the first one names the connection.
+  const greet = (ctx: ServerContext): void => {
+    if (view.initialized || ctx.mcpReq.envelope === undefined) return;
+    view.initialized = true;
+    const info = (ctx.mcpReq.envelope as Record<string, { name?: unknown } | undefined>)[CLIENT_INFO_META_KEY];
+    welcome(link, typeof info?.name === 'string' ? info.name : undefined, NO_ELICITATION);
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async (): Promise<{ tools: Tool[] }> => {
-    const now = await offered(link, () => catalog(true));
-    shown = now === null ? null : fingerprint(now);
-    return { tools: now === null ? [] : listed(now) };
+  server.setRequestHandler('tools/list', async (_request, ctx): Promise<{ tools: Tool[] }> => {
+    greet(ctx);
+    return { tools: await view.list() };
   });
 
   // Resources and prompts: read through the daemon when asked (offerings.ts); none while it is away.
-  serveOfferings(mcp, link, options);
-  const calls = serveNotices(mcp, link, options);
+  serveOfferings(mcp, link, options, greet);
+  const calls = serveNotices(mcp, link, options, owned);
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    greet(ctx);
     try {
-      const modes = elicitModes(server.getClientCapabilities());
-      return await callTool(link, await catalog(), request.params.name, request.params.arguments ?? {}, { extra, shared, elicit: options.approveInClient && modes.form, modes, calls });
+      // A 2026 client cannot be sent a request (its `_meta` envelope says it is one): its approvals, and its server's questions, are answered in Wisp.
+      const modern = ctx.mcpReq.envelope !== undefined;
+      const modes = modern ? NO_ELICITATION : elicitModes(server.getClientCapabilities());
+      const call = { extra: extraOf(ctx, modern), shared, elicit: options.approveInClient && modes.form, modes, calls };
+      return await callTool(link, await view.read(), request.params.name, request.params.arguments ?? {}, call);
     } catch (error) {
       return failureResult(error);
     }
@@ -126,11 +104,85 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
   return mcp;
 }
 
+/**
+ * What one connection's client was shown of the daemon's catalog: the catalog as last read,
+ * kept until an event or a reconnection may have changed it (a call costs no extra reads; a
+ * stale one is harmless: the daemon checks every call against its live catalog), and
+ * list_changed when what the client would see changed.
+ */
+class CatalogView {
+  initialized = false;
+  closed = false;
+  private shown: string | null = null;
+  private cached: Promise<Catalog> | null = null;
+  // Coalesced: one catalog read for a burst of events.
+  private checking: Promise<void> | null = null;
+  // Bumped by every reason to look; a check looks again until it has seen the last one.
+  private asked = 0;
+
+  constructor(
+    private readonly link: DaemonLink,
+    private readonly options: GatewayOptions,
+    private readonly announce: () => Promise<void>,
+  ) {}
+
+  /** Follows the daemon's catalog events and its going away or coming back; returns what lets go of them. */
+  follow(): () => void {
+    // The daemon went away (stopped, restarted, killed) or is back: the tools are gone, or may be back.
+    this.link.setChangeHandler(() => this.changed());
+    return this.link.onEvent((event: WispEvent) => {
+      if (CATALOG_EVENTS.has(event.type)) this.changed();
+    });
+  }
+
+  read(fresh = false): Promise<Catalog> {
+    if (this.cached === null || fresh) {
+      const reading = this.link.current().then((client) => readCatalog(client, this.options));
+      this.cached = reading;
+      reading.catch(() => {
+        if (this.cached === reading) this.cached = null;
+      });
+    }
+    return this.cached;
+  }
+
+  /** tools/list: the catalog read now, remembered as what this client was shown. */
+  async list(): Promise<Tool[]> {
+    const now = await offered(this.link, () => this.read(true));
+    this.shown = now === null ? null : fingerprint(now);
+    // catalog.ts builds them in the frozen SDK's Tool type; the wire shape is the same.
+    return now === null ? [] : (listed(now) as unknown as Tool[]);
+  }
+
+  private changed(): void {
+    if (this.closed) return;
+    this.cached = null;
+    this.asked += 1;
+    if (this.checking !== null) return;
+    this.checking = (async () => {
+      let seen = 0;
+      while (seen !== this.asked) {
+        seen = this.asked;
+        // No daemon, or one that stopped answering: nothing is offered (null), and the client is told.
+        const now = this.link.connected ? await this.read().then(fingerprint, () => null) : null;
+        if (this.initialized && now !== this.shown) {
+          this.shown = now;
+          // A 2026 client hears of it on its subscriptions/listen stream (the stdio entry routes it there), if it opened one.
+          await this.announce().catch(() => undefined);
+        }
+      }
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        this.checking = null;
+      });
+  }
+}
+
 /** The MCP client said who it is and what it can do: the daemon connection is named after it, and follows elicitations when it can answer them. */
-function welcome(server: McpServer['server'], link: DaemonLink): void {
-  link.identify(clientName(server.getClientVersion()?.name));
+function welcome(link: DaemonLink, name: string | undefined, modes: ElicitModes): void {
+  link.identify(clientName(name));
   // A client that can answer a server's elicitation is offered those of its own calls (elicit-relay.ts).
-  const modes = elicitModes(server.getClientCapabilities());
   if (modes.form || modes.url) link.followElicitations();
 }
 

@@ -162,7 +162,7 @@ describe('resource subscriptions through wispctl mcp serve', () => {
     const { gateway } = await stdioClient();
     const refused = await rejection(gateway.client.subscribeResource({ uri: 'wisp://plain/anything' }));
     expect(refused.message).toContain('NOT_OFFERED');
-    expect((await rejection(gateway.client.subscribeResource({ uri: 'test://watched-resource' }))).code).toBe(-32002);
+    expect((await rejection(gateway.client.subscribeResource({ uri: 'test://watched-resource' }))).code).toBe(-32602);
     await gateway.close();
   });
 

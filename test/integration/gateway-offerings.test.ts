@@ -92,13 +92,15 @@ describe('resources through wispctl mcp serve', () => {
     expect(texts(day.contents)).toEqual(['notes of monday']);
   });
 
-  it('refuses a URI of no service it serves (-32002), and passes on the server\'s own refusal', async () => {
+  it('refuses a URI of no service it serves (-32602, the URI in data), and passes on the server\'s own refusal', async () => {
     const unknown = await rejection(gateway.client.readResource({ uri: 'wisp://idle/notes://today' }));
-    expect(unknown.code).toBe(-32002);
+    expect(unknown.code).toBe(-32602);
+    expect(unknown.data).toEqual({ uri: 'wisp://idle/notes://today' });
     const bare = await rejection(gateway.client.readResource({ uri: 'notes://today' }));
-    expect(bare.code).toBe(-32002);
+    expect(bare.code).toBe(-32602);
     const refused = await rejection(gateway.client.readResource({ uri: 'wisp://notes/notes://nowhere' }));
-    expect(refused.code).toBe(-32002);
+    // The server said -32002 (resource not found before 2026-07-28): the client gets the code that means it now.
+    expect(refused.code).toBe(-32602);
     expect(refused.message).toContain('SERVER_REFUSED: ');
     expect(refused.message).toContain('no note at notes://nowhere');
   });

@@ -142,7 +142,7 @@ describe('wispctl mcp serve --profile', () => {
     const unread = await rejection(scoped.client.readResource({ uri: 'wisp://more/notes://today' }));
     const unreadByName = await rejection(byName.client.readResource({ uri: 'wisp://more/notes://today' }));
     expect([unread.code, unread.message]).toEqual([unreadByName.code, unreadByName.message]);
-    expect(unread.code).toBe(-32002);
+    expect(unread.code).toBe(-32602);
 
     expect((await scoped.client.listPrompts()).prompts.map((p) => p.name).sort()).toEqual(['notes__greet', 'notes__summarize']);
     const unprompted = await rejection(scoped.client.getPrompt({ name: 'more__greet' }));
