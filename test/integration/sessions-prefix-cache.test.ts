@@ -3,7 +3,7 @@ import type { WispClient } from '../../src/control/client.js';
 import type { WispEvent } from '../../src/core/index.js';
 import { cachedTokens, MockDeepSeek, promptText, textEvents, type RecordedRequest } from '../../fixtures/model/mock-deepseek.mjs';
 import { activate, EventLog, registerScenario } from '../helpers/services.js';
-import { daemonEnv, killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
+import { daemonEnv, killLeftovers, runWispctl, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * The provider's prefix cache across tasks (issue 36): the mock counts prompt-cache hits the
@@ -38,7 +38,7 @@ afterAll(async () => {
 type Usage = { prompt_tokens: number; prompt_cache_hit_tokens: number; prompt_cache_miss_tokens: number };
 
 /** One task in a new session: the request the mock received, and the usage the clients were told (model.turn). */
-async function task(client: WispClient, log: EventLog, text: string): Promise<{ request: RecordedRequest; usage: Usage }> {
+async function task(client: WispClient, log: EventLog, text: string): Promise<{ sessionId: string; request: RecordedRequest; usage: Usage }> {
   const first = mock.requests.length;
   mock.enqueue({ events: textEvents('ok') });
   const { session } = await client.call('sessions.create', {});
@@ -47,7 +47,7 @@ async function task(client: WispClient, log: EventLog, text: string): Promise<{ 
   await log.waitFor((e) => e.type === 'task.state' && e.task.id === started.id && e.task.state.status === 'completed');
   const request = mock.requests[first];
   if (request === undefined) throw new Error('the mock received no request for the task');
-  return { request, usage: turn.usage as Usage };
+  return { sessionId: session.id, request, usage: turn.usage as Usage };
 }
 
 /** Where the tools end in the prompt the cache reads (the system prompt, then the tools). */
@@ -84,6 +84,10 @@ describe('the provider\'s prefix cache', () => {
     expect(after.usage.prompt_cache_hit_tokens).toBe(cachedTokens(shared));
     expect(after.usage.prompt_cache_hit_tokens).toBeGreaterThanOrEqual(cachedTokens(toolsEnd(after.request)));
     expect(after.usage.prompt_cache_miss_tokens).toBe(after.usage.prompt_tokens - after.usage.prompt_cache_hit_tokens);
+    // And a person reading the event stream is told so.
+    const events = await runWispctl(['--socket', daemon.socket, 'events']);
+    const line = events.stdout.split('\n').find((l) => l.includes('model.turn') && l.includes(after.sessionId));
+    expect(line).toContain(`round 1 stop, ${after.usage.prompt_tokens} prompt tokens (${after.usage.prompt_cache_hit_tokens} from the prompt cache)`);
     // Because the tools are the same, byte for byte, in the same order (by model name).
     const sent = JSON.stringify(after.request.body.tools);
     expect(sent).toBe(JSON.stringify(before.request.body.tools));
