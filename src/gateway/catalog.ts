@@ -48,7 +48,20 @@ export async function readCatalog(client: WispClient, scope: Scope): Promise<Cat
     if (cursor === null) break;
   }
   const names = offeredNames(tools, ownNames);
+  // One order, whatever order the services were activated in (the daemon lists by
+  // activation): by the name offered here, code unit by code unit (never the locale's
+  // collation), so a client's tools/list is the same bytes while the catalog is the same, and
+  // the prefix cache of the model behind that client stays warm. Names are unique (names.ts).
+  tools.sort((a, b) => byCodeUnit(nameIn(names, a), nameIn(names, b)));
   return { tools, names, byName: new Map([...names].map(([tool, name]) => [name, tool])), deferred: deferTools };
+}
+
+function nameIn(names: ReadonlyMap<ToolInfo, string>, tool: ToolInfo): string {
+  return names.get(tool) ?? tool.modelName;
+}
+
+function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** What changes the list a client sees: names, versions, and the mode. */
@@ -112,7 +125,7 @@ export function mcpTool(tool: ToolInfo, name: string): Tool {
 }
 
 function nameOf(catalog: Catalog, tool: ToolInfo): string {
-  return catalog.names.get(tool) ?? tool.modelName;
+  return nameIn(catalog.names, tool);
 }
 
 /** The tool a client means by `name`: by its name here, or by its model-facing name (what gateways offered before readable names, kept working). */

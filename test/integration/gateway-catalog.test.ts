@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/core/index.js';
 import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
-import { EventLog, activate } from '../helpers/services.js';
+import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { killLeftovers, repoRoot, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 
@@ -11,7 +11,8 @@ import { NO_SANDBOX } from '../helpers/sandbox.js';
  * What `wispctl mcp serve` offers follows the daemon: a tool held by its pin (its server
  * changed it after the first call, fixtures/servers/rug-server.mjs) leaves the list until a
  * human accepts it, and --defer-tools (never the tool count) switches between the catalog and the
- * search/execute pair; each change is announced with notifications/tools/list_changed.
+ * search/execute pair; each change is announced with notifications/tools/list_changed. Its
+ * list is in one order whatever order the services were started in.
  */
 const rugServer = path.join(repoRoot, 'fixtures', 'servers', 'rug-server.mjs');
 const home = tempDir();
@@ -88,6 +89,29 @@ describe('what wispctl mcp serve offers follows the daemon', () => {
     await admin.call('tools.accept', { serviceId: rug.id, toolListVersion: review.toolListVersion, tools: review.tools.map((t) => ({ name: t.name, digest: t.digest })) });
     await back;
     expect((await listed()).sort()).toEqual([countNotes, readNotes].sort());
+  });
+
+  it('lists the tools in one order, by name code unit by code unit, whatever order their services were activated in', async () => {
+    await registerScenario(admin, 'Zulu', ['--tools', '2']);
+    await registerScenario(admin, 'alpha', ['--tools', '2']);
+    try {
+      await activate(admin, 'Zulu');
+      await activate(admin, 'alpha');
+      const before = (await gateway.client.listTools()).tools;
+      // Zulu stopped and started again: the daemon's catalog now has it after alpha.
+      await admin.call('services.disable', { name: 'Zulu' });
+      await activate(admin, 'Zulu');
+      const after = (await gateway.client.listTools()).tools;
+      expect(JSON.stringify(after)).toBe(JSON.stringify(before));
+      const names = after.map((tool) => tool.name);
+      expect(names).toHaveLength(10); // echo, env, tool-0 and tool-1 of each, and rug's two
+      // By code unit (what Array.prototype.sort does): "Z" before "a", where a locale's collation has it last.
+      expect(names).toEqual([...names].sort());
+      expect(names.slice(0, 5)).toEqual(['Zulu__echo', 'Zulu__env', 'Zulu__tool-0', 'Zulu__tool-1', 'alpha__echo']);
+    } finally {
+      await admin.call('services.delete', { name: 'alpha' });
+      await admin.call('services.delete', { name: 'Zulu' });
+    }
   });
 
   it('keeps the whole list whatever the model\'s deferToolsAbove says: search and execute only with --defer-tools', async () => {

@@ -56,7 +56,7 @@ export function describeEvent(event: WispEvent): string {
     case 'model.delta':
       return `${head}  ${clean(event.sessionId)} ${clean(event.kind)} ${showJson(event.text)}`;
     case 'model.turn':
-      return `${head}  ${clean(event.sessionId)} round ${event.round} ${clean(event.finishReason ?? '-')}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}`;
+      return `${head}  ${clean(event.sessionId)} round ${event.round} ${clean(event.finishReason ?? '-')}${event.toolCalls.length > 0 ? `, ${event.toolCalls.length} tool calls` : ''}${describeUsage(event.usage)}`;
     case 'network.refused':
       return `${head}  ${clean(refusalText(event))}`;
     case 'storage.warning':
@@ -70,6 +70,14 @@ export function describeEvent(event: WispEvent): string {
     case 'daemon.recovered':
       return `${head}  ${event.servers.map((s) => `${clean(s.name)} pid ${s.pid} ${clean(s.outcome)}`).join(', ')}`;
   }
+}
+
+/** The prompt's tokens as the model API counted them, and how many of them its prompt cache served (DeepSeek's fields), when it said. */
+function describeUsage(usage: Record<string, unknown> | null): string {
+  const prompt = usage?.prompt_tokens;
+  if (typeof prompt !== 'number') return '';
+  const hit = usage?.prompt_cache_hit_tokens;
+  return `, ${prompt} prompt tokens${typeof hit === 'number' ? ` (${hit} from the prompt cache)` : ''}`;
 }
 
 export function describeTaskState(state: Task['state']): string {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_SETTINGS, streamTurn, type ModelSettings } from '../../../src/model/index.js';
-import { MockDeepSeek, textEvents, toolCallEvents } from '../../../fixtures/model/mock-deepseek.mjs';
+import { cachedTokens, MockDeepSeek, promptText, textEvents, toolCallEvents } from '../../../fixtures/model/mock-deepseek.mjs';
 
 const mock = new MockDeepSeek();
 let settings: ModelSettings;
@@ -21,11 +21,12 @@ function turn(options: Partial<ModelSettings> = {}, signal = new AbortController
 
 describe('DeepSeek adapter', () => {
   it('streams reasoning then content, with usage, and sends what the API expects', async () => {
-    mock.enqueue({ events: textEvents('Hello there', { reasoning: 'thinking', pieces: 2 }) });
+    const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 10 };
+    mock.enqueue({ events: textEvents('Hello there', { reasoning: 'thinking', pieces: 2, usage }) });
     const before = mock.requests.length;
     const { promise, seen } = turn();
     const result = await promise;
-    expect(result).toMatchObject({ content: 'Hello there', reasoning: 'thinking', toolCalls: [], finishReason: 'stop', usage: { total_tokens: 15, prompt_cache_hit_tokens: 0 } });
+    expect(result).toMatchObject({ content: 'Hello there', reasoning: 'thinking', toolCalls: [], finishReason: 'stop', usage });
     expect(seen).toEqual(['r:thinking', 'c:Hello ', 'c:there']);
     const request = mock.requests[before];
     expect(request?.path).toBe('/chat/completions');
@@ -83,6 +84,21 @@ describe('DeepSeek adapter', () => {
     expect((await turn().promise).usage).toEqual({ total_tokens: 99 });
     mock.enqueue({ events: textEvents('x', { usage: null }) });
     expect((await turn().promise).usage).toBeNull();
+  });
+
+  it('passes on the prompt-cache tokens the API counts: a prefix repeated from an earlier request (the tools) is a hit', async () => {
+    const described = [{ type: 'function' as const, function: { name: 'mcp_aaaaaaaaaaaa_cccccccccccccccc', description: 'A tool described at length. '.repeat(40), parameters: { type: 'object' } } }];
+    const ask = (content: string) => streamTurn(settings, 'sk-test', [{ role: 'user', content }], described, { onReasoning: () => undefined, onContent: () => undefined }, new AbortController().signal);
+    mock.enqueue({ events: textEvents('one') }, { events: textEvents('two') });
+    const first = await ask('first question');
+    const second = await ask('second question');
+    // The two prompts are the same up to the question: that much, in whole 64-token units, is a hit.
+    const shared = promptText(mock.requests.at(-1)?.body ?? {}).indexOf('second question');
+    expect(cachedTokens(shared)).toBeGreaterThanOrEqual(256);
+    expect(first.usage).toMatchObject({ prompt_cache_hit_tokens: 0 });
+    expect(second.usage).toMatchObject({ prompt_cache_hit_tokens: cachedTokens(shared) });
+    const { prompt_tokens: total = 0, prompt_cache_miss_tokens: missed = 0 } = second.usage ?? {};
+    expect(missed).toBe(total - cachedTokens(shared));
   });
 
   it.each(['stop', 'length', 'content_filter', 'insufficient_system_resource', 'aborted'])('reports finish_reason %s', async (finish) => {
