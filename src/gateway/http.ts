@@ -6,6 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { hostRefusal, newSecret, plain, sameSecret } from '../ui/guard.js';
 import { LIMITS, textNestsDeeperThan } from '../core/index.js';
 import { MAX_CLIENT_MESSAGE_BYTES, tooDeep } from './frame-guard.js';
+import { ModernHttp } from './http-modern.js';
 import { DaemonLink, newGatewayId, type SocketLocator } from './link.js';
 import { gatewayServer, type GatewayOptions } from './server.js';
 
@@ -88,6 +89,8 @@ export async function serveHttp(socket: SocketLocator, options: GatewayOptions, 
   const sessions = new Map<string, Session>();
   let opening = 0; // sessions between initialize and their id
   let hosts: ReadonlySet<string> = new Set();
+  // 2026-07-28 clients: no session, every request on its own (http-modern.ts); the same gateway id, so the same caps at the daemon.
+  const modern = new ModernHttp(socket, gateway, options, { maxBodyBytes: MAX_BODY_BYTES, maxSubscriptions: MAX_SESSIONS });
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) plain(res, 500, 'internal error');
@@ -96,14 +99,7 @@ export async function serveHttp(socket: SocketLocator, options: GatewayOptions, 
   });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (hostRefusal(req, { hosts, cookieName: '' }) !== null) return plain(res, 403, 'this MCP server answers only to its own loopback address (Host refused)');
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`) return plain(res, 403, 'requests from web pages are refused (Origin refused)');
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) return plain(res, 404, `the MCP endpoint is ${MCP_PATH}`);
-    const auth = req.headers.authorization ?? '';
-    if (!auth.startsWith('Bearer ') || !sameSecret(auth.slice('Bearer '.length), token)) {
-      return plain(res, 401, 'a bearer token is required: the one wispctl mcp serve --http printed', { 'WWW-Authenticate': 'Bearer' });
-    }
+    if (doorRefused(req, res, hosts, token)) return;
     const body = req.method === 'POST' ? await readJson(req, res) : undefined;
     if (body === REFUSED) return;
     const sessionId = req.headers['mcp-session-id'];
@@ -113,7 +109,8 @@ export async function serveHttp(socket: SocketLocator, options: GatewayOptions, 
       return known.transport.handleRequest(req, res, body);
     }
     if (sessionId !== undefined) return jsonRpcError(res, 404, -32001, 'session not found: initialize again');
-    if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no session: the first request must be initialize');
+    if (req.method === 'POST' && (await modern.claims(req, body))) return modern.serve(req, res, body);
+    if (req.method !== 'POST' || !isInitializeRequest(body)) return jsonRpcError(res, 400, -32000, 'no session: the first request must be initialize (2025), or every request must carry the 2026-07-28 _meta envelope');
     makeRoom(sessions, Date.now(), idleSessionMs);
     // Sessions still opening count too: a burst of initialize requests must not pass the cap across the awaits.
     if (sessions.size + opening >= MAX_SESSIONS) return jsonRpcError(res, 503, -32000, `at most ${MAX_SESSIONS} MCP sessions at once, all busy`);
@@ -156,10 +153,24 @@ export async function serveHttp(socket: SocketLocator, options: GatewayOptions, 
     close: async () => {
       clearInterval(sweep);
       await Promise.all([...sessions.values()].map((session) => session.transport.close().catch(() => undefined)));
+      await modern.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The door checks, on every request of either era: answered with the refusal when one fails. */
+function doorRefused(req: IncomingMessage, res: ServerResponse, hosts: ReadonlySet<string>, token: string): boolean {
+  if (hostRefusal(req, { hosts, cookieName: '' }) !== null) plain(res, 403, 'this MCP server answers only to its own loopback address (Host refused)');
+  else if (req.headers.origin !== undefined && req.headers.origin !== `http://${req.headers.host ?? ''}`) plain(res, 403, 'requests from web pages are refused (Origin refused)');
+  else if (new URL(req.url ?? '/', 'http://localhost').pathname !== MCP_PATH) plain(res, 404, `the MCP endpoint is ${MCP_PATH}`);
+  else {
+    const auth = req.headers.authorization ?? '';
+    if (auth.startsWith('Bearer ') && sameSecret(auth.slice('Bearer '.length), token)) return false;
+    plain(res, 401, 'a bearer token is required: the one wispctl mcp serve --http printed', { 'WWW-Authenticate': 'Bearer' });
+  }
+  return true;
 }
 
 const REFUSED = Symbol('refused');

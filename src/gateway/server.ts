@@ -52,20 +52,28 @@ function instructions(link: DaemonLink): string {
  * the link's events, so an instance made for a `server/discover` probe and then dropped (the
  * client fell back to `initialize`) leaves nothing behind.
  */
-export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpServer {
+export function gatewayServer(link: DaemonLink, options: GatewayOptions, shared?: CatalogView): McpServer {
   // McpServer for its era handling and transports; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
   const mcp = new McpServer(
     { name: 'wisp', title: 'Wisp', version: packageVersion() },
     { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} }, instructions: instructions(link) },
   );
   const server = mcp.server;
-  const shared: Shared = { claimed: new Set(), requestSent: false };
+  const requests: Shared = { claimed: new Set(), requestSent: false };
   const owned: (() => void)[] = [];
-  const view = new CatalogView(link, options, () => server.sendToolListChanged());
-  owned.push(view.follow());
-  server.onclose = () => {
-    view.closed = true;
+  // One view a connection; stateless HTTP's instances (one a request) share their gateway's (http-modern.ts).
+  const view = shared ?? new CatalogView(link, options, () => server.sendToolListChanged());
+  if (shared === undefined) owned.push(view.follow());
+  const releaseAll = (): void => {
+    if (shared === undefined) view.closed = true;
     for (const release of owned.splice(0)) release();
+  };
+  server.onclose = releaseAll;
+  // Also when closed before it was ever connected: the HTTP entry closes the instance it made for a subscriptions/listen unconnected (it serves the stream itself).
+  const close = mcp.close.bind(mcp);
+  mcp.close = () => {
+    releaseAll();
+    return close();
   };
 
   server.oninitialized = () => {
@@ -73,8 +81,10 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
     welcome(link, server.getClientVersion()?.name, elicitModes(server.getClientCapabilities()));
   };
   // A 2026 client has no handshake: it says who it is on every request (its `_meta` envelope); the first one names the connection.
+  let greeted = false;
   const greet = (ctx: ServerContext): void => {
-    if (view.initialized || ctx.mcpReq.envelope === undefined) return;
+    if (greeted || ctx.mcpReq.envelope === undefined) return;
+    greeted = true;
     view.initialized = true;
     const info = (ctx.mcpReq.envelope as Record<string, { name?: unknown } | undefined>)[CLIENT_INFO_META_KEY];
     welcome(link, typeof info?.name === 'string' ? info.name : undefined, NO_ELICITATION);
@@ -95,7 +105,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
       // A 2026 client cannot be sent a request (its `_meta` envelope says it is one): its approvals, and its server's questions, are answered in Wisp.
       const modern = ctx.mcpReq.envelope !== undefined;
       const modes = modern ? NO_ELICITATION : elicitModes(server.getClientCapabilities());
-      const call = { extra: extraOf(ctx, modern), shared, elicit: options.approveInClient && modes.form, modes, calls };
+      const call = { extra: extraOf(ctx, modern), shared: requests, elicit: options.approveInClient && modes.form, modes, calls };
       return await callTool(link, await view.read(), request.params.name, request.params.arguments ?? {}, call);
     } catch (error) {
       return failureResult(error);
@@ -110,7 +120,7 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions): McpSer
  * stale one is harmless: the daemon checks every call against its live catalog), and
  * list_changed when what the client would see changed.
  */
-class CatalogView {
+export class CatalogView {
   initialized = false;
   closed = false;
   private shown: string | null = null;

@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, Service, WispEvent } from '../../src/core/index.js';
 import { makeCanary } from '../helpers/canary.js';
-import { human, stdioGateway } from '../helpers/gateway.js';
+import { httpGateway, human, stdioGateway, type HttpGateway } from '../helpers/gateway.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { within } from '../helpers/wait.js';
@@ -127,7 +127,7 @@ describe('wispctl mcp serve to a 2026-07-28 client (the successor SDK, pinned)',
 });
 
 /** `wispctl mcp serve` on the raw wire: one JSON-RPC line a request, each answer read back. */
-async function rawGateway(): Promise<{ ask: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => void }> {
+function rawGateway(): { ask: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => void } {
   const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve'], { env: gatewayEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
   const answers = new Map<number, (message: Record<string, unknown>) => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
@@ -148,7 +148,7 @@ const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelc
 
 describe('the 2026-07-28 wire of wispctl mcp serve', () => {
   it('answers server/discover, puts resultType on results, and refuses a request without the envelope or an initialize after', async () => {
-    const raw = await rawGateway();
+    const raw = rawGateway();
     try {
       const discover = await raw.ask('server/discover', { _meta: envelope });
       expect(discover.result).toMatchObject({ supportedVersions: expect.arrayContaining([MODERN]), capabilities: { tools: { listChanged: true } }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'wisp' } } });
@@ -156,12 +156,73 @@ describe('the 2026-07-28 wire of wispctl mcp serve', () => {
       expect(listed.result).toMatchObject({ resultType: 'complete' });
       const names = (listed.result as { tools: { name: string }[] }).tools.map((tool) => tool.name);
       expect(names).toContain('files__echo');
+      // In one order, by name (code units): the same bytes whatever order the services were activated in.
+      expect(names).toEqual([...names].sort());
       const bare = await raw.ask('tools/list', {});
       expect(bare.error).toMatchObject({ code: expect.any(Number) });
       const late = await raw.ask('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'late', version: '1' } });
       expect(late.error).toMatchObject({ code: expect.any(Number) });
     } finally {
       raw.close();
+    }
+  });
+});
+
+describe('wispctl mcp serve --http to a 2026-07-28 client (stateless, no session)', () => {
+  let served: HttpGateway;
+  beforeAll(async () => {
+    served = await httpGateway(daemon.socket);
+  });
+  afterAll(async () => {
+    await served.interrupt();
+  });
+
+  const connect = async (bearer = served.token): Promise<Client> => {
+    const client = new Client({ name: 'modern-http', version: '2.0.0' }, { capabilities: {}, versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(new StreamableHTTPClientTransport(served.url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+    return client;
+  };
+
+  it('lists and calls as over stdio, each request on its own, the call approved in Wisp', async () => {
+    const client = await connect();
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('files__echo');
+      expect(names).toEqual([...names].sort());
+      const name = await modelName(files, 'echo');
+      const requested = log.next((e) => e.type === 'approval.requested' && e.approval.summary.modelName === name && JSON.stringify(e.approval.summary.arguments) === JSON.stringify({ text: 'over http' }));
+      const result = await client.callTool({ name, arguments: { text: 'over http' } });
+      expect(text(result)).toBe('over http');
+      expect(((await requested) as Requested).approval.requester.clientId).toMatch(/^client-\d+ \(mcp:[\w.-]+\)$/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a request without the bearer token, whatever its era', async () => {
+    await expect(connect('not-the-token')).rejects.toThrow();
+    const raw = await fetch(served.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }),
+    });
+    expect(raw.status).toBe(401);
+  });
+
+  it('tells a listening client that the tools changed', async () => {
+    const client = await connect();
+    try {
+      let changed: () => void = () => undefined;
+      const heard = new Promise<void>((resolve) => (changed = resolve));
+      client.setNotificationHandler('notifications/tools/list_changed', () => changed());
+      await client.listen({ toolsListChanged: true });
+      await registerScenario(admin, 'third', ['--tools', '1']);
+      await activate(admin, 'third');
+      await within('notifications/tools/list_changed on the HTTP listen stream', heard);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('third__tool-0');
+    } finally {
+      await client.close();
     }
   });
 });

@@ -7,6 +7,7 @@ import type { Service } from '../../src/core/index.js';
 import { findChromium } from '../helpers/browser.js';
 import { activate } from '../helpers/services.js';
 import { openPanelSession, type PanelSession } from '../helpers/ui.js';
+import { waitBudgetMs } from '../helpers/wait.js';
 import { repoRoot } from '../helpers/wispd.js';
 
 /**
@@ -58,7 +59,8 @@ describe.skipIf(chromiumPath === undefined)('wispctl ui: reviewing held tools', 
 
   const open = async (name: string) => {
     await s.page.goto(`${s.panel.base}/#/services`);
-    await s.page.locator(`tr[data-service="${name}"]`).getByRole('button', { name }).click();
+    // The rest of the test's time, not Playwright's 30 s: on a loaded machine the panel's first list can take longer (run R19: 30 s passed with the row not drawn yet).
+    await s.page.locator(`tr[data-service="${name}"]`).getByRole('button', { name }).click({ timeout: waitBudgetMs() });
     return s.page.locator('section.detail');
   };
 
