@@ -11,11 +11,17 @@
 // measures bubblewrap; here it would only widen the spreads), interleaved round by round:
 //   activation  one services.activate of each (64 tools) per round, then services.disable
 //   calls       per round, on each (a few tools, all active at once), SEQ sequential tools.call
-//               echo (p50, p95, p99), then PAR with CONCURRENCY in flight (calls/s and the
-//               daemon's CPU per call from /proc), an approver connection answering each approval
+//               echo (p50, p95, p99), then PAR with CONCURRENCY in flight (calls/s, the daemon's
+//               and the server's CPU per call from /proc), an approver answering each approval;
+//               and, in the same rotation, the same server with no daemon: SEQ callTool from the
+//               frozen SDK's Client (2025, on --dual) and from the successor's (2026), the floor
 //   memory      two daemons side by side, one with the server speaking 2026, one with it
 //               speaking 2025: RSS idle, after activation, after CALLS calls (alternating blocks)
 import path from 'node:path';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { WispClient } from '../dist/control/client.js';
 import { RUNS, compare, cpuMs, deadline, envInt, exited, percentiles, quantile, root, rssKb, server, sleep, startDaemon, stats } from './common.mjs';
 
@@ -90,44 +96,79 @@ async function checkedCall(caller, service, i) {
   if (result.content[0]?.text !== text) throw new Error(`${service.subject.name}: echo answered ${JSON.stringify(result.content)} to ${JSON.stringify(text)}`);
 }
 
-async function sequential(caller, service) {
+async function timedSeq(what, call) {
   const times = [];
   for (let i = 0; i < ERAS_SEQ; i++) {
+    const text = `call ${i}`;
     const t = performance.now();
-    await checkedCall(caller, service, i);
+    const got = await call(text);
     times.push(performance.now() - t);
+    if (got !== text) throw new Error(`${what}: echo answered ${JSON.stringify(got)} to ${JSON.stringify(text)}`);
   }
   const p95 = quantile([...times].sort((a, b) => a - b), 0.95);
   return { ...percentiles(times), p95 };
 }
 
 async function parallel(callers, service, pid) {
+  const serverPid = service.connection.pid;
   const cpu0 = cpuMs(pid);
+  const server0 = serverPid === null ? null : cpuMs(serverPid);
   let next = 0;
   const t = performance.now();
   await Promise.all(callers.map(async (caller) => {
     while (next < ERAS_PAR) await checkedCall(caller, service, next++);
   }));
   const ms = performance.now() - t;
-  const cpu = cpu0 === null ? null : cpuMs(pid) - cpu0;
-  return { rate: (ERAS_PAR / ms) * 1000, cpuUsPerCall: cpu === null ? null : (cpu * 1000) / ERAS_PAR };
+  const perCall = (before, now) => (before === null ? null : ((now - before) * 1000) / ERAS_PAR);
+  return { rate: (ERAS_PAR / ms) * 1000, cpuUsPerCall: perCall(cpu0, cpuMs(pid)), serverCpuUsPerCall: server0 === null ? null : perCall(server0, cpuMs(serverPid)) };
+}
+
+/**
+ * The same server and both eras with no daemon: an SDK Client in the bench process, the frozen
+ * one on `--dual` (2025) and the successor one pinned to 2026-07-28: what the SDKs and the
+ * server's two paths cost by themselves, the floor of the daemon's ratio.
+ */
+async function directSubjects() {
+  const legacy = new Client({ name: 'bench', version: '1' });
+  await legacy.connect(new StdioClientTransport({ command: process.execPath, args: [modernServer, '--dual'], stderr: 'ignore' }));
+  const modern = new ModernClient({ name: 'bench', version: '1' }, { versionNegotiation: { mode: { pin: V2026 } } });
+  await modern.connect(new ModernStdioClientTransport({ command: process.execPath, args: [modernServer], stderr: 'ignore' }));
+  // The frozen Client speaks 2025 only (it connected, so the server took its initialize).
+  if (modern.getNegotiatedProtocolVersion() !== V2026) throw new Error(`the direct 2026 Client negotiated ${String(modern.getNegotiatedProtocolVersion())}`);
+  const text = async (result) => (await result).content[0]?.text;
+  return [
+    { name: 'sdk-2026', run: () => timedSeq('sdk-2026', (t) => text(modern.callTool({ name: 'echo', arguments: { text: t } }))), close: () => modern.close() },
+    { name: 'sdk-2025', run: () => timedSeq('sdk-2025', (t) => text(legacy.callTool({ name: 'echo', arguments: { text: t } }))), close: () => legacy.close() },
+  ];
 }
 
 async function calls(client, socket, pid) {
-  const services = [];
-  for (const subject of SUBJECTS) services.push(await activate(client, await register(client, subject, '-echo', []), undefined).then((s) => ({ ...s, subject })));
   const callers = await Promise.all(Array.from({ length: CONCURRENCY }, () => WispClient.connect(socket)));
-  const rounds = new Map(SUBJECTS.map((s) => [s.name, []]));
+  const runners = [];
+  for (const subject of SUBJECTS) {
+    const service = { ...(await activate(client, await register(client, subject, '-echo', []), undefined)), subject };
+    runners.push({
+      name: subject.name,
+      run: async () => {
+        const seq = await timedSeq(subject.name, async (text) => (await callers[0].call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text } })).content[0]?.text);
+        const par = await deadline(parallel(callers, service, pid), PHASE_MS, `${subject.name}: ${ERAS_PAR} calls, ${CONCURRENCY} in flight`);
+        return { ...seq, ...par };
+      },
+    });
+  }
+  const direct = await directSubjects();
+  runners.push(...direct);
+  const rounds = new Map(runners.map((s) => [s.name, []]));
   try {
     for (let r = -1; r < RUNS; r++) {
-      for (const service of rotated(services, r + 1)) {
-        const seq = await deadline(sequential(callers[0], service), PHASE_MS, `${service.subject.name}: ${ERAS_SEQ} sequential calls`);
-        const par = await deadline(parallel(callers, service, pid), PHASE_MS, `${service.subject.name}: ${ERAS_PAR} calls, ${CONCURRENCY} in flight`);
-        if (r >= 0) rounds.get(service.subject.name).push({ p50: seq.p50, p95: seq.p95, p99: seq.p99, ...par });
+      for (const runner of rotated(runners, r + 1)) {
+        const got = await deadline(runner.run(), PHASE_MS, `${runner.name}: ${ERAS_SEQ} sequential calls and the rest of its round`);
+        if (r >= 0) rounds.get(runner.name).push(got);
       }
     }
   } finally {
     await Promise.all(callers.map((c) => c.close()));
+    for (const d of direct) await d.close();
   }
   return rounds;
 }
@@ -198,10 +239,11 @@ export async function eraCosts(dir) {
       scenario: stats(act.get('scenario')),
     },
     calls: {
-      subjects: Object.fromEntries(SUBJECTS.map(({ name }) => [name, Object.fromEntries(['p50', 'p95', 'p99', 'rate', 'cpuUsPerCall'].map((k) => [k, stats(series(name, k))]))])),
-      ratio: Object.fromEntries(['p50', 'p95', 'p99', 'rate', 'cpuUsPerCall'].map((k) => [k, stats(ratio(series('2026', k), series('2025', k)))])),
+      subjects: Object.fromEntries([...call.keys()].map((name) => [name, Object.fromEntries(Object.keys(call.get(name)[0]).filter((k) => k !== 'n').map((k) => [k, stats(series(name, k))]))])),
+      ratio: Object.fromEntries(['p50', 'p95', 'p99', 'rate', 'cpuUsPerCall', 'serverCpuUsPerCall'].map((k) => [k, stats(ratio(series('2026', k), series('2025', k)))])),
+      sdkRatio: Object.fromEntries(['p50', 'p95', 'p99'].map((k) => [k, stats(ratio(series('sdk-2026', k), series('sdk-2025', k)))])),
     },
     memory: { calls: ERAS_MEMORY_CALLS, runs: ERAS_MEMORY_RUNS, ...memory, raw: runs },
-    note: `${RUNS} rounds after one warm-up round, subjects in rotating order, one daemon, every service unsandboxed. 2026: fixtures/servers/modern-server.mjs (@modelcontextprotocol/server 2.4.0, legacy 'reject'), which refuses the host's initialize and is then spoken to in 2026-07-28 on the same process; 2025: the same server with --dual (the SDK's dual-era mode), spoken to in 2025-11-25; scenario: scenario-server.mjs on the frozen SDK 1.x, for scale only. Each connection's revision is checked at every activation. Activation: one services.activate of each (64 tools) per round. Calls: per round, on each (all three active, a few tools each), ${ERAS_SEQ} sequential tools.call echo (p50, p95, p99), then ${ERAS_PAR} with ${CONCURRENCY} in flight (calls/s; daemon CPU per call from /proc/PID/stat, the server not counted), an approver connection answering each approval; every answer checked. Memory: a daemon per era side by side, fresh each run, the median of ${ERAS_MEMORY_RUNS} runs of: RSS idle, with the one service active, and after ${ERAS_MEMORY_CALLS} sequential calls made in alternating blocks`,
+    note: `${RUNS} rounds after one warm-up round, subjects in rotating order, one daemon, every service unsandboxed. 2026: fixtures/servers/modern-server.mjs (@modelcontextprotocol/server 2.4.0, legacy 'reject'), which refuses the host's initialize and is then spoken to in 2026-07-28 on the same process; 2025: the same server with --dual (the SDK's dual-era mode), spoken to in 2025-11-25; scenario: scenario-server.mjs on the frozen SDK 1.x, for scale only. Each connection's revision is checked at every activation. Activation: one services.activate of each (64 tools) per round. Calls: per round, on each (all three active, a few tools each), ${ERAS_SEQ} sequential tools.call echo (p50, p95, p99), then ${ERAS_PAR} with ${CONCURRENCY} in flight (calls/s; the daemon's and, apart, the server's CPU per call from /proc/PID/stat), an approver connection answering each approval; in the same rotation, with no daemon, ${ERAS_SEQ} sequential callTool echo from an SDK Client in the bench process on the same server, the frozen SDK 1.x Client on --dual (sdk-2025) and the successor @modelcontextprotocol/client 2.4.0 pinned to 2026-07-28 (sdk-2026): the SDKs' and the server's own share; every answer checked. Memory: a daemon per era side by side, fresh each run, the median of ${ERAS_MEMORY_RUNS} runs of: RSS idle, with the one service active, and after ${ERAS_MEMORY_CALLS} sequential calls made in alternating blocks`,
   };
 }

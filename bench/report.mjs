@@ -165,6 +165,8 @@ function erasTable(e) {
     row('tool call seq p99 (ms)', 'p99', 3),
     row(`calls/s at ${e.concurrency} in flight`, 'rate', 0),
     row('daemon CPU per call (us)', 'cpuUsPerCall', 0),
+    row('server CPU per call (us)', 'serverCpuUsPerCall', 0),
+    ...(c.sdkRatio ? [`| no daemon: SDK \`callTool\` seq p50 (ms), successor Client / frozen Client on the same server | ${spread(c.subjects['sdk-2026'].p50, 3)} | ${spread(c.subjects['sdk-2025'].p50, 3)} | ${r(c.sdkRatio.p50)} | - |`] : []),
     `| daemon RSS idle / one service active / after ${m.calls} calls (MB) | ${mb(m['2026'].idleKb)} / ${mb(m['2026'].activeKb)} / ${mb(m['2026'].afterCallsKb)} | ${mb(m['2025'].idleKb)} / ${mb(m['2025'].activeKb)} / ${mb(m['2025'].afterCallsKb)} | ${(m['2026'].afterCallsKb / m['2025'].afterCallsKb).toFixed(2)} (after the calls) | - |`,
     '',
     `- ${e.note}.`,
