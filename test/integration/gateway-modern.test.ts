@@ -127,7 +127,7 @@ describe('wispctl mcp serve to a 2026-07-28 client (the successor SDK, pinned)',
 });
 
 /** `wispctl mcp serve` on the raw wire: one JSON-RPC line a request, each answer read back. */
-async function rawGateway(): Promise<{ ask: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => void }> {
+function rawGateway(): { ask: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => void } {
   const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve'], { env: gatewayEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
   const answers = new Map<number, (message: Record<string, unknown>) => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
@@ -148,7 +148,7 @@ const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelc
 
 describe('the 2026-07-28 wire of wispctl mcp serve', () => {
   it('answers server/discover, puts resultType on results, and refuses a request without the envelope or an initialize after', async () => {
-    const raw = await rawGateway();
+    const raw = rawGateway();
     try {
       const discover = await raw.ask('server/discover', { _meta: envelope });
       expect(discover.result).toMatchObject({ supportedVersions: expect.arrayContaining([MODERN]), capabilities: { tools: { listChanged: true } }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'wisp' } } });
