@@ -9,7 +9,7 @@ import { root } from './common.mjs';
 import { markdown, targets } from './report.mjs';
 
 /** The parts a BENCH_ONLY run can put in its report that this merge takes (each an object of its own). */
-const PARTS = ['toolCalls', 'gateway', 'stream', 'memory', 'sandbox'];
+const PARTS = ['toolCalls', 'gateway', 'stream', 'memory', 'sandbox', 'eras'];
 
 const file = process.argv[2];
 if (file === undefined) {

@@ -62,6 +62,12 @@ export function targets(report) {
     const shown = (s) => (s ? `${s.median.toFixed(2)}x (${s.p25.toFixed(2)}-${s.p75.toFixed(2)})` : 'n/a');
     rows.push({ figure: 'the same two / straight to the destination (no hop)', target: 'none (shown: the hop is the floor)', measured: `forward ${shown(box.egress.ratio.forward)}, CONNECT ${shown(box.egress.ratio.connect)}`, met: undefined });
   }
+  const eras = report.eras;
+  if (eras) {
+    // Issue 36: the era costs nothing measurable (activation pays one refused round trip on ~0.3 s).
+    ratioRow('activation 2026 / the same server speaking 2025 (issue 36)', eras.activation.ratio, 'max', 1.1);
+    ratioRow('tool call seq p50 2026 / 2025 (issue 36)', eras.calls.ratio.p50, 'max', 1.05);
+  }
   return rows;
 }
 
@@ -142,6 +148,33 @@ function sandboxTable(box) {
   ];
 }
 
+/** Issue 36: the same server spoken to in 2026-07-28 and in 2025, in one daemon. */
+function erasTable(e) {
+  const r = (s) => spread(s, 2);
+  const { activation: a, calls: c, memory: m } = e;
+  const mb = (kb) => (kb / MB).toFixed(1);
+  const row = (label, k, digits) => `| ${label} | ${spread(c.subjects['2026'][k], digits)} | ${spread(c.subjects['2025'][k], digits)} | ${r(c.ratio[k])} | ${spread(c.subjects.scenario[k], digits)} |`;
+  return [
+    '## Both eras of MCP (2026-07-28 and 2025)',
+    '',
+    '| measurement | 2026 median (p25-p75) | 2025 median (p25-p75) | 2026 / 2025 | scenario-server, SDK 1.x (scale) |',
+    '|---|---|---|---|---|',
+    `| activation, 64 tools (ms) | ${spread(a.subject, 1)} | ${spread(a.baseline, 1)} | ${r(a.ratio)} | ${spread(a.scenario, 1)} |`,
+    row('tool call seq p50 (ms)', 'p50', 3),
+    row('tool call seq p95 (ms)', 'p95', 3),
+    row('tool call seq p99 (ms)', 'p99', 3),
+    row(`calls/s at ${e.concurrency} in flight`, 'rate', 0),
+    row('daemon CPU per call (us)', 'cpuUsPerCall', 0),
+    row('server CPU per call (us)', 'serverCpuUsPerCall', 0),
+    ...(c.sdkRatio ? [`| no daemon: SDK \`callTool\` seq p50 (ms), successor Client / frozen Client on the same server | ${spread(c.subjects['sdk-2026'].p50, 3)} | ${spread(c.subjects['sdk-2025'].p50, 3)} | ${r(c.sdkRatio.p50)} | - |`] : []),
+    `| daemon RSS idle / one service active / after ${m.calls} calls (MB) | ${mb(m['2026'].idleKb)} / ${mb(m['2026'].activeKb)} / ${mb(m['2026'].afterCallsKb)} | ${mb(m['2025'].idleKb)} / ${mb(m['2025'].activeKb)} / ${mb(m['2025'].afterCallsKb)} | ${(m['2026'].afterCallsKb / m['2025'].afterCallsKb).toFixed(2)} (after the calls) | - |`,
+    '',
+    `- ${e.note}.`,
+    ...separately(e),
+    '',
+  ];
+}
+
 function runsText(runs) {
   const mb = (kb) => (kb / MB).toFixed(1);
   return runs.map((r) => [r.idleKb, r.loadedKb, r.afterCallsKb, r.afterIdleKb].map(mb).join(' / ')).join(', ');
@@ -200,6 +233,7 @@ export function markdown(report) {
     );
   }
   if (report.sandbox) lines.push(...sandboxTable(report.sandbox));
+  if (report.eras) lines.push(...erasTable(report.eras));
   if (report.stream) {
     const s = report.stream;
     lines.push(

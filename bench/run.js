@@ -4,16 +4,18 @@
 // first table holds the targets of issue 14 (met or not: the run does not fail on a miss).
 // It does fail, non-zero and with the reason, if any subject breaks or stalls.
 //
-// BENCH_ONLY=calls,gateway,activation,cli,coldstart,memory,stream,installs,sandbox runs just those parts and
+// BENCH_ONLY=calls,gateway,activation,cli,coldstart,memory,stream,installs,sandbox,eras runs just those parts and
 // prints their report instead of writing latest.*; `node bench/merge.mjs FILE` puts the parts of such
 // a printed report into latest.* (each marked with its own date and load). Other knobs: BENCH_RUNS (rounds, default 12),
 // BENCH_SEQ / BENCH_PAR (calls per round), BENCH_MEMORY_CALLS, BENCH_MEMORY_RUNS, BENCH_HEAP_BLOCK(S),
-// BENCH_PIECES, BENCH_INSTALL_RUNS, BENCH_GATEWAY_SEQ / BENCH_GATEWAY_PAR, BENCH_SANDBOX_SEQ, BENCH_EGRESS_REQUESTS.
+// BENCH_PIECES, BENCH_INSTALL_RUNS, BENCH_GATEWAY_SEQ / BENCH_GATEWAY_PAR, BENCH_SANDBOX_SEQ, BENCH_EGRESS_REQUESTS,
+// BENCH_ERAS_SEQ / BENCH_ERAS_PAR, BENCH_ERAS_MEMORY_CALLS, BENCH_ERAS_MEMORY_RUNS.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RUNS, killAll, root } from './common.mjs';
 import { toolCalls } from './calls.mjs';
+import { eraCosts } from './eras.mjs';
 import { gatewayCalls } from './gateway.mjs';
 import { installs } from './installs.mjs';
 import { memory } from './memory.mjs';
@@ -22,7 +24,7 @@ import { sandboxCosts } from './sandbox.mjs';
 import { activation, cliStatus, coldStart } from './startup.mjs';
 import { modelStream } from './stream.mjs';
 
-const PARTS = ['calls', 'gateway', 'activation', 'cli', 'coldstart', 'memory', 'stream', 'installs', 'sandbox'];
+const PARTS = ['calls', 'gateway', 'activation', 'cli', 'coldstart', 'memory', 'stream', 'installs', 'sandbox', 'eras'];
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
 const unknown = only?.filter((p) => !PARTS.includes(p)) ?? [];
 if (unknown.length > 0) {
@@ -76,6 +78,7 @@ try {
   if (wanted('installs')) results.push(...(await step('installs', installs)));
   if (results.length > 0) report.results = results;
   if (wanted('sandbox')) report.sandbox = await step('sandbox', sandboxCosts);
+  if (wanted('eras')) report.eras = await step('eras', eraCosts);
   if (wanted('stream')) report.stream = await step('stream', modelStream);
   if (wanted('memory')) report.memory = await step('memory', memory);
   // The load averages bracket the run: figures from a machine busy with other work are not final.
