@@ -45,7 +45,7 @@ function instructions(link: DaemonLink): string {
  * daemon's one call pipeline, list_changed when the catalog changes. `link` must have had
  * its first connection attempt, so `initialize` says whether the daemon runs.
  *
- * On the successor SDK's low-level Server (@modelcontextprotocol/server), which serves both
+ * On the successor SDK (@modelcontextprotocol/server: its McpServer, our handlers on its low-level server), which serves both
  * eras from one set of handlers: a 2025 client's `initialize` binds it to 2025; an instance
  * the stdio entry (stdio.ts) made for a 2026-07-28 client answers `server/discover`, reads
  * each request's `_meta` envelope and puts `resultType` on every result. Closing it lets go of

@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../../src/control/client.js';
-import type { Approval, WispEvent } from '../../src/core/index.js';
+import type { Approval, Service, WispEvent } from '../../src/core/index.js';
 import { daemonEnv, wispctlBin } from './wispd.js';
 
 type ClientOptions = { capabilities?: ClientCapabilities; setup?: (client: Client) => void };
@@ -33,6 +33,18 @@ export function followListChanged(client: Client): () => Promise<void> {
   return () => new Promise((resolve) => waiters.push(resolve));
 }
 
+/** The environment a spawned `wispctl mcp serve` gets: the test's own, without WISP_* settings (the SDKs take only string values). */
+export function gatewayEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(daemonEnv()).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/** The name the model and the gateway's clients know `tool` of `service` by. */
+export async function modelName(socket: WispClient, service: Service, tool: string): Promise<string> {
+  const found = (await socket.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === tool);
+  if (found === undefined) throw new Error(`${service.name} has no tool ${tool}`);
+  return found.modelName;
+}
+
 export async function stdioGateway(
   socket: string,
   serveArgs: string[] = [],
@@ -41,8 +53,7 @@ export async function stdioGateway(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [wispctlBin, '--socket', socket, 'mcp', 'serve', ...serveArgs],
-    // The SDK takes only string values; the test's own environment, without WISP_* settings.
-    env: Object.fromEntries(Object.entries(daemonEnv()).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+    env: gatewayEnv(),
     stderr: 'pipe',
   });
   let stderr = '';

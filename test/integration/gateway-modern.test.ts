@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, Service, WispEvent } from '../../src/core/index.js';
 import { makeCanary } from '../helpers/canary.js';
-import { httpGateway, human, stdioGateway, type HttpGateway } from '../helpers/gateway.js';
+import { gatewayEnv, httpGateway, human, modelName as modelNameOf, stdioGateway, type HttpGateway } from '../helpers/gateway.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { within } from '../helpers/wait.js';
-import { daemonEnv, killLeftovers, repoRoot, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
+import { killLeftovers, repoRoot, startWispd, tempDir, wispctlBin, type RunningDaemon } from '../helpers/wispd.js';
 
 /**
  * Issue 36: `wispctl mcp serve` serves 2026-07-28 clients over stdio (stateless: no initialize,
@@ -31,7 +31,6 @@ let files: Service;
 
 type Requested = Extract<WispEvent, { type: 'approval.requested' }>;
 
-const gatewayEnv = (): Record<string, string> => Object.fromEntries(Object.entries(daemonEnv()).filter((entry): entry is [string, string] => entry[1] !== undefined));
 
 /** The successor SDK's Client, pinned to 2026-07-28, over `wispctl mcp serve`'s stdio. */
 async function modernGateway(): Promise<{ client: Client; close: () => Promise<void> }> {
@@ -46,11 +45,7 @@ function text(result: { content?: unknown }): string {
   return ((result.content ?? []) as { type: string; text?: string }[]).map((item) => (item.type === 'text' ? (item.text ?? '') : '')).join('\n');
 }
 
-async function modelName(service: Service, tool: string): Promise<string> {
-  const found = (await admin.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === tool);
-  if (found === undefined) throw new Error(`${service.name} has no tool ${tool}`);
-  return found.modelName;
-}
+const modelName = (service: Service, tool: string): Promise<string> => modelNameOf(admin, service, tool);
 
 beforeAll(async () => {
   daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '300'] });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, Service, WispEvent } from '../../src/core/index.js';
 import { makeCanary } from '../helpers/canary.js';
-import { human, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
+import { human, modelName as modelNameOf, stdioGateway, type GatewayClient } from '../helpers/gateway.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { killLeftovers, startWispd, tempDir, type RunningDaemon } from '../helpers/wispd.js';
 
@@ -31,12 +31,7 @@ function text(result: unknown): string {
   return (result as CallToolResult).content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
 }
 
-async function modelName(service: Service, tool: string): Promise<string> {
-  const { tools } = await admin.call('tools.list', { serviceId: service.id });
-  const found = tools.find((t) => t.name === tool);
-  if (found === undefined) throw new Error(`${service.name} has no tool ${tool}`);
-  return found.modelName;
-}
+const modelName = (service: Service, tool: string): Promise<string> => modelNameOf(admin, service, tool);
 
 beforeAll(async () => {
   daemon = await startWispd(home.path, { args: ['--stop-grace-ms', '300'] });
