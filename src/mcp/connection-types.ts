@@ -8,6 +8,15 @@ import type { ProcessTracker, StopLadder } from './stdio-transport.js';
 import type { Redact, StderrTail } from './stderr-tail.js';
 import type { TransportFactory } from './transports.js';
 
+/** A server that keeps answering with a nextCursor is cut off here. */
+export const MAX_TOOL_PAGES = 100;
+
+/** A server that keeps announcing tool-list changes while its list is being read is cut off here. */
+export const MAX_REFRESH_ROUNDS = 16;
+
+/** A server's own error message is kept to this many characters (after redaction). */
+export const MAX_REMOTE_MESSAGE_CHARS = 1000;
+
 /** What a Connection (connection.ts) is told and tells: its options and its hooks. */
 export interface ConnectionHooks {
   spawned(pid: number | null): void;

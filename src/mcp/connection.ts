@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { LIMITS, WispError, type ErrorCode as WispCode, isRemoteTransport } from '../core/index.js';
 import { linkedSignal, withOwnSignal, type CallSignal } from '../util/index.js';
@@ -16,25 +17,17 @@ import { answerElicitations, clientCapabilities } from './elicit-handler.js';
 import { relayNotices } from './notice-handlers.js';
 import { ModernPeer, holdingClose, modernFailure, refusedForModern, type ModernChannel } from './modern.js';
 import type { StoredService } from './service-store.js';
-import type { ConnectionHooks, ConnectionOptions } from './connection-types.js';
+import { MAX_REFRESH_ROUNDS, MAX_REMOTE_MESSAGE_CHARS, MAX_TOOL_PAGES, type ConnectionHooks, type ConnectionOptions } from './connection-types.js';
 import { openTransport, type ServiceLaunch, type ServiceLink, type TransportContext } from './transports.js';
 
 export type { ConnectionHooks, ConnectionOptions } from './connection-types.js';
-
-/** A server that keeps answering with a nextCursor is cut off here. */
-export const MAX_TOOL_PAGES = 100;
-
-/** A server that keeps announcing tool-list changes while its list is being read is cut off here. */
-export const MAX_REFRESH_ROUNDS = 16;
+export { MAX_TOOL_PAGES, MAX_REFRESH_ROUNDS, MAX_REMOTE_MESSAGE_CHARS } from './connection-types.js';
 
 /**
  * The SDK validates tool outputs with draft-07 ajv, built from one page of listTools at a
  * time; we validate ourselves, so its validator is switched off (getValidator -> undefined).
  */
 const noSdkValidation: jsonSchemaValidator = { getValidator: () => undefined as never };
-
-/** A server's own error message is kept to this many characters (after redaction). */
-export const MAX_REMOTE_MESSAGE_CHARS = 1000;
 
 /**
  * One connection generation of one service: spawn, initialize, paginated discovery,
@@ -143,23 +136,31 @@ export class Connection {
   private async initialize(link: ServiceLink, deadline: number, signal: AbortSignal): Promise<void> {
     const client = this.newClient();
     this.wire.observe(link.transport);
+    let transport = link.transport;
     try {
       // A signal of its own: the SDK leaves a listener on the one its initialize request is given.
       this.spoken = await holdingClose(link.transport, () => withOwnSignal(signal, (own) => client.connect(link.transport, { timeout: remaining(deadline), signal: own })), refusedForModern);
       this.channels.set(client, new CallChannel(link.transport));
     } catch (error) {
       if (!refusedForModern(error) || this.isClosed()) throw error;
-      this.wire.observe(link.transport); // the 2025 Client's handlers are dropped
-      const { version, elicit } = this.options;
-      const listChanged = (): void => this.scheduleRefresh();
-      const peer = await ModernPeer.connect(link.transport, { version, capabilities: clientCapabilities(elicit), elicit, timeoutMs: remaining(deadline), signal, listChanged });
-      this.client = peer;
-      this.channels.set(peer, peer.channel);
-      peer.client.onclose = () => {
-        if (this.client === peer) this.onClosed();
-      };
+      transport = await this.speakModern(link, deadline, signal);
     }
-    guardMessages(link.transport, (error) => this.failWith(unhandledMessage(error, this.options.redact)));
+    guardMessages(transport, (error) => this.failWith(unhandledMessage(error, this.options.redact)));
+  }
+
+  /** The 2026 connection to a server that refused the 2025 handshake for it: on the same transport, or the link's 2026 one (remote HTTP); returns the transport it runs on. */
+  private async speakModern(link: ServiceLink, deadline: number, signal: AbortSignal): Promise<Transport> {
+    const transport = link.modern !== undefined ? await link.modern() : link.transport;
+    this.wire.observe(transport); // the 2025 Client's handlers are dropped
+    const { version, elicit } = this.options;
+    const listChanged = (): void => this.scheduleRefresh();
+    const peer = await ModernPeer.connect(transport, { version, capabilities: clientCapabilities(elicit), elicit, timeoutMs: remaining(deadline), signal, listChanged });
+    this.client = peer;
+    this.channels.set(peer, peer.channel);
+    peer.client.onclose = () => {
+      if (this.client === peer) this.onClosed();
+    };
+    return transport;
   }
 
   /** What an activation failed with; a login wanted comes with where to log in (asked of the server). */

@@ -1,6 +1,6 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { NestingMeter } from '../util/index.js';
 import type { TransportFailure } from './failure.js';
 import { SseEventMeter } from './sse-meter.js';
@@ -39,22 +39,42 @@ export interface BearerSource {
  * SDK puts no bound on response sizes, so every response body is counted as it streams,
  * JSON whole and SSE per event, and cut at the limit (see the team's SDK notes).
  */
+/** One reconnection attempt of a dropped SSE stream at most: a server that is down is a failure, not a loop. */
+const RECONNECTION = { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 };
+
 export class HttpTransport {
   readonly inner: StreamableHTTPClientTransport;
   private tripped: TransportFailure | undefined;
   /** The last authorization challenge (401/403 WWW-Authenticate) the server sent. */
   challenge: { resourceMetadataUrl?: URL; scope?: string } | undefined;
+  /** Every request's fetch: capped, with the saved login's token. */
+  private readonly send: FetchLike;
+  /** The 2026 revision's transport to the same server, once a server refused the 2025 handshake for it. */
+  private successor: Transport | undefined;
 
   constructor(private readonly options: HttpTransportOptions) {
     const base = options.fetch ?? ((url: string | URL, init?: RequestInit) => fetch(url, init));
     const capped: FetchLike = async (url, init) => this.cap(await base(url, init));
     const bearer = options.bearer;
+    this.send = bearer === undefined ? capped : withBearer(capped, bearer);
     this.inner = new StreamableHTTPClientTransport(new URL(options.url), {
-      fetch: bearer === undefined ? capped : withBearer(capped, bearer),
+      fetch: this.send,
       requestInit: { headers: { ...options.headers } },
-      // One reconnection attempt of a dropped SSE stream at most: a server that is down is a failure, not a loop.
-      reconnectionOptions: { maxRetries: 1, initialReconnectionDelay: 500, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+      reconnectionOptions: RECONNECTION,
     });
+  }
+
+  /**
+   * The successor SDK's streamable HTTP transport (2026-07-28: stateless POSTs, each with the
+   * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers its envelope names), over the same
+   * capped fetch, headers and login as the 2025 one; loaded with the first 2026 remote server.
+   * Its redirects stay within the server's origin (the SDK's default).
+   */
+  async modern(): Promise<Transport> {
+    const { StreamableHTTPClientTransport: Successor } = await import('@modelcontextprotocol/client');
+    const transport = new Successor(new URL(this.options.url), { fetch: this.send, requestInit: { headers: { ...this.options.headers } }, reconnectionOptions: RECONNECTION });
+    this.successor = transport;
+    return transport;
   }
 
   get failure(): TransportFailure | undefined {
@@ -67,6 +87,7 @@ export class HttpTransport {
       await Promise.race([this.inner.terminateSession().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     }
     await this.inner.close().catch(() => undefined);
+    await this.successor?.close().catch(() => undefined);
   }
 
   private trip(failure: TransportFailure): Error {

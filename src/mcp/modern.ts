@@ -28,11 +28,38 @@ const UNSUPPORTED_PROTOCOL_VERSION = -32022;
  * it answered initialize with that revision.
  */
 export function refusedForModern(error: unknown): boolean {
-  if (error instanceof McpError && error.code === UNSUPPORTED_PROTOCOL_VERSION) {
-    const supported = (error.data as { supported?: unknown } | undefined)?.supported;
-    return Array.isArray(supported) && supported.includes(MODERN_REVISION);
+  if (error instanceof McpError && error.code === UNSUPPORTED_PROTOCOL_VERSION) return namesModern(error.data);
+  if (!(error instanceof Error)) return false;
+  if (error.message === `Server's protocol version is not supported: ${MODERN_REVISION}`) return true;
+  return refusedOverHttp(error);
+}
+
+/** Whether a `data` of -32022 lists 2026-07-28 among the revisions the server speaks. */
+function namesModern(data: unknown): boolean {
+  const supported = (data as { supported?: unknown } | null | undefined)?.supported;
+  return Array.isArray(supported) && supported.includes(MODERN_REVISION);
+}
+
+/** What the frozen SDK's streamable HTTP transport throws for a 400 whose body it did not read as a message. */
+const HTTP_REFUSAL = /^Streamable HTTP error: Error POSTing to endpoint: (\{[\s\S]*\})$/;
+
+/**
+ * Over streamable HTTP a 2026-only server answers the 2025 `initialize` with HTTP 400 and the
+ * JSON-RPC error in the body, which the frozen SDK's transport throws as text (a
+ * StreamableHTTPError, told by its shape: importing the class would load the remote transports
+ * with every connection). The body is the server's (untrusted, already capped by capResponse):
+ * only a -32022 answer to our initialize (id 0) that names 2026-07-28 counts.
+ */
+function refusedOverHttp(error: Error): boolean {
+  if ((error as { code?: unknown }).code !== 400) return false;
+  const body = HTTP_REFUSAL.exec(error.message)?.[1];
+  if (body === undefined) return false;
+  try {
+    const answer = JSON.parse(body) as { jsonrpc?: unknown; id?: unknown; error?: { code?: unknown; data?: unknown } } | null;
+    return answer?.jsonrpc === '2.0' && answer.id === 0 && answer.error?.code === UNSUPPORTED_PROTOCOL_VERSION && namesModern(answer.error.data);
+  } catch {
+    return false;
   }
-  return error instanceof Error && error.message === `Server's protocol version is not supported: ${MODERN_REVISION}`;
 }
 
 /**

@@ -38,6 +38,7 @@ export function openRemote(launch: ServiceLaunch, context: TransportContext): Se
     sessionLost: (error) => error instanceof StreamableHTTPError && error.code === 404,
     authorizationServer: () => authorizationServerOf(url, http.challenge?.resourceMetadataUrl, context.outbound),
     stop: (force) => http.stop(force ? 0 : context.ladder.stdinGraceMs),
+    modern: () => http.modern(),
   };
 }
 
@@ -99,11 +100,24 @@ function httpFailure(error: unknown, url: string, launch: ServiceLaunch): Failur
     }
     return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${String(error.code)}: ${error.message.slice(0, 300)}`);
   }
+  const status = successorStatus(error);
+  if (status !== undefined) {
+    // The 2026 transport's refusal (the successor SDK's SdkHttpError, by its shape: see successorStatus).
+    if (status === 401 || status === 403) return new AuthRequired(`${url} refused the request (HTTP ${status}): it needs authorization${login}`);
+    return new Failure('SERVER_HTTP_ERROR', `${url} answered HTTP ${status}: ${(error as Error).message.slice(0, 300)}`);
+  }
   if (error instanceof TypeError && /fetch failed/i.test(error.message)) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     return new Failure('SERVER_UNREACHABLE', `cannot reach ${url}: ${cause?.code ?? cause?.message ?? error.message}`);
   }
   return undefined;
+}
+
+/** The HTTP status of the successor SDK's SdkHttpError (told by its name: a value import would load that SDK with every remote service), else undefined. */
+function successorStatus(error: unknown): number | undefined {
+  if (!(error instanceof Error) || error.name !== 'SdkHttpError') return undefined;
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' && Number.isInteger(status) ? status : undefined;
 }
 
 /**

@@ -62,6 +62,13 @@ export interface ServiceLink {
   authorizationServer(): Promise<string | null>;
   /** Down the stop ladder (`force`: at once); resolves once the server is gone. Idempotent. */
   stop(force: boolean): Promise<void>;
+  /**
+   * For a server that refused the 2025 handshake for the 2026 revision: the transport the 2026
+   * connection goes on (started by its Client), when it is not `transport` itself. Remote
+   * streamable HTTP only: the successor SDK's transport sends the Mcp-Method/Mcp-Name headers
+   * the revision requires; stdio speaks 2026 on the same pipes.
+   */
+  modern?(): Promise<Transport>;
 }
 
 /**

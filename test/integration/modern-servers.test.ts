@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startModernHttpServer, type ModernHttpFixture } from '../../fixtures/servers/modern-server.mjs';
 import type { WispClient } from '../../src/control/client.js';
 import type { Service, WispEvent } from '../../src/core/index.js';
 import { activate, EventLog, pidOf, registerScenario } from '../helpers/services.js';
@@ -88,6 +89,52 @@ describe('a 2026-07-28 server over stdio', () => {
     const listed = (await caller.call('tools.list', { serviceId: service.id })).tools;
     expect(listed.find((t) => t.name === 'changed-1')).toMatchObject({ pin: 'added' });
     expect(listed.find((t) => t.name === 'echo')).toMatchObject({ pin: 'trusted' });
+  });
+});
+
+describe('a 2026-07-28 server over streamable HTTP', () => {
+  let fixture: ModernHttpFixture;
+  let service: Service;
+  /** The headers of the requests the fixture received for `method`. */
+  const sentFor = (method: string) => fixture.headers.filter((h) => h['mcp-method'] === method);
+
+  beforeAll(async () => {
+    fixture = await startModernHttpServer({ tools: 3, pageSize: 2 });
+    await caller.call('services.registerRemote', { name: 'modern-web', url: fixture.url });
+    service = await activate(caller, 'modern-web');
+  });
+  afterAll(() => fixture.close());
+
+  it('activates, speaking 2026-07-28, with every page of its tools and the headers the revision requires', async () => {
+    expect(service.connection).toMatchObject({ status: 'active', pid: null, toolCount: 5, server: { name: 'modern-fixture', protocolVersion: '2026-07-28' } });
+    expect(await toolNames(service)).toEqual(['confirm', 'echo', 'tool-0', 'tool-1', 'tool-2']);
+    // Three pages of tools/list, each a stateless POST naming its method and revision; no session.
+    expect(sentFor('tools/list')).toHaveLength(3);
+    for (const h of [...sentFor('server/discover'), ...sentFor('tools/list')]) expect(h).toMatchObject({ 'mcp-protocol-version': '2026-07-28' });
+    expect(fixture.headers.some((h) => h['mcp-session-id'] !== undefined)).toBe(false);
+  });
+
+  it('runs a call once it is approved, naming the tool in Mcp-Name, and puts an input_required before the human', async () => {
+    const before = approvals;
+    expect((await caller.call('tools.call', { serviceId: service.id, toolName: 'echo', arguments: { text: 'over http 2026' } })).text).toBe('over http 2026');
+    expect(approvals).toBe(before + 1);
+    expect(sentFor('tools/call').map((h) => h['mcp-name'])).toEqual(['echo']);
+    const asked = humanLog.next((e) => e.type === 'elicitation.requested') as Promise<Extract<WispEvent, { type: 'elicitation.requested' }>>;
+    const call = caller.call('tools.call', { serviceId: service.id, toolName: 'confirm', arguments: { action: 'ship' } });
+    const { elicitation } = await asked;
+    expect(elicitation).toMatchObject({ service: { id: service.id, name: 'modern-web' }, message: 'Really ship?' });
+    await human.call('elicitations.respond', { id: elicitation.id, action: 'accept', content: { confirm: true } });
+    expect((await call).text).toBe('confirmed: ship');
+    // The retry carried the answer: two POSTs of tools/call for confirm, one call approved.
+    expect(sentFor('tools/call').map((h) => h['mcp-name'])).toEqual(['echo', 'confirm', 'confirm']);
+    expect(approvals).toBe(before + 2);
+  });
+
+  it('follows a tool-list change on its listen stream and holds the new tool for review', async () => {
+    const held = humanLog.next((e) => e.type === 'tools.held' && e.serviceId === service.id);
+    fixture.changeTools();
+    expect(await held).toMatchObject({ added: ['changed-1'], changed: [] });
+    expect((await caller.call('tools.list', { serviceId: service.id })).tools.find((t) => t.name === 'changed-1')).toMatchObject({ pin: 'added' });
   });
 });
 

@@ -133,7 +133,7 @@ export function renderProtocolMarkdown(): string {
     '`rpc.discover` returns this same definition as an OpenRPC document.',
     '',
     'MCP revisions: as a client of MCP servers, the daemon speaks 2025-11-25 (and the 2025 revisions a server picks at',
-    '`initialize`) and 2026-07-28 (a server that refuses the 2025 handshake naming it); an active service\'s',
+    '`initialize`) and 2026-07-28 (a server, over stdio or streamable HTTP, that refuses the 2025 handshake naming it); an active service\'s',
     '`connection.server.protocolVersion` says which one its connection speaks. The gateway (`wispctl mcp serve`) serves 2025 clients, and 2026-07-28 clients (over stdio and --http).',
     '',
     'Events are notifications `{"jsonrpc":"2.0","method":"event","params":{seq, type, at, ...}}`, sent only to',
