@@ -1,5 +1,6 @@
 import type { WispClient } from '../control/client.js';
-import { clean, jsonForTerminal, type Approval, type ToolInfo, type WispEvent } from '../core/index.js';
+import type { Approval, ToolInfo, WispEvent } from '../core/index.js';
+import { approvalQuestion, decisionOf } from './approval-question.js';
 import { fromServer } from './catalog.js';
 import { spendIdZero, type Extra, type Shared } from './client-requests.js';
 import { ElicitRelay, type ElicitModes } from './elicit-relay.js';
@@ -9,10 +10,15 @@ export type { Extra, Shared } from './client-requests.js';
 
 /** While a call waits, a progress notification this often (when the client asked for progress), so its timeout does not fire. */
 export const PROGRESS_EVERY_MS = 5000;
-/** Arguments longer than this (as JSON) are not put in an elicitation: they could not be shown whole. */
-const MAX_SHOWN_ARGUMENTS = 8000;
 /** How long an elicitation may stay open in the client; the approval itself stays open in Wisp after it. */
 const ELICITATION_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * How a call's approval is offered to its client besides Wisp: not at all; as an elicitation
+ * (a 2025 client, `--approve-in-client`); or handed to the call's 2026 round (rounds.ts), which
+ * answers the request with it.
+ */
+export type ApprovalOffer = boolean | ((approval: Approval) => void);
 
 /**
  * What one tools/call does while the daemon waits for its approval: it finds the approval
@@ -41,7 +47,7 @@ export class ApprovalWatch {
     private readonly tool: ToolInfo,
     private readonly extra: Extra,
     private readonly shared: Shared,
-    private readonly elicit: boolean,
+    private readonly elicit: ApprovalOffer,
     modes: ElicitModes,
   ) {
     this.serverAsks = new ElicitRelay(client, () => link.me, tool, extra, shared, modes);
@@ -70,7 +76,8 @@ export class ApprovalWatch {
       this.approvalId = approval.id;
       this.shared.claimed.add(approval.id);
       this.notify(`waiting for approval in Wisp (approval ${approval.id})`);
-      if (this.elicit) this.offer(approval).catch(() => undefined);
+      if (this.elicit === true) this.offer(approval).catch(() => undefined);
+      else if (this.elicit !== false) this.elicit(approval);
     } else if (event.type === 'elicitation.requested' && this.ran !== null) {
       this.serverAsks.requested(event.elicitation);
     } else if (event.type === 'elicitation.resolved') {
@@ -128,44 +135,22 @@ export class ApprovalWatch {
 
   /** The approval as an elicitation: approve or deny, with the service, tool and the exact arguments the daemon shows. */
   private async offer(approval: Approval): Promise<void> {
-    // Escaped as wispctl shows them: a bidi override or a zero-width character in the tool's
-    // name or the model's arguments must not make the prompt read other than what will run.
-    const shown = jsonForTerminal(approval.summary.arguments, 2);
-    if (shown.length > MAX_SHOWN_ARGUMENTS) {
+    const question = approvalQuestion(approval);
+    if (question === undefined) {
       this.notify('the arguments are too long to show here: answer the approval in Wisp');
       return;
     }
     const controller = new AbortController();
     this.elicitation = controller;
-    const message = [
-      'Wisp asks: may this tool call run?',
-      `Service: ${clean(approval.summary.serviceName)}`,
-      `Tool: ${jsonForTerminal(approval.summary.toolName)}`,
-      ...(approval.summary.warnings ?? []).map((warning) => `Warning: ${clean(warning.message)}`),
-      'Arguments, exactly as they will be sent:',
-      shown,
-      'The first answer wins, here or in Wisp.',
-    ].join('\n');
     spendIdZero(this.extra, this.shared);
     let answer;
     try {
-      answer = await this.extra.elicit(
-        {
-          message,
-          requestedSchema: {
-            type: 'object',
-            // Deny first, and the default: a client that preselects an option, or accepts an empty form, denies.
-            properties: { decision: { type: 'string', title: 'Run this tool call?', enum: ['deny', 'approve'], default: 'deny' } },
-            required: ['decision'],
-          },
-        },
-        { signal: controller.signal, timeout: ELICITATION_TIMEOUT_MS },
-      );
+      answer = await this.extra.elicit(question, { signal: controller.signal, timeout: ELICITATION_TIMEOUT_MS });
     } catch {
       return; // withdrawn (answered elsewhere, the call ended), timed out, or the client failed it: the approval waits in Wisp
     }
-    const decision = answer.action === 'decline' ? 'deny' : answer.action === 'accept' ? answer.content?.decision : undefined;
-    if (controller.signal.aborted || (decision !== 'approve' && decision !== 'deny')) return;
+    const decision = decisionOf(answer);
+    if (controller.signal.aborted || decision === undefined) return;
     // Another client may have answered first: then this answer is refused (APPROVAL_NOT_PENDING) and ignored.
     await this.client.call('approvals.respond', { id: approval.id, decision }).catch(() => undefined);
   }

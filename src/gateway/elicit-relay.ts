@@ -21,8 +21,9 @@ export interface ElicitModes {
 export const NO_ELICITATION: ElicitModes = { form: false, url: false };
 
 export function elicitModes(capabilities: ClientCapabilities | undefined): ElicitModes {
-  const declared = capabilities?.elicitation;
-  if (declared === undefined) return { form: false, url: false };
+  // The client's declaration is untrusted (a 2026 client's comes in every request's envelope): anything but an object declares nothing.
+  const declared = capabilities?.elicitation as Record<string, unknown> | null | undefined;
+  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) return { form: false, url: false };
   // An empty capability is form mode (the 2025-06-18 shape; the SDK turns it into {form: {}}).
   return { form: declared.form !== undefined || Object.keys(declared).length === 0, url: declared.url !== undefined };
 }

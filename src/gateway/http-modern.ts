@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createMcpHandler, isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { DaemonLink, type SocketLocator } from './link.js';
+import { Rounds } from './rounds.js';
 import { CatalogView, gatewayServer, type GatewayOptions } from './server.js';
 
 /**
@@ -25,8 +26,14 @@ export class ModernHttp {
     const view = new CatalogView(this.link, options, () => Promise.resolve(this.handler.notify.toolsChanged()));
     // Stateless: there is no handshake to wait for, every client may be told.
     view.initialized = true;
-    this.release = view.follow();
-    this.handler = createMcpHandler(() => gatewayServer(this.link, options, view), {
+    // One set of rounds too: a call's retry may come on another connection than its first request.
+    const rounds = new Rounds();
+    const following = view.follow();
+    this.release = () => {
+      following();
+      rounds.close();
+    };
+    this.handler = createMcpHandler(() => gatewayServer(this.link, options, { view, rounds }), {
       legacy: 'reject',
       maxRequestBodySize: limits.maxBodyBytes,
       maxSubscriptions: limits.maxSubscriptions,

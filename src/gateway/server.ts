@@ -1,7 +1,17 @@
-import { CLIENT_INFO_META_KEY, McpServer, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  McpServer,
+  type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  type ServerContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { packageVersion } from '../control/client.js';
-import { WispError, type WispEvent } from '../core/index.js';
-import { ApprovalWatch, type Extra, type Shared } from './approval-watch.js';
+import { WispError, type Approval, type WispEvent } from '../core/index.js';
+import { ApprovalWatch, type ApprovalOffer, type Extra, type Shared } from './approval-watch.js';
+import { Rounds, movableExtra } from './rounds.js';
 import { extraOf } from './client-requests.js';
 import { EXECUTE_TOOL, SEARCH_TOOL, fingerprint, listed, readCatalog, search, toolNamed, type Catalog } from './catalog.js';
 import { elicitModes, NO_ELICITATION, type ElicitModes } from './elicit-relay.js';
@@ -52,18 +62,19 @@ function instructions(link: DaemonLink): string {
  * the link's events, so an instance made for a `server/discover` probe and then dropped (the
  * client fell back to `initialize`) leaves nothing behind.
  */
-export function gatewayServer(link: DaemonLink, options: GatewayOptions, shared?: CatalogView): McpServer {
+export function gatewayServer(link: DaemonLink, options: GatewayOptions, shared?: { view: CatalogView; rounds: Rounds }): McpServer {
+  // One view and one set of rounds a connection; stateless HTTP's instances (one a request) share their gateway's (http-modern.ts).
+  const rounds = shared?.rounds ?? new Rounds();
   // McpServer for its era handling and transports; the tools handlers are our own, on its low-level server (the catalog is the daemon's, not registered here).
   const mcp = new McpServer(
     { name: 'wisp', title: 'Wisp', version: packageVersion() },
-    { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} }, instructions: instructions(link) },
+    { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, completions: {} }, instructions: instructions(link), requestState: { verify: rounds.verify } },
   );
   const server = mcp.server;
   const requests: Shared = { claimed: new Set(), requestSent: false };
   const owned: (() => void)[] = [];
-  // One view a connection; stateless HTTP's instances (one a request) share their gateway's (http-modern.ts).
-  const view = shared ?? new CatalogView(link, options, () => server.sendToolListChanged());
-  if (shared === undefined) owned.push(view.follow());
+  const view = shared?.view ?? new CatalogView(link, options, () => server.sendToolListChanged());
+  if (shared === undefined) owned.push(view.follow(), () => rounds.close());
   const releaseAll = (): void => {
     if (shared === undefined) view.closed = true;
     for (const release of owned.splice(0)) release();
@@ -101,17 +112,65 @@ export function gatewayServer(link: DaemonLink, options: GatewayOptions, shared?
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     greet(ctx);
+    const { name } = request.params;
+    const args = request.params.arguments ?? {};
     try {
-      // A 2026 client cannot be sent a request (its `_meta` envelope says it is one): its approvals, and its server's questions, are answered in Wisp.
+      // A 2026 client cannot be sent a request (its `_meta` envelope says it is one): its server's questions are answered in Wisp, and so are its approvals unless it takes them as input_required rounds.
       const modern = ctx.mcpReq.envelope !== undefined;
-      const modes = modern ? NO_ELICITATION : elicitModes(server.getClientCapabilities());
-      const call = { extra: extraOf(ctx, modern), shared: requests, elicit: options.approveInClient && modes.form, modes, calls };
-      return await callTool(link, await view.read(), request.params.name, request.params.arguments ?? {}, call);
+      const extra = extraOf(ctx, modern);
+      const base = { shared: requests, modes: modern ? NO_ELICITATION : elicitModes(server.getClientCapabilities()), calls };
+      if (modern && options.approveInClient && elicitModes(envelopeCapabilities(ctx)).form) {
+        const respond = async (id: string, decision: 'approve' | 'deny') => (await link.current()).call('approvals.respond', { id, decision });
+        return await inRounds(rounds, ctx, name, args, respond, (round) => callTool(link, view.read(), name, args, { ...base, ...round }));
+      }
+      return await callTool(link, view.read(), name, args, { ...base, extra, signal: extra.signal, elicit: options.approveInClient && base.modes.form });
     } catch (error) {
       return failureResult(error);
     }
   });
   return mcp;
+}
+
+/** The capabilities a 2026 client declares in its request's envelope (untrusted; elicitModes reads them defensively). */
+function envelopeCapabilities(ctx: ServerContext): ClientCapabilities | undefined {
+  const declared = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  return typeof declared === 'object' && declared !== null ? declared : undefined;
+}
+
+/**
+ * A 2026 call whose approval may go to its client (rounds.ts): a retry resumes its round; a new
+ * call runs until either its result is in (no human was asked, or was answered first) or the
+ * daemon asks a human, whose question is then the request's answer (`input_required`) while
+ * the call waits on. Until then a cancel of the request cancels the call; after, the retry's does.
+ */
+async function inRounds(
+  rounds: Rounds,
+  ctx: ServerContext,
+  name: string,
+  args: Record<string, unknown>,
+  respond: (id: string, decision: 'approve' | 'deny') => Promise<unknown>,
+  run: (round: Pick<CallContext, 'extra' | 'signal' | 'cancelled' | 'elicit'>) => Promise<CallToolResult>,
+): Promise<CallToolResult | InputRequiredResult> {
+  const first = extraOf(ctx, true);
+  const state = ctx.mcpReq.requestState<{ round: string }>();
+  if (state !== undefined || ctx.mcpReq.inputResponses !== undefined) return rounds.resume(state, name, args, ctx, first, respond);
+  const cancel = new AbortController();
+  const moving = movableExtra(first, cancel.signal);
+  const onAbort = (): void => cancel.abort('the MCP client cancelled the call');
+  first.signal.addEventListener('abort', onAbort, { once: true });
+  let asked: (approval: Approval) => void = () => undefined;
+  const approval = new Promise<Approval>((resolve) => (asked = resolve));
+  const result = run({ extra: moving.extra, signal: cancel.signal, cancelled: () => String(cancel.signal.reason), elicit: rounds.full ? false : asked }).catch(failureResult);
+  try {
+    const now = await Promise.race([result.then((done) => ({ done })), approval.then((question) => ({ question }))]);
+    if ('done' in now) return now.done;
+    const offered = await rounds.offer({ name, args, result, cancel: (why) => cancel.abort(why), attach: moving.attach }, now.question, ctx);
+    if (offered === undefined) return await result; // not offered (too long to show, too many open): answered in Wisp, as for any client
+    moving.attach(null);
+    return offered;
+  } finally {
+    first.signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /**
@@ -210,14 +269,19 @@ async function offered(link: DaemonLink, read: () => Promise<Catalog>): Promise<
 
 interface CallContext {
   readonly extra: Extra;
+  /** Cancels the call at the daemon (the request's own, or a 2026 round's). */
+  readonly signal: AbortSignal;
+  /** Why it was cancelled, as the daemon is told (default: the client cancelled it). */
+  readonly cancelled?: () => string;
   readonly shared: Shared;
-  readonly elicit: boolean;
+  readonly elicit: ApprovalOffer;
   /** The elicitation modes the client declared: its call's server may ask it in these. */
   readonly modes: ElicitModes;
   readonly calls: Set<RunningCall>;
 }
 
-async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+async function callTool(link: DaemonLink, catalogNow: Promise<Catalog>, name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+  const catalog = await catalogNow;
   if (catalog.deferred && name === SEARCH_TOOL) {
     const found = search(catalog, args);
     if (typeof found !== 'string') throw new WispError('INVALID_ARGUMENTS', found.error);
@@ -242,13 +306,13 @@ async function callTool(link: DaemonLink, catalog: Catalog, name: string, args: 
   ctx.calls.add(running);
   // The client's notifications/cancelled aborts extra.signal: the daemon is asked to cancel (rpc.cancel), and says why.
   const cancel = new AbortController();
-  const onCancel = (): void => cancel.abort('the MCP client cancelled the call');
-  ctx.extra.signal.addEventListener('abort', onCancel, { once: true });
-  if (ctx.extra.signal.aborted) onCancel();
+  const onCancel = (): void => cancel.abort(ctx.cancelled?.() ?? 'the MCP client cancelled the call');
+  ctx.signal.addEventListener('abort', onCancel, { once: true });
+  if (ctx.signal.aborted) onCancel();
   try {
     return toMcpResult(await client.callCancellable(cancel.signal, 'tools.call', { modelName: tool.modelName, arguments: targetArgs, media: true }), tool);
   } finally {
-    ctx.extra.signal.removeEventListener('abort', onCancel);
+    ctx.signal.removeEventListener('abort', onCancel);
     ctx.calls.delete(running);
     watch.stop();
   }

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, Service, WispEvent } from '../../src/core/index.js';
+import { within } from './wait.js';
 import { daemonEnv, wispctlBin } from './wispd.js';
 
 type ClientOptions = { capabilities?: ClientCapabilities; setup?: (client: Client) => void };
@@ -152,4 +154,22 @@ export async function httpGateway(socket: string, serveArgs: string[] = []): Pro
       return exited;
     },
   };
+}
+
+/** `wispctl mcp serve` on the raw wire: one JSON-RPC line a request, each answer read back (within the wait budget). */
+export function rawGateway(socket: string, serveArgs: string[] = []): { ask: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => void } {
+  const child = spawn(process.execPath, [wispctlBin, '--socket', socket, 'mcp', 'serve', ...serveArgs], { env: gatewayEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
+  const answers = new Map<number, (message: Record<string, unknown>) => void>();
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (typeof message.id === 'number') answers.get(message.id)?.(message);
+  });
+  let next = 1;
+  const ask = (method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const id = next++;
+    const answer = new Promise<Record<string, unknown>>((resolve) => answers.set(id, resolve));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) })}\n`);
+    return within(`the answer to ${method}`, answer);
+  };
+  return { ask, close: () => child.stdin.end() };
 }

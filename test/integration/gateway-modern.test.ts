@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -7,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WispClient } from '../../src/control/client.js';
 import type { Approval, Service, WispEvent } from '../../src/core/index.js';
 import { makeCanary } from '../helpers/canary.js';
-import { gatewayEnv, httpGateway, human, modelName as modelNameOf, stdioGateway, type HttpGateway } from '../helpers/gateway.js';
+import { gatewayEnv, httpGateway, human, modelName as modelNameOf, stdioGateway, rawGateway, type HttpGateway } from '../helpers/gateway.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 import { EventLog, activate, registerScenario } from '../helpers/services.js';
 import { within } from '../helpers/wait.js';
@@ -121,29 +119,12 @@ describe('wispctl mcp serve to a 2026-07-28 client (the successor SDK, pinned)',
   });
 });
 
-/** `wispctl mcp serve` on the raw wire: one JSON-RPC line a request, each answer read back. */
-function rawGateway(): { ask: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>; close: () => void } {
-  const child = spawn(process.execPath, [wispctlBin, '--socket', daemon.socket, 'mcp', 'serve'], { env: gatewayEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
-  const answers = new Map<number, (message: Record<string, unknown>) => void>();
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const message = JSON.parse(line) as Record<string, unknown>;
-    if (typeof message.id === 'number') answers.get(message.id)?.(message);
-  });
-  let next = 1;
-  const ask = (method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> => {
-    const id = next++;
-    const answer = new Promise<Record<string, unknown>>((resolve) => answers.set(id, resolve));
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) })}\n`);
-    return within(`the answer to ${method}`, answer);
-  };
-  return { ask, close: () => child.stdin.end() };
-}
 
 const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
 
 describe('the 2026-07-28 wire of wispctl mcp serve', () => {
   it('answers server/discover, puts resultType on results, and refuses a request without the envelope or an initialize after', async () => {
-    const raw = rawGateway();
+    const raw = rawGateway(daemon.socket);
     try {
       const discover = await raw.ask('server/discover', { _meta: envelope });
       expect(discover.result).toMatchObject({ supportedVersions: expect.arrayContaining([MODERN]), capabilities: { tools: { listChanged: true } }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'wisp' } } });

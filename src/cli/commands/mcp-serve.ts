@@ -76,7 +76,7 @@ export function register(mcp: Command, ctx: CliContext): void {
     .option('--http', 'serve streamable HTTP on 127.0.0.1 instead of stdio; prints the URL and a bearer token')
     .option('--port <n>', 'with --http: listen on this port (default: a free one)', (v) => parsePort(v))
     .option('--idle-timeout <seconds>', `with --http: close a session idle this long (no request running, no stream open); 1-${MAX_IDLE_TIMEOUT_S}, default 600`, (v) => parseIdleTimeout(v))
-    .option('--approve-in-client', 'also offer each approval to the calling client (MCP elicitation), when it supports that; the first answer wins')
+    .option('--approve-in-client', 'also offer each approval to the calling client (an MCP elicitation; an input_required round to a 2026-07-28 client), when it supports that; the first answer wins')
     .option('--defer-tools', 'offer two tools, mcp_search_tools and mcp_execute_tool, instead of the whole list (for clients that hold many tools badly)')
     .addHelpText('after', HELP)
     .action((opts: ServeOptions) => serve(ctx, opts));
